@@ -1,0 +1,67 @@
+package dev.leasehold.config;
+
+import java.nio.file.Path;
+import java.time.Duration;
+
+import org.springframework.boot.context.properties.ConfigurationProperties;
+import org.springframework.boot.context.properties.bind.DefaultValue;
+
+/**
+ * Every {@code leasehold.*} setting, tuned in {@code application.yml}. Limits exist so that
+ * overload becomes a {@code B} answer (or a refused connection), never an OutOfMemoryError.
+ * Invalid values fail start-up with a message that names the property.
+ *
+ * @param port TCP port of the lock protocol; 0 picks a free port (tests).
+ * @param dataDir directory for the token high-water mark (and, later, the lease horizon).
+ * @param maxKeyBytes largest key in UTF-8 bytes; a longer key is protocol error 4.
+ * @param maxWaitersPerKey queued Acquires allowed on one key; one more gets {@code B}.
+ * @param maxWaitersTotal queued Acquires allowed over all keys; one more gets {@code B}.
+ * @param maxPendingPerSession queued (still waiting) Acquires allowed per session.
+ * @param maxHeldKeys keys that may hold an active grant at once; one more grant gets {@code B}.
+ * @param maxConnections open protocol sessions; further connections are closed at once.
+ * @param frameTimeout a frame not finished this long after its first byte gets {@code X 5}.
+ * @param tokenBlockSize fencing tokens reserved per fsync'd write of the high-water mark.
+ * @param ioThreads event-loop threads for the protocol port; 0 means one per CPU core.
+ */
+@ConfigurationProperties("leasehold")
+public record LeaseholdProperties(
+        @DefaultValue("7420") int port,
+        @DefaultValue("./data") Path dataDir,
+        @DefaultValue("512") int maxKeyBytes,
+        @DefaultValue("1024") int maxWaitersPerKey,
+        @DefaultValue("100000") int maxWaitersTotal,
+        @DefaultValue("1024") int maxPendingPerSession,
+        @DefaultValue("1000000") int maxHeldKeys,
+        @DefaultValue("20000") int maxConnections,
+        @DefaultValue("10s") Duration frameTimeout,
+        @DefaultValue("1000000") long tokenBlockSize,
+        @DefaultValue("0") int ioThreads) {
+
+    public LeaseholdProperties {
+        check(port >= 0 && port <= 65535, "leasehold.port", port, "must be 0..65535");
+        check(dataDir != null && !dataDir.toString().isBlank(), "leasehold.data-dir", dataDir, "must be set");
+        check(maxKeyBytes >= 1 && maxKeyBytes <= 65536, "leasehold.max-key-bytes", maxKeyBytes, "must be 1..65536");
+        check(maxWaitersPerKey >= 0, "leasehold.max-waiters-per-key", maxWaitersPerKey, "must be >= 0");
+        check(maxWaitersTotal >= 0, "leasehold.max-waiters-total", maxWaitersTotal, "must be >= 0");
+        check(maxPendingPerSession >= 0, "leasehold.max-pending-per-session", maxPendingPerSession, "must be >= 0");
+        check(maxHeldKeys >= 1, "leasehold.max-held-keys", maxHeldKeys, "must be >= 1");
+        check(maxConnections >= 1, "leasehold.max-connections", maxConnections, "must be >= 1");
+        check(frameTimeout != null && !frameTimeout.isNegative() && !frameTimeout.isZero()
+                && frameTimeout.compareTo(Duration.ofHours(1)) <= 0,
+                "leasehold.frame-timeout", frameTimeout, "must be more than 0 and at most 1h");
+        check(tokenBlockSize >= 1 && tokenBlockSize <= 1L << 40,
+                "leasehold.token-block-size", tokenBlockSize, "must be 1..2^40");
+        check(ioThreads >= 0 && ioThreads <= 1024, "leasehold.io-threads", ioThreads, "must be 0..1024");
+    }
+
+    /** Event-loop threads to start: {@link #ioThreads()} or, when 0, one per core. */
+    public int effectiveIoThreads() {
+        return ioThreads > 0 ? ioThreads : Runtime.getRuntime().availableProcessors();
+    }
+
+    private static void check(boolean ok, String property, Object value, String rule) {
+        if (!ok) {
+            throw new IllegalArgumentException("Invalid " + property + " = " + value + ": " + rule);
+        }
+    }
+}

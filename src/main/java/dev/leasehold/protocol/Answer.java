@@ -1,0 +1,72 @@
+package dev.leasehold.protocol;
+
+/**
+ * A decoded server answer. Acquire answers correlate by {@code owner}, Release and Extend
+ * answers by {@code token}, Pongs by {@code nonce}.
+ */
+public sealed interface Answer permits Answer.Acquired, Answer.TimedOut, Answer.Busy, Answer.Released,
+        Answer.Extended, Answer.NotHeld, Answer.Pong, Answer.Error {
+
+    AnswerType type();
+
+    /** The lock was granted; {@code queuedMs} is receipt-to-grant time, rounded down. */
+    record Acquired(long owner, long token, long queuedMs) implements Answer {
+        @Override
+        public AnswerType type() {
+            return AnswerType.ACQUIRED;
+        }
+    }
+
+    /** The Acquire's wait ran out (or wait was 0 and the key was taken). Definitive. */
+    record TimedOut(long owner) implements Answer {
+        @Override
+        public AnswerType type() {
+            return AnswerType.TIMED_OUT;
+        }
+    }
+
+    /** The server did not and will not grant this Acquire (a limit, or draining). Definitive. */
+    record Busy(long owner) implements Answer {
+        @Override
+        public AnswerType type() {
+            return AnswerType.BUSY;
+        }
+    }
+
+    record Released(long token) implements Answer {
+        @Override
+        public AnswerType type() {
+            return AnswerType.RELEASED;
+        }
+    }
+
+    record Extended(long token) implements Answer {
+        @Override
+        public AnswerType type() {
+            return AnswerType.EXTENDED;
+        }
+    }
+
+    /** The token is not the active grant of the key (released, expired, or never issued). */
+    record NotHeld(long token) implements Answer {
+        @Override
+        public AnswerType type() {
+            return AnswerType.NOT_HELD;
+        }
+    }
+
+    record Pong(long nonce) implements Answer {
+        @Override
+        public AnswerType type() {
+            return AnswerType.PONG;
+        }
+    }
+
+    /** Malformed input; the server closes the session after sending it. */
+    record Error(int code, String message) implements Answer {
+        @Override
+        public AnswerType type() {
+            return AnswerType.ERROR;
+        }
+    }
+}

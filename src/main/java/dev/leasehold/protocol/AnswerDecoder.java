@@ -1,0 +1,75 @@
+package dev.leasehold.protocol;
+
+import java.nio.ByteBuffer;
+import java.nio.charset.StandardCharsets;
+
+/**
+ * Incremental decoder of server answers for JDK-only readers (the client, tests, tools).
+ * Feed it whatever bytes arrived; it keeps a partial frame between calls.
+ *
+ * <p>Not thread-safe: one instance per connection, used by its reader only.
+ */
+public final class AnswerDecoder {
+
+    private final byte[] frame = new byte[2 + Wire.MAX_ERROR_MESSAGE_BYTES + 1];
+    private int filled;
+
+    /**
+     * Decodes the next answer from {@code in}, consuming its bytes, or returns {@code null} when
+     * {@code in} ends inside a frame (the partial frame is kept for the next call).
+     *
+     * @throws ProtocolException on bytes no server answer can start with or end with
+     */
+    public Answer next(ByteBuffer in) throws ProtocolException {
+        while (in.hasRemaining()) {
+            byte b = in.get();
+            frame[filled++] = b;
+            AnswerType type = AnswerType.fromByte(frame[0]);
+            if (type == null) {
+                filled = 0;
+                throw new ProtocolException(String.format("unknown answer op 0x%02X", frame[0] & 0xFF));
+            }
+            if (type == AnswerType.ERROR) {
+                if (filled >= 3 && b == Wire.TERMINATOR) {
+                    Answer a = new Answer.Error(frame[1] & 0xFF,
+                            new String(frame, 2, filled - 3, StandardCharsets.UTF_8));
+                    filled = 0;
+                    return a;
+                }
+                if (filled == frame.length) {
+                    filled = 0;
+                    throw new ProtocolException("error message longer than " + Wire.MAX_ERROR_MESSAGE_BYTES + " bytes");
+                }
+                continue;
+            }
+            if (filled == type.frameBytes()) {
+                filled = 0;
+                if (b != Wire.TERMINATOR) {
+                    throw new ProtocolException("answer " + type + " not terminated by 0x0A");
+                }
+                return fixed(type);
+            }
+        }
+        return null;
+    }
+
+    /** True while a frame has started but not finished. */
+    public boolean hasPartialFrame() {
+        return filled > 0;
+    }
+
+    private Answer fixed(AnswerType type) {
+        ByteBuffer f = ByteBuffer.wrap(frame, 1, type.frameBytes() - 2);
+        long first = f.getLong();
+        return switch (type) {
+            case ACQUIRED -> new Answer.Acquired(first, f.getLong(), Integer.toUnsignedLong(f.getInt()));
+            case TIMED_OUT -> new Answer.TimedOut(first);
+            case BUSY -> new Answer.Busy(first);
+            case RELEASED -> new Answer.Released(first);
+            case EXTENDED -> new Answer.Extended(first);
+            case NOT_HELD -> new Answer.NotHeld(first);
+            case PONG -> new Answer.Pong(first);
+            case ERROR -> throw new IllegalStateException("variable-length");
+        };
+    }
+}

@@ -1,0 +1,54 @@
+package dev.leasehold.protocol;
+
+/**
+ * The answer opcodes a server sends, with the fixed length of each (op byte and terminator
+ * included). {@link #ERROR} is the only variable-length answer.
+ */
+public enum AnswerType {
+    /** {@code A owner:u64 token:u64 queued_ms:u32 \n}. */
+    ACQUIRED('A', 22),
+    /** {@code T owner:u64 \n}. */
+    TIMED_OUT('T', 10),
+    /** {@code B owner:u64 \n}. */
+    BUSY('B', 10),
+    /** {@code R token:u64 \n}. */
+    RELEASED('R', 10),
+    /** {@code E token:u64 \n}. */
+    EXTENDED('E', 10),
+    /** {@code N token:u64 \n}. */
+    NOT_HELD('N', 10),
+    /** {@code P nonce:u64 \n}. */
+    PONG('P', 10),
+    /** {@code X code:u8 message \n}; the server closes the session after it. */
+    ERROR('X', -1);
+
+    private static final AnswerType[] BY_BYTE = new AnswerType[256];
+
+    static {
+        for (AnswerType t : values()) {
+            BY_BYTE[t.op] = t;
+        }
+    }
+
+    private final byte op;
+    private final int frameBytes;
+
+    AnswerType(char op, int frameBytes) {
+        this.op = (byte) op;
+        this.frameBytes = frameBytes;
+    }
+
+    /** The type for a wire byte, or {@code null} if no answer uses it. */
+    public static AnswerType fromByte(int b) {
+        return BY_BYTE[b & 0xFF];
+    }
+
+    public byte op() {
+        return op;
+    }
+
+    /** Whole frame length for fixed-size answers; -1 for {@link #ERROR}. */
+    public int frameBytes() {
+        return frameBytes;
+    }
+}

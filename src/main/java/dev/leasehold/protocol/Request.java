@@ -1,0 +1,101 @@
+package dev.leasehold.protocol;
+
+import java.nio.charset.StandardCharsets;
+import java.util.Arrays;
+
+/**
+ * A decoded client request. Keys are kept as the exact bytes received: the protocol compares
+ * keys byte for byte, with no Unicode normalisation.
+ */
+public sealed interface Request permits Request.Acquire, Request.Release, Request.Extend, Request.Ping {
+
+    RequestType type();
+
+    /**
+     * Ask for the lock on {@code key}. {@code waitSeconds} 0 is one immediate attempt that never
+     * queues; {@code owner} only correlates the answer and carries no authority.
+     */
+    record Acquire(int waitSeconds, int leaseSeconds, long owner, byte[] key) implements Request {
+        @Override
+        public RequestType type() {
+            return RequestType.ACQUIRE;
+        }
+
+        @Override
+        public boolean equals(Object o) {
+            return o instanceof Acquire a && a.waitSeconds == waitSeconds && a.leaseSeconds == leaseSeconds
+                    && a.owner == owner && Arrays.equals(a.key, key);
+        }
+
+        @Override
+        public int hashCode() {
+            return Long.hashCode(owner) * 31 + Arrays.hashCode(key);
+        }
+
+        @Override
+        public String toString() {
+            return "Acquire[wait=" + waitSeconds + "s, lease=" + leaseSeconds + "s, owner=" + owner + ", key="
+                    + Keys.printable(key) + "]";
+        }
+    }
+
+    /** Release the grant with this exact {@code token}. */
+    record Release(long token, byte[] key) implements Request {
+        @Override
+        public RequestType type() {
+            return RequestType.RELEASE;
+        }
+
+        @Override
+        public boolean equals(Object o) {
+            return o instanceof Release r && r.token == token && Arrays.equals(r.key, key);
+        }
+
+        @Override
+        public int hashCode() {
+            return Long.hashCode(token) * 31 + Arrays.hashCode(key);
+        }
+
+        @Override
+        public String toString() {
+            return "Release[token=" + token + ", key=" + Keys.printable(key) + "]";
+        }
+    }
+
+    /** Extend the grant with this exact {@code token} to at least {@code leaseSeconds} from now. */
+    record Extend(int leaseSeconds, long token, byte[] key) implements Request {
+        @Override
+        public RequestType type() {
+            return RequestType.EXTEND;
+        }
+
+        @Override
+        public boolean equals(Object o) {
+            return o instanceof Extend e && e.leaseSeconds == leaseSeconds && e.token == token
+                    && Arrays.equals(e.key, key);
+        }
+
+        @Override
+        public int hashCode() {
+            return Long.hashCode(token) * 31 + Arrays.hashCode(key);
+        }
+
+        @Override
+        public String toString() {
+            return "Extend[lease=" + leaseSeconds + "s, token=" + token + ", key=" + Keys.printable(key) + "]";
+        }
+    }
+
+    /** Round-trip probe; the server echoes {@code nonce}. */
+    record Ping(long nonce) implements Request {
+        @Override
+        public RequestType type() {
+            return RequestType.PING;
+        }
+    }
+
+    /** Convenience for tools and tests: a key given as text. */
+    static byte[] key(String text) {
+        return text.getBytes(StandardCharsets.UTF_8);
+    }
+}

@@ -1,0 +1,53 @@
+package dev.leasehold.protocol;
+
+/**
+ * The request opcodes a client may send. Each owns its wire byte and the length of the fixed
+ * binary header that follows it (op byte included), which a reader must consume by count
+ * before it looks for the terminator, because the header may contain 0x0A.
+ */
+public enum RequestType {
+    /** {@code A wait:u8 lease:u8 owner:u64 key \n}. */
+    ACQUIRE('A', 11, true),
+    /** {@code R token:u64 key \n}. */
+    RELEASE('R', 9, true),
+    /** {@code E lease:u8 token:u64 key \n}. */
+    EXTEND('E', 10, true),
+    /** {@code P nonce:u64 \n}. */
+    PING('P', 9, false);
+
+    private static final RequestType[] BY_BYTE = new RequestType[256];
+
+    static {
+        for (RequestType t : values()) {
+            BY_BYTE[t.op] = t;
+        }
+    }
+
+    private final byte op;
+    private final int headerBytes;
+    private final boolean hasKey;
+
+    RequestType(char op, int headerBytes, boolean hasKey) {
+        this.op = (byte) op;
+        this.headerBytes = headerBytes;
+        this.hasKey = hasKey;
+    }
+
+    /** The type for a wire byte, or {@code null} for an unknown op (protocol error 1). */
+    public static RequestType fromByte(int b) {
+        return BY_BYTE[b & 0xFF];
+    }
+
+    public byte op() {
+        return op;
+    }
+
+    /** Header length including the op byte; the key (if any) and terminator follow. */
+    public int headerBytes() {
+        return headerBytes;
+    }
+
+    public boolean hasKey() {
+        return hasKey;
+    }
+}
