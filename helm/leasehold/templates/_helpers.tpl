@@ -89,8 +89,8 @@ timeout plus the margin.
 
 {{/*
 The application.yml the ConfigMap carries: extraConfig, overlaid with the keys the chart
-owns (leasehold.*, server.port), which therefore win. Numbers go through int64 because Helm
-reads values.yaml numbers as float64 and would render 1000000 as 1e+06.
+owns (leasehold.*, server.port), which therefore win. Integer settings go through int64 so
+they render as integers whichever way they were given (values file or --set).
 */}}
 {{- define "leasehold.applicationYaml" -}}
 {{- $l := .Values.leasehold }}

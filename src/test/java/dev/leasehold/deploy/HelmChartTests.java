@@ -5,8 +5,10 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import java.io.IOException;
 import java.io.InputStream;
+import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -18,9 +20,16 @@ import com.marcnuri.helm.LintResult;
 import com.marcnuri.helm.Release;
 import com.marcnuri.helm.TemplateCommand;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
 import org.yaml.snakeyaml.LoaderOptions;
 import org.yaml.snakeyaml.Yaml;
 import org.yaml.snakeyaml.constructor.SafeConstructor;
+
+import org.springframework.boot.context.properties.bind.Binder;
+import org.springframework.boot.context.properties.source.ConfigurationPropertySources;
+import org.springframework.boot.env.YamlPropertySourceLoader;
+import org.springframework.core.env.PropertySource;
+import org.springframework.core.io.ByteArrayResource;
 
 import dev.leasehold.config.LeaseholdProperties;
 
@@ -155,10 +164,40 @@ class HelmChartTests {
             }
         });
         assertThat(leasehold).containsEntry("data-dir", "/data")
-                // Would be "1e+06" (unbindable) if the chart let Helm print float64 values.
                 .containsEntry("max-held-keys", 1000000).containsEntry("token-block-size", 1000000)
                 .containsEntry("recovery-grace", "auto").containsEntry("drain-timeout", "10s");
         assertThat(map(app, "server")).containsEntry("port", 7421);
+    }
+
+    @Test
+    void springBootBindsTheRenderedApplicationYml() throws IOException {
+        // Load the ConfigMap's file the way Spring Boot loads /config/application.yml, then
+        // bind leasehold.* onto the server's own properties record (which validates ranges).
+        LeaseholdProperties defaults = bind(render(t -> t));
+        assertThat(defaults.port()).isEqualTo(7420);
+        assertThat(defaults.dataDir()).isEqualTo(Path.of("/data"));
+        assertThat(defaults.maxHeldKeys()).isEqualTo(1_000_000);
+        assertThat(defaults.tokenBlockSize()).isEqualTo(1_000_000L);
+        assertThat(defaults.frameTimeout()).isEqualTo(Duration.ofSeconds(10));
+
+        LeaseholdProperties tuned = bind(render(t -> t.set("leasehold.maxKeyBytes", 300)
+                .set("leasehold.frameTimeout", "1500ms").set("leasehold.ioThreads", 3)
+                .set("leasehold.tokenBlockSize", 77).set("persistence.mountPath", "/srv/lh")));
+        assertThat(tuned.maxKeyBytes()).isEqualTo(300);
+        assertThat(tuned.frameTimeout()).isEqualTo(Duration.ofMillis(1500));
+        assertThat(tuned.ioThreads()).isEqualTo(3);
+        assertThat(tuned.tokenBlockSize()).isEqualTo(77L);
+        assertThat(tuned.dataDir()).isEqualTo(Path.of("/srv/lh"));
+    }
+
+    static LeaseholdProperties bind(List<Map<String, Object>> docs) throws IOException {
+        String text = (String) map(Rendered.of(docs).one("ConfigMap"), "data").get("application.yml");
+        List<PropertySource<?>> sources = new YamlPropertySourceLoader()
+                .load("configmap", new ByteArrayResource(text.getBytes(StandardCharsets.UTF_8)));
+        Binder binder = new Binder(ConfigurationPropertySources.from(sources));
+        assertThat(binder.bind("server.port", Integer.class).get()).isEqualTo(
+                (Integer) ports(container(Rendered.of(docs).one("StatefulSet"))).get("http"));
+        return binder.bind("leasehold", LeaseholdProperties.class).get();
     }
 
     @Test
@@ -245,6 +284,38 @@ class HelmChartTests {
         assertThat(map(map(svc, "metadata"), "annotations")).containsEntry("prometheus.io/port", "8081");
         assertThat(servicePorts(r.named("Service", FULLNAME + "-headless")))
                 .containsEntry("lock", List.of(7500, "lock")).containsEntry("http", List.of(8081, "http"));
+    }
+
+    @Test
+    void valuesFileOverridesAndFreeFormConfig(@TempDir Path dir) throws IOException {
+        Path values = dir.resolve("values.yaml");
+        Files.writeString(values, """
+                leasehold:
+                  maxHeldKeys: 123456789012
+                  recoveryGrace: 0s
+                  drainTimeout: 500ms
+                extraConfig:
+                  spring:
+                    lifecycle:
+                      timeout-per-shutdown-phase: 40s
+                  server:
+                    port: 9999          # owned by the chart (management.port): ignored
+                    netty:
+                      max-initial-line-length: 2000000
+                  management:
+                    endpoint:
+                      health:
+                        show-details: never
+                """);
+        Rendered r = Rendered.of(render(t -> t.withValuesFile(values)));
+        Map<String, Object> app = applicationYml(r.one("ConfigMap"));
+        assertThat(map(app, "leasehold")).containsEntry("max-held-keys", 123456789012L)
+                .containsEntry("recovery-grace", "0s").containsEntry("drain-timeout", "500ms");
+        assertThat(map(app, "server")).containsEntry("port", 7421);
+        assertThat(map(map(app, "server"), "netty")).containsEntry("max-initial-line-length", 2000000);
+        assertThat(map(map(app, "spring"), "lifecycle")).containsEntry("timeout-per-shutdown-phase", "40s");
+        assertThat(map(map(map(app, "management"), "endpoint"), "health")).containsEntry("show-details", "never");
+        assertThat(grace(r.docs())).isEqualTo(21);
     }
 
     @Test
