@@ -21,6 +21,13 @@ import org.yaml.snakeyaml.Yaml;
 import org.yaml.snakeyaml.constructor.SafeConstructor;
 import org.yaml.snakeyaml.error.YAMLException;
 
+import org.springframework.boot.context.properties.bind.Binder;
+import org.springframework.boot.context.properties.source.ConfigurationPropertySources;
+import org.springframework.core.env.StandardEnvironment;
+import org.springframework.core.env.SystemEnvironmentPropertySource;
+
+import dev.leasehold.config.LeaseholdProperties;
+
 /**
  * Static checks of the {@code Dockerfile} (no Docker engine on the build machine): a small
  * parser turns it into instructions per stage, and the tests assert the essentials and that
@@ -104,6 +111,19 @@ class DockerfileTests {
         assertThat(runtime.all("VOLUME")).anyMatch(i -> i.args().equals("[\"/data\"]") || i.args().equals("/data"));
         assertThat(env(runtime)).containsEntry("LEASEHOLD_DATA_DIR", "/data");
         assertThat(((Map<?, ?>) chartValues.get("persistence")).get("mountPath")).isEqualTo("/data");
+    }
+
+    @Test
+    void imageEnvironmentBindsToTheDataDirSetting() {
+        // The image's ENV (and the chart's env) must reach leasehold.data-dir through Spring's
+        // environment-variable mapping, as other LEASEHOLD_* variables in docs/deploy.md do.
+        Map<String, Object> environment = new java.util.HashMap<>(env(stages.get(stages.size() - 1)));
+        environment.put("LEASEHOLD_MAX_WAITERS_PER_KEY", "64");
+        Binder binder = new Binder(ConfigurationPropertySources.from(new SystemEnvironmentPropertySource(
+                StandardEnvironment.SYSTEM_ENVIRONMENT_PROPERTY_SOURCE_NAME, environment)));
+        LeaseholdProperties properties = binder.bind("leasehold", LeaseholdProperties.class).get();
+        assertThat(properties.dataDir()).isEqualTo(Path.of("/data"));
+        assertThat(properties.maxWaitersPerKey()).isEqualTo(64);
     }
 
     @Test
