@@ -20,7 +20,7 @@ import dev.leasehold.registry.TokenSource;
  * If the disk cannot keep up or fails, {@link #next()} returns {@link TokenSource#NONE} (the
  * Acquire gets Busy) until a write succeeds again.
  */
-public final class ReservedTokens implements TokenSource, AutoCloseable {
+public final class ReservedTokens implements TokenSource, StorageStatus, AutoCloseable {
 
     private static final long RETRY_AFTER_FAILURE_NANOS = TimeUnit.SECONDS.toNanos(1);
 
@@ -99,6 +99,13 @@ public final class ReservedTokens implements TokenSource, AutoCloseable {
     /** The latest write failure, or null if the last write succeeded. */
     public IOException lastFailure() {
         return lastFailure;
+    }
+
+    @Override
+    public java.util.Optional<String> problem() {
+        IOException e = lastFailure;
+        return e == null ? java.util.Optional.empty()
+                : java.util.Optional.of("cannot write " + highWater.file() + ": " + e.getMessage());
     }
 
     public Path file() {
