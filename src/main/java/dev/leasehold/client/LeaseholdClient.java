@@ -63,7 +63,7 @@ public final class LeaseholdClient implements AutoCloseable {
         if (options == null) {
             throw new IllegalArgumentException("options is null");
         }
-        if (servers == null || servers.isEmpty() || servers.contains(null)) {
+        if (servers == null || servers.isEmpty() || servers.stream().anyMatch(java.util.Objects::isNull)) {
             throw new IllegalArgumentException("at least one server address is needed, and none may be null");
         }
         this.options = options;
