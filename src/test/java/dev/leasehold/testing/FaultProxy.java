@@ -19,6 +19,9 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
 
+import dev.leasehold.protocol.Answer;
+import dev.leasehold.protocol.AnswerDecoder;
+import dev.leasehold.protocol.ProtocolException;
 import dev.leasehold.protocol.RequestType;
 import dev.leasehold.protocol.Wire;
 
@@ -42,6 +45,10 @@ public final class FaultProxy implements AutoCloseable {
             long forwardedAtNanos) {
     }
 
+    /** An answer read from the server (forwarded or swallowed). */
+    public record SeenAnswer(int connection, Answer answer, long readAtNanos) {
+    }
+
     /** Any request frame forwarded to the server. */
     public record SeenRequest(int connection, RequestType type, long tokenOrOwnerOrNonce, String key,
             long forwardedAtNanos) {
@@ -61,6 +68,7 @@ public final class FaultProxy implements AutoCloseable {
     private volatile long cutS2cAfter = -1;
     private volatile boolean swallowAnswers;
     private volatile boolean closeNewConnections;
+    private volatile long acceptDelay;
 
     private final AtomicInteger accepted = new AtomicInteger();
     private final AtomicLong bytesC2s = new AtomicLong();
@@ -68,6 +76,7 @@ public final class FaultProxy implements AutoCloseable {
     private final List<Connection> connections = new CopyOnWriteArrayList<>();
     private final List<SeenRequest> requests = new CopyOnWriteArrayList<>();
     private final List<SeenAcquire> acquires = new CopyOnWriteArrayList<>();
+    private final List<SeenAnswer> answers = new CopyOnWriteArrayList<>();
     private final AtomicInteger acquireStarts = new AtomicInteger();
     private final List<Thread> threads = new CopyOnWriteArrayList<>();
 
@@ -120,12 +129,18 @@ public final class FaultProxy implements AutoCloseable {
         stallS2c = stall;
     }
 
-    /** Each connection forwards at most {@code bytes} client-to-server bytes, then is cut; -1 = never. */
+    /**
+     * Each connection forwards at most {@code bytes} client-to-server bytes and is cut when more
+     * arrive; -1 = never.
+     */
     public void cutClientToServerAfter(long bytes) {
         cutC2sAfter = bytes;
     }
 
-    /** Each connection forwards at most {@code bytes} server-to-client bytes, then is cut; -1 = never. */
+    /**
+     * Each connection forwards at most {@code bytes} server-to-client bytes and is cut when more
+     * arrive; -1 = never.
+     */
     public void cutServerToClientAfter(long bytes) {
         cutS2cAfter = bytes;
     }
@@ -151,6 +166,19 @@ public final class FaultProxy implements AutoCloseable {
             listener = l;
             startAcceptor(l);
         }
+    }
+
+    /**
+     * Holds each new connection this long before it is connected to the server: the client's
+     * TCP connect succeeds at once, but nothing goes through until then (a late connection).
+     */
+    public void acceptDelay(Duration d) {
+        acceptDelay = d.toNanos();
+    }
+
+    /** Answers read from the server, in order. */
+    public List<SeenAnswer> answers() {
+        return List.copyOf(answers);
     }
 
     /** Accepts new connections and closes them at once, without contacting the server. */
@@ -247,21 +275,36 @@ public final class FaultProxy implements AutoCloseable {
                     closeQuietly(client);
                     continue;
                 }
-                Socket server = new Socket();
-                try {
-                    server.setTcpNoDelay(true);
-                    client.setTcpNoDelay(true);
-                    server.connect(new InetSocketAddress(InetAddress.getLoopbackAddress(), targetPort), 5000);
-                } catch (IOException e) {
-                    closeQuietly(client);
-                    closeQuietly(server);
-                    continue;
+                long hold = acceptDelay;
+                if (hold > 0) {
+                    thread("fault-proxy-" + port + "-" + id + "-held", () -> {
+                        sleepNanos(hold);
+                        connect(id, client);
+                    });
+                } else {
+                    connect(id, client);
                 }
-                Connection c = new Connection(id, client, server);
-                connections.add(c);
-                c.start();
             }
         });
+    }
+
+    private void connect(int id, Socket client) {
+        Socket server = new Socket();
+        try {
+            server.setTcpNoDelay(true);
+            client.setTcpNoDelay(true);
+            server.connect(new InetSocketAddress(InetAddress.getLoopbackAddress(), targetPort), 5000);
+        } catch (IOException e) {
+            closeQuietly(client);
+            closeQuietly(server);
+            return;
+        }
+        Connection c = new Connection(id, client, server);
+        connections.add(c);
+        if (closed) {
+            c.close();
+        }
+        c.start();
     }
 
     private void thread(String name, Runnable r) {
@@ -302,6 +345,7 @@ public final class FaultProxy implements AutoCloseable {
         final Socket server;
         volatile boolean closed;
         final RequestParser parser;
+        final AnswerDecoder answerDecoder = new AnswerDecoder();
 
         Connection(int id, Socket client, Socket server) {
             this.id = id;
@@ -313,6 +357,18 @@ public final class FaultProxy implements AutoCloseable {
         void start() {
             pump("c2s", client, server, true);
             pump("s2c", server, client, false);
+        }
+
+        private void decodeAnswers(byte[] buf, int n) {
+            ByteBuffer bb = ByteBuffer.wrap(buf, 0, n);
+            try {
+                Answer a;
+                while ((a = answerDecoder.next(bb)) != null) {
+                    answers.add(new SeenAnswer(id, a, System.nanoTime()));
+                }
+            } catch (ProtocolException e) {
+                // not a protocol stream: stop decoding, keep forwarding
+            }
         }
 
         void close() {
@@ -338,6 +394,9 @@ public final class FaultProxy implements AutoCloseable {
                             break;
                         }
                         (c2s ? bytesC2s : bytesS2c).addAndGet(n);
+                        if (!c2s) {
+                            decodeAnswers(buf, n);
+                        }
                         byte[] copy = new byte[n];
                         System.arraycopy(buf, 0, copy, 0, n);
                         queue.add(new Chunk(copy, System.nanoTime()));
@@ -365,7 +424,7 @@ public final class FaultProxy implements AutoCloseable {
                         }
                         byte[] bytes = c.bytes;
                         long cut = c2s ? cutC2sAfter : cutS2cAfter;
-                        boolean cutNow = cut >= 0 && forwarded + bytes.length >= cut;
+                        boolean cutNow = cut >= 0 && forwarded + bytes.length > cut;
                         int len = cutNow ? (int) (cut - forwarded) : bytes.length;
                         out.write(bytes, 0, len);
                         out.flush();
@@ -441,6 +500,16 @@ public final class FaultProxy implements AutoCloseable {
                 case PING -> requests.add(new SeenRequest(connection, type, bb.getLong(), null, now));
             }
         }
+    }
+
+    /** The token of the {@code A} answer read for {@code owner}, or {@code null}. */
+    public Long grantedToken(long owner) {
+        for (SeenAnswer a : answers) {
+            if (a.answer() instanceof Answer.Acquired g && g.owner() == owner) {
+                return g.token();
+            }
+        }
+        return null;
     }
 
     /** Tokens of the Release frames forwarded to the server. */
