@@ -346,6 +346,43 @@ class ClientSemanticsIntegrationTests {
     }
 
     @Test
+    void atTheDeadlineAQueuedRequestIsNotSentAndAPartlyWrittenOneClosesItsSession() throws Exception {
+        FaultProxy slow = FaultProxy.start(server.port(), 4096);
+        closeables.add(slow);
+        LeaseholdClient c = via(slow, b -> b.poolSize(1).responseGrace(Duration.ofMillis(500)));
+        c.ping();
+        slow.stallClientToServer(true); // nothing more is read from the client: its writes block
+        String longKey = key + "-" + "x".repeat(480);
+        List<AcquireCall> calls = new ArrayList<>();
+        java.util.concurrent.ConcurrentLinkedQueue<Long> lateness = new java.util.concurrent.ConcurrentLinkedQueue<>();
+        for (int i = 0; i < 12_000; i++) { // ~6 MB: more than loopback socket buffers absorb
+            AcquireCall call = c.engine().acquire((longKey + i).getBytes(StandardCharsets.UTF_8), 2, 5);
+            call.result().thenRun(() -> lateness.add((System.nanoTime() - call.deadline()) / 1_000_000));
+            calls.add(call);
+        }
+        List<Long> sentOwners = new ArrayList<>();
+        List<Long> unsentOwners = new ArrayList<>();
+        for (AcquireCall call : calls) {
+            AcquireResult r = call.result().get(10, TimeUnit.SECONDS);
+            if (r instanceof AcquireResult.Indeterminate) {
+                sentOwners.add(call.owner());
+            } else {
+                assertThat(r).isInstanceOf(AcquireResult.Unavailable.class);
+                unsentOwners.add(call.owner());
+            }
+        }
+        assertThat(lateness).hasSize(calls.size());
+        assertThat(lateness.stream().mapToLong(Long::longValue).max().orElseThrow())
+                .as("decided at D, not D + grace").isLessThan(400L);
+        assertThat(sentOwners).as("the batch being written when D passed").isNotEmpty();
+        assertThat(unsentOwners).as("requests still queued at D").isNotEmpty();
+        slow.stallClientToServer(false); // whatever the kernel still held may reach the server now
+        // that exact session was closed by the client (the proxy sees it once it reads again)
+        await().atMost(Duration.ofSeconds(5)).until(() -> !slow.isOpen(1));
+        assertThat(slow.acquires()).extracting(FaultProxy.SeenAcquire::owner).doesNotContainAnyElementsOf(unsentOwners);
+    }
+
+    @Test
     void noBlockingCallWaitsPastItsDeadlinePlusGrace() throws Exception {
         Ticket held = hold(key, 60);
         LeaseholdClient c = via(proxy, b -> b.poolSize(1).responseGrace(Duration.ofMillis(800))

@@ -207,6 +207,16 @@ public final class FaultProxy implements AutoCloseable {
         return n;
     }
 
+    /** True while connection {@code id} (1 = the first accepted) is open. */
+    public boolean isOpen(int id) {
+        for (Connection c : connections) {
+            if (c.id == id) {
+                return !c.closed;
+            }
+        }
+        return false;
+    }
+
     /** Bytes read from clients (whether or not forwarded). */
     public long bytesClientToServer() {
         return bytesC2s.get();
