@@ -1,0 +1,56 @@
+# syntax=docker/dockerfile:1
+#
+# Leasehold container image.
+#   docker build -t leasehold:dev .
+#   docker run --rm -p 7420:7420 -p 7421:7421 -v leasehold-data:/data leasehold:dev
+#
+# Stage 1 builds the Spring Boot fat jar with the Maven wrapper; stage 2 runs it on a JRE.
+# Tests are not run here: CI runs them with `./mvnw -B verify` (see .ci/run).
+
+FROM eclipse-temurin:17-jdk AS build
+WORKDIR /src
+
+COPY mvnw pom.xml ./
+COPY .mvn .mvn
+COPY src src
+
+# The cache mount keeps ~/.m2 (Maven itself and the dependencies) between builds (BuildKit).
+# maven.test.skip also skips compiling tests, so no test-only dependency is downloaded.
+RUN --mount=type=cache,target=/root/.m2 \
+    ./mvnw -B -ntp -Dmaven.test.skip=true package \
+ && cp target/leasehold-*.jar /src/leasehold.jar
+
+
+FROM eclipse-temurin:17-jre
+
+# A fixed, unprivileged UID/GID so Kubernetes can check runAsNonRoot and set fsGroup.
+ARG UID=10001
+ARG GID=10001
+RUN groupadd --system --gid "${GID}" leasehold \
+ && useradd --system --uid "${UID}" --gid "${GID}" --home-dir /app --no-create-home \
+            --shell /usr/sbin/nologin leasehold \
+ && mkdir -p /app /data \
+ && chown "${UID}:${GID}" /data \
+ && chmod 0750 /data
+
+WORKDIR /app
+COPY --from=build --chown=root:root --chmod=0444 /src/leasehold.jar /app/leasehold.jar
+
+# The data directory holds the fsync'd token high-water mark and the lease horizon: it must
+# outlive the container. Mount a volume (or a PersistentVolumeClaim) here; one writer only.
+ENV LEASEHOLD_DATA_DIR=/data
+VOLUME ["/data"]
+
+# Container-aware JVM defaults: heap sized from the cgroup memory limit, and a clean exit (so
+# the orchestrator restarts the process) instead of limping on after an OutOfMemoryError.
+# Override the whole variable to change them; the chart sets it from `jvm.toolOptions`.
+ENV JAVA_TOOL_OPTIONS="-XX:MaxRAMPercentage=75 -XX:+ExitOnOutOfMemoryError"
+
+# 7420: lock protocol (TCP). 7421: HTTP, Actuator only (health, info, prometheus).
+EXPOSE 7420 7421
+
+USER 10001:10001
+
+# Exec form: the JVM is PID 1 and receives SIGTERM itself, so Spring closes the context and
+# the server drains (queued Acquires get B) before exit.
+ENTRYPOINT ["java", "-jar", "/app/leasehold.jar"]

@@ -1,0 +1,114 @@
+{{/* Chart name, truncated to the 63 characters a DNS label allows. */}}
+{{- define "leasehold.name" -}}
+{{- default .Chart.Name .Values.nameOverride | trunc 63 | trimSuffix "-" }}
+{{- end }}
+
+{{/*
+Fully qualified app name. The release name is used as is when it already contains the chart
+name. Kept to 52 characters: the StatefulSet controller adds a revision label of
+<name>-<hash> that must fit in 63.
+*/}}
+{{- define "leasehold.fullname" -}}
+{{- if .Values.fullnameOverride }}
+{{- .Values.fullnameOverride | trunc 52 | trimSuffix "-" }}
+{{- else }}
+{{- $name := default .Chart.Name .Values.nameOverride }}
+{{- if contains $name .Release.Name }}
+{{- .Release.Name | trunc 52 | trimSuffix "-" }}
+{{- else }}
+{{- printf "%s-%s" .Release.Name $name | trunc 52 | trimSuffix "-" }}
+{{- end }}
+{{- end }}
+{{- end }}
+
+{{- define "leasehold.chart" -}}
+{{- printf "%s-%s" .Chart.Name .Chart.Version | replace "+" "_" | trunc 63 | trimSuffix "-" }}
+{{- end }}
+
+{{- define "leasehold.labels" -}}
+helm.sh/chart: {{ include "leasehold.chart" . }}
+{{ include "leasehold.selectorLabels" . }}
+app.kubernetes.io/version: {{ .Values.image.tag | default .Chart.AppVersion | trunc 63 | quote }}
+app.kubernetes.io/managed-by: {{ .Release.Service }}
+{{- end }}
+
+{{- define "leasehold.selectorLabels" -}}
+app.kubernetes.io/name: {{ include "leasehold.name" . }}
+app.kubernetes.io/instance: {{ .Release.Name }}
+{{- end }}
+
+{{- define "leasehold.headlessName" -}}
+{{- printf "%s-headless" (include "leasehold.fullname" .) }}
+{{- end }}
+
+{{- define "leasehold.serviceAccountName" -}}
+{{- if .Values.serviceAccount.create }}
+{{- default (include "leasehold.fullname" .) .Values.serviceAccount.name }}
+{{- else }}
+{{- default "default" .Values.serviceAccount.name }}
+{{- end }}
+{{- end }}
+
+{{- define "leasehold.image" -}}
+{{- printf "%s:%s" .Values.image.repository (.Values.image.tag | default .Chart.AppVersion) }}
+{{- end }}
+
+{{/*
+leasehold.drainTimeout in whole seconds, rounded up. Accepts <n>ms, <n>s or <n>m (the schema
+enforces the same), so the chart can keep terminationGracePeriodSeconds above it.
+*/}}
+{{- define "leasehold.drainTimeoutSeconds" -}}
+{{- $d := toString .Values.leasehold.drainTimeout }}
+{{- if regexMatch "^[0-9]+ms$" $d }}
+{{- div (add (trimSuffix "ms" $d | int64) 999) 1000 }}
+{{- else if regexMatch "^[0-9]+s$" $d }}
+{{- trimSuffix "s" $d | int64 }}
+{{- else if regexMatch "^[0-9]+m$" $d }}
+{{- mul (trimSuffix "m" $d | int64) 60 }}
+{{- else }}
+{{- fail (printf "leasehold.drainTimeout %q: use a whole number with unit ms, s or m, e.g. 10s" $d) }}
+{{- end }}
+{{- end }}
+
+{{/*
+terminationGracePeriodSeconds: explicit value (must exceed the drain timeout) or the drain
+timeout plus the margin.
+*/}}
+{{- define "leasehold.terminationGracePeriodSeconds" -}}
+{{- $drain := include "leasehold.drainTimeoutSeconds" . | int64 }}
+{{- if kindIs "invalid" .Values.terminationGracePeriodSeconds }}
+{{- add $drain (.Values.terminationGraceMarginSeconds | int64) }}
+{{- else }}
+{{- $grace := .Values.terminationGracePeriodSeconds | int64 }}
+{{- if le $grace $drain }}
+{{- fail (printf "terminationGracePeriodSeconds (%d) must be greater than leasehold.drainTimeout (%s = %ds), or the pod is killed mid-drain" $grace (toString .Values.leasehold.drainTimeout) $drain) }}
+{{- end }}
+{{- $grace }}
+{{- end }}
+{{- end }}
+
+{{/*
+The application.yml the ConfigMap carries: extraConfig, overlaid with the keys the chart
+owns (leasehold.*, server.port), which therefore win. Integer settings go through int64 so
+they render as integers whichever way they were given (values file or --set).
+*/}}
+{{- define "leasehold.applicationYaml" -}}
+{{- $l := .Values.leasehold }}
+{{- $leasehold := dict
+      "port" ($l.port | int64)
+      "data-dir" .Values.persistence.mountPath
+      "max-key-bytes" ($l.maxKeyBytes | int64)
+      "max-waiters-per-key" ($l.maxWaitersPerKey | int64)
+      "max-waiters-total" ($l.maxWaitersTotal | int64)
+      "max-pending-per-session" ($l.maxPendingPerSession | int64)
+      "max-held-keys" ($l.maxHeldKeys | int64)
+      "max-connections" ($l.maxConnections | int64)
+      "frame-timeout" (toString $l.frameTimeout)
+      "token-block-size" ($l.tokenBlockSize | int64)
+      "io-threads" ($l.ioThreads | int64)
+      "recovery-grace" (toString $l.recoveryGrace)
+      "drain-timeout" (toString $l.drainTimeout) }}
+{{- $owned := dict "leasehold" $leasehold "server" (dict "port" (.Values.management.port | int64)) }}
+{{- $config := mergeOverwrite (deepCopy (.Values.extraConfig | default dict)) $owned }}
+{{- toYaml $config }}
+{{- end }}

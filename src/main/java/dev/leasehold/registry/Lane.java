@@ -1,0 +1,33 @@
+package dev.leasehold.registry;
+
+import java.util.HashMap;
+import java.util.concurrent.locks.ReentrantLock;
+
+/**
+ * A stripe of the key space. All state of the keys that hash here (map, queues, timers) is
+ * mutated only under {@link #lock}; critical sections are short and never do I/O, so Netty
+ * threads may take it.
+ */
+final class Lane {
+
+    final ReentrantLock lock = new ReentrantLock();
+    final HashMap<LockKey, KeyState> keys = new HashMap<>();
+    final TimerWheel wheel;
+    /** Set once this lane has promoted the waiters queued during a recovery grace. */
+    boolean graceSettled;
+    private long lastNow;
+
+    Lane(long tickNanos, long nowNanos) {
+        this.wheel = new TimerWheel(tickNanos, nowNanos);
+        this.lastNow = nowNanos;
+    }
+
+    /** The clock, but never going backwards within this lane (threads read it at different times). */
+    long now(NanoClock clock) {
+        long n = clock.nanoTime();
+        if (n - lastNow > 0) {
+            lastNow = n;
+        }
+        return lastNow;
+    }
+}

@@ -1,0 +1,33 @@
+package dev.leasehold.registry;
+
+/**
+ * Hooks for metrics, called on the registry's hot path (some under a lane lock): they must be
+ * cheap and must not block or call back into the registry.
+ */
+public interface RegistryObserver {
+
+    /** A grant was made; {@code queuedNanos} is receipt to grant (0 for an immediate grant). */
+    default void granted(long queuedNanos, boolean fromQueue) {
+    }
+
+    /** A grant ended after {@code heldNanos}, by Release or by its lease running out. */
+    default void ended(long heldNanos, boolean expired) {
+    }
+
+    /** An Acquire was answered {@code T} (at once, or when its wait ran out). */
+    default void timedOut() {
+    }
+
+    /** An Acquire was answered {@code B}. */
+    default void busy(BusyReason reason) {
+    }
+
+    default void released(ReleaseResult result) {
+    }
+
+    default void extended(ExtendResult result) {
+    }
+
+    RegistryObserver NONE = new RegistryObserver() {
+    };
+}

@@ -1,0 +1,94 @@
+package dev.leasehold.registry;
+
+/**
+ * A queued Acquire. Linked in place into its key's FIFO queue and its lane's timer wheel, so
+ * enqueue, grant and cancel are O(1) without extra allocation.
+ *
+ * <p>Queue links and {@link #outcome} are guarded by the lane lock of {@link #state}; once the
+ * outcome is set (under that lock) the waiter is never touched by the registry again, and the
+ * {@link WaiterNotifier} may read it from any thread.
+ */
+public final class Waiter extends TimerNode {
+
+    /** How a waiter left the queue. */
+    public enum Outcome {
+        WAITING,
+        GRANTED,
+        TIMED_OUT,
+        BUSY,
+        /** Its session closed: no answer is owed. */
+        DROPPED
+    }
+
+    private final long owner;
+    private final int leaseSeconds;
+    private final long receiptNanos;
+    private final SessionHandle session;
+    final KeyState state;
+
+    Waiter prevInQueue;
+    Waiter nextInQueue;
+
+    private volatile Outcome outcome = Outcome.WAITING;
+    private long token;
+    private long queuedMillis;
+    private BusyReason busyReason;
+
+    Waiter(long owner, int leaseSeconds, long receiptNanos, SessionHandle session, KeyState state) {
+        this.owner = owner;
+        this.leaseSeconds = leaseSeconds;
+        this.receiptNanos = receiptNanos;
+        this.session = session;
+        this.state = state;
+    }
+
+    public long owner() {
+        return owner;
+    }
+
+    public SessionHandle session() {
+        return session;
+    }
+
+    public Outcome outcome() {
+        return outcome;
+    }
+
+    /** The fencing token, when {@link #outcome()} is GRANTED. */
+    public long token() {
+        return token;
+    }
+
+    /** Receipt to grant in whole milliseconds (rounded down), when GRANTED. */
+    public long queuedMillis() {
+        return queuedMillis;
+    }
+
+    /** Why, when {@link #outcome()} is BUSY. */
+    public BusyReason busyReason() {
+        return busyReason;
+    }
+
+    int leaseSeconds() {
+        return leaseSeconds;
+    }
+
+    long receiptNanos() {
+        return receiptNanos;
+    }
+
+    void granted(long grantedToken, long grantNanos) {
+        this.token = grantedToken;
+        this.queuedMillis = Math.max(0, (grantNanos - receiptNanos) / 1_000_000);
+        this.outcome = Outcome.GRANTED;
+    }
+
+    void busy(BusyReason reason) {
+        this.busyReason = reason;
+        this.outcome = Outcome.BUSY;
+    }
+
+    void finish(Outcome how) {
+        this.outcome = how;
+    }
+}

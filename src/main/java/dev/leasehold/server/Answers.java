@@ -1,0 +1,36 @@
+package dev.leasehold.server;
+
+import dev.leasehold.protocol.AnswerType;
+import dev.leasehold.protocol.ErrorCode;
+import dev.leasehold.protocol.FrameWriter;
+import dev.leasehold.protocol.Wire;
+import io.netty.buffer.ByteBuf;
+import io.netty.buffer.ByteBufAllocator;
+
+/** Encodes answers straight into pooled buffers (no intermediate objects on the hot path). */
+final class Answers {
+
+    private Answers() {
+    }
+
+    static ByteBuf acquired(ByteBufAllocator alloc, long owner, long token, long queuedMillis) {
+        ByteBuf b = alloc.ioBuffer(AnswerType.ACQUIRED.frameBytes());
+        b.writeByte(AnswerType.ACQUIRED.op()).writeLong(owner).writeLong(token);
+        b.writeInt((int) Math.min(queuedMillis, 0xFFFF_FFFFL)).writeByte(Wire.TERMINATOR);
+        return b;
+    }
+
+    /** {@code T}, {@code B}, {@code R}, {@code E}, {@code N} and {@code P}: an op and one u64. */
+    static ByteBuf withLong(ByteBufAllocator alloc, AnswerType type, long value) {
+        ByteBuf b = alloc.ioBuffer(10);
+        b.writeByte(type.op()).writeLong(value).writeByte(Wire.TERMINATOR);
+        return b;
+    }
+
+    static ByteBuf error(ByteBufAllocator alloc, ErrorCode code, String message) {
+        byte[] text = FrameWriter.errorMessageBytes(message);
+        ByteBuf b = alloc.ioBuffer(3 + text.length);
+        b.writeByte(AnswerType.ERROR.op()).writeByte(code.code()).writeBytes(text).writeByte(Wire.TERMINATOR);
+        return b;
+    }
+}

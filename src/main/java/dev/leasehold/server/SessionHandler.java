@@ -1,0 +1,132 @@
+package dev.leasehold.server;
+
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+import dev.leasehold.protocol.AnswerType;
+import dev.leasehold.protocol.Request;
+import dev.leasehold.registry.AcquireResult;
+import dev.leasehold.registry.ExtendResult;
+import dev.leasehold.registry.LockRegistry;
+import dev.leasehold.registry.NanoClock;
+import dev.leasehold.registry.ReleaseResult;
+import io.netty.channel.ChannelFutureListener;
+import io.netty.channel.ChannelHandlerContext;
+import io.netty.channel.ChannelInboundHandlerAdapter;
+
+/**
+ * Handles one session's decoded requests in order: asks the registry and writes what it can
+ * answer at once; queued Acquires are answered later by {@link SessionNotifier}. Answers are
+ * flushed once per read batch.
+ *
+ * <p>Backpressure: while the channel's outbound buffer is above its high-water mark, the session
+ * is not read, so a client that does not read its answers cannot make the server buffer them
+ * without limit.
+ *
+ * <p>Bad input ({@link ProtocolError}): the session's waiters are dropped first (so none can be
+ * granted any more), then {@code X} is written and flushed, the channel closes, and one WARN line
+ * names the peer.
+ */
+final class SessionHandler extends ChannelInboundHandlerAdapter {
+
+    private static final Logger log = LoggerFactory.getLogger(SessionHandler.class);
+
+    private final LockRegistry registry;
+    private final NanoClock clock;
+    private final ServerStats stats;
+    private Session session;
+    private boolean failed;
+
+    SessionHandler(LockRegistry registry, NanoClock clock, ServerStats stats) {
+        this.registry = registry;
+        this.clock = clock;
+        this.stats = stats;
+    }
+
+    @Override
+    public void handlerAdded(ChannelHandlerContext ctx) {
+        // Added by doOnConnection, when the channel is already active: channelActive won't come.
+        session = new Session(ctx.channel());
+        stats.sessionOpened();
+    }
+
+    @Override
+    public void channelRead(ChannelHandlerContext ctx, Object msg) {
+        if (failed) {
+            return;
+        }
+        if (msg instanceof Request.Acquire a) {
+            acquire(ctx, a);
+        } else if (msg instanceof Request.Release r) {
+            AnswerType t = registry.release(r.key(), r.token()) == ReleaseResult.RELEASED
+                    ? AnswerType.RELEASED : AnswerType.NOT_HELD;
+            ctx.write(Answers.withLong(ctx.alloc(), t, r.token()), ctx.voidPromise());
+        } else if (msg instanceof Request.Extend e) {
+            AnswerType t = registry.extend(e.key(), e.token(), e.leaseSeconds()) == ExtendResult.EXTENDED
+                    ? AnswerType.EXTENDED : AnswerType.NOT_HELD;
+            ctx.write(Answers.withLong(ctx.alloc(), t, e.token()), ctx.voidPromise());
+        } else if (msg instanceof Request.Ping p) {
+            ctx.write(Answers.withLong(ctx.alloc(), AnswerType.PONG, p.nonce()), ctx.voidPromise());
+        } else if (msg instanceof ProtocolError error) {
+            reject(ctx, error);
+        } else {
+            ctx.fireChannelRead(msg);
+        }
+    }
+
+    private void acquire(ChannelHandlerContext ctx, Request.Acquire a) {
+        AcquireResult result = registry.acquire(a.key(), a.waitSeconds(), a.leaseSeconds(), a.owner(),
+                clock.nanoTime(), session);
+        if (result instanceof AcquireResult.Granted g) {
+            ctx.write(Answers.acquired(ctx.alloc(), a.owner(), g.token(), 0), ctx.voidPromise());
+        } else if (result instanceof AcquireResult.TimedOut) {
+            ctx.write(Answers.withLong(ctx.alloc(), AnswerType.TIMED_OUT, a.owner()), ctx.voidPromise());
+        } else if (result instanceof AcquireResult.Busy) {
+            ctx.write(Answers.withLong(ctx.alloc(), AnswerType.BUSY, a.owner()), ctx.voidPromise());
+        }
+        // Queued: SessionNotifier answers when the registry decides.
+    }
+
+    private void reject(ChannelHandlerContext ctx, ProtocolError error) {
+        failed = true;
+        registry.closeSession(session);
+        stats.protocolError(error.code());
+        log.warn("Closing {}: protocol error {} ({})", ctx.channel().remoteAddress(), error.code().code(),
+                error.message());
+        ctx.writeAndFlush(Answers.error(ctx.alloc(), error.code(), error.message()))
+                .addListener(ChannelFutureListener.CLOSE);
+    }
+
+    @Override
+    public void channelReadComplete(ChannelHandlerContext ctx) {
+        ctx.flush();
+        if (!ctx.channel().isWritable()) {
+            ctx.channel().config().setAutoRead(false);
+        }
+        ctx.fireChannelReadComplete();
+    }
+
+    @Override
+    public void channelWritabilityChanged(ChannelHandlerContext ctx) {
+        boolean writable = ctx.channel().isWritable();
+        ctx.channel().config().setAutoRead(writable);
+        if (writable) {
+            ctx.read();
+        }
+        ctx.fireChannelWritabilityChanged();
+    }
+
+    @Override
+    public void channelInactive(ChannelHandlerContext ctx) {
+        registry.closeSession(session);
+        stats.sessionClosed();
+        ctx.fireChannelInactive();
+    }
+
+    @Override
+    public void exceptionCaught(ChannelHandlerContext ctx, Throwable cause) {
+        // Resets and broken pipes are ordinary I/O noise: close quietly, the waiters are dropped.
+        log.debug("I/O error on {}: {}", ctx.channel().remoteAddress(), cause.toString());
+        ctx.close();
+    }
+}

@@ -1,0 +1,36 @@
+package dev.leasehold.server;
+
+import dev.leasehold.protocol.AnswerType;
+import dev.leasehold.registry.Waiter;
+import dev.leasehold.registry.WaiterNotifier;
+import io.netty.buffer.ByteBuf;
+import io.netty.channel.Channel;
+
+/**
+ * Writes the answers the registry owes to queued Acquires ({@code A}, {@code T}, {@code B}) on
+ * the waiter's own channel. Called from any thread; Netty moves the write to the channel's event
+ * loop. If the channel has closed meanwhile the answer is lost, which is what the protocol
+ * expects: a grant to a session that died stays until its lease ends.
+ */
+public final class SessionNotifier implements WaiterNotifier {
+
+    @Override
+    public void answer(Waiter waiter) {
+        if (!(waiter.session() instanceof Session session)) {
+            return;
+        }
+        Channel ch = session.channel();
+        if (!ch.isActive()) {
+            return;
+        }
+        ByteBuf answer = switch (waiter.outcome()) {
+            case GRANTED -> Answers.acquired(ch.alloc(), waiter.owner(), waiter.token(), waiter.queuedMillis());
+            case TIMED_OUT -> Answers.withLong(ch.alloc(), AnswerType.TIMED_OUT, waiter.owner());
+            case BUSY -> Answers.withLong(ch.alloc(), AnswerType.BUSY, waiter.owner());
+            case WAITING, DROPPED -> null;
+        };
+        if (answer != null) {
+            ch.writeAndFlush(answer, ch.voidPromise());
+        }
+    }
+}

@@ -1,0 +1,519 @@
+package dev.leasehold.deploy;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import java.io.IOException;
+import java.io.InputStream;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.function.UnaryOperator;
+
+import com.marcnuri.helm.Helm;
+import com.marcnuri.helm.LintResult;
+import com.marcnuri.helm.Release;
+import com.marcnuri.helm.TemplateCommand;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+import org.yaml.snakeyaml.LoaderOptions;
+import org.yaml.snakeyaml.Yaml;
+import org.yaml.snakeyaml.constructor.SafeConstructor;
+
+import org.springframework.boot.context.properties.bind.Binder;
+import org.springframework.boot.context.properties.source.ConfigurationPropertySources;
+import org.springframework.boot.env.YamlPropertySourceLoader;
+import org.springframework.core.env.PropertySource;
+import org.springframework.core.io.ByteArrayResource;
+
+import dev.leasehold.config.LeaseholdProperties;
+
+/**
+ * The Helm chart in {@code helm/leasehold}, rendered by real Helm (helm-java embeds Helm 3.16)
+ * and checked object by object after parsing the output with SnakeYAML.
+ */
+class HelmChartTests {
+
+    static final Path CHART = Path.of("helm", "leasehold");
+    static final String RELEASE = "lh";
+    static final String FULLNAME = "lh-leasehold";
+
+    // ---------------------------------------------------------------- lint
+
+    @Test
+    void strictLintPasses() {
+        LintResult result = new Helm(CHART).lint().strict().call();
+        assertThat(result.getMessages()).as("lint messages")
+                .noneMatch(m -> m.contains("[ERROR]") || m.contains("[WARNING]"));
+        assertThat(result.isFailed()).as("strict lint failed: %s", result.getMessages()).isFalse();
+    }
+
+    // ---------------------------------------------------------------- defaults
+
+    @Test
+    void defaultsRenderTheExpectedObjects() {
+        List<Map<String, Object>> docs = render(t -> t);
+        assertThat(docs).extracting(d -> d.get("kind") + "/" + name(d)).containsExactlyInAnyOrder(
+                "ConfigMap/" + FULLNAME,
+                "Service/" + FULLNAME,
+                "Service/" + FULLNAME + "-headless",
+                "StatefulSet/" + FULLNAME,
+                "PodDisruptionBudget/" + FULLNAME);
+    }
+
+    @Test
+    void statefulSetRunsOneReplicaWithPortsProbesAndPersistentData() {
+        Rendered r = Rendered.of(render(t -> t));
+        Map<String, Object> sts = r.one("StatefulSet");
+        Map<String, Object> spec = map(sts, "spec");
+        assertThat(spec.get("replicas")).isEqualTo(1);
+        assertThat(spec.get("serviceName")).isEqualTo(FULLNAME + "-headless");
+        assertThat(map(r.named("Service", FULLNAME + "-headless"), "spec").get("clusterIP")).isEqualTo("None");
+
+        Map<String, Object> pod = map(map(spec, "template"), "spec");
+        assertThat(pod.get("enableServiceLinks")).as("LEASEHOLD_PORT=tcp://... would break binding").isEqualTo(false);
+        assertThat(pod.get("automountServiceAccountToken")).isEqualTo(false);
+        Map<String, Object> c = container(sts);
+        assertThat(c.get("image")).isEqualTo("leasehold:0.1.0");
+        assertThat(ports(c)).containsEntry("lock", 7420).containsEntry("http", 7421);
+
+        assertProbe(c, "livenessProbe", "/actuator/health/liveness");
+        assertProbe(c, "readinessProbe", "/actuator/health/readiness");
+        assertProbe(c, "startupProbe", "/actuator/health/liveness");
+
+        // The data directory: a claim per pod, mounted where leasehold.data-dir points.
+        List<Map<String, Object>> claims = list(spec, "volumeClaimTemplates");
+        assertThat(claims).hasSize(1);
+        Map<String, Object> claim = claims.get(0);
+        assertThat(map(claim, "metadata").get("name")).isEqualTo("data");
+        assertThat(strings(map(claim, "spec"), "accessModes")).containsExactly("ReadWriteOnce");
+        assertThat(map(map(map(claim, "spec"), "resources"), "requests").get("storage")).isEqualTo("1Gi");
+        assertThat(map(claim, "spec")).doesNotContainKey("storageClassName");
+        assertThat(mounts(c)).containsEntry("data", "/data").containsEntry("config", "/config")
+                .containsEntry("tmp", "/tmp");
+        assertThat(volumes(pod)).doesNotContainKey("data"); // it comes from the claim template
+        assertThat(map(volumes(pod).get("config"), "configMap").get("name")).isEqualTo(FULLNAME);
+        assertThat(volumes(pod).get("tmp")).containsKey("emptyDir");
+
+        assertThat(env(c))
+                .containsEntry("SPRING_CONFIG_ADDITIONAL_LOCATION", "file:/config/")
+                .containsEntry("LEASEHOLD_DATA_DIR", "/data")
+                .containsEntry("JAVA_TOOL_OPTIONS", "-XX:MaxRAMPercentage=75 -XX:+ExitOnOutOfMemoryError");
+        assertThat(map(c, "resources")).containsKeys("requests", "limits");
+        assertThat(map(map(c, "resources"), "limits").get("memory")).isEqualTo("512Mi");
+    }
+
+    @Test
+    void podIsNonRootWithReadOnlyRootFilesystem() {
+        Map<String, Object> sts = Rendered.of(render(t -> t)).one("StatefulSet");
+        Map<String, Object> pod = map(map(map(sts, "spec"), "template"), "spec");
+        Map<String, Object> podSc = map(pod, "securityContext");
+        assertThat(podSc).containsEntry("runAsNonRoot", true).containsEntry("runAsUser", 10001)
+                .containsEntry("runAsGroup", 10001).containsEntry("fsGroup", 10001);
+        assertThat(map(podSc, "seccompProfile").get("type")).isEqualTo("RuntimeDefault");
+
+        Map<String, Object> sc = map(container(sts), "securityContext");
+        assertThat(sc).containsEntry("runAsNonRoot", true).containsEntry("runAsUser", 10001)
+                .containsEntry("readOnlyRootFilesystem", true).containsEntry("allowPrivilegeEscalation", false);
+        assertThat(strings(map(sc, "capabilities"), "drop")).containsExactly("ALL");
+    }
+
+    @Test
+    void serviceExposesBothPortsAndScrapeAnnotations() {
+        Rendered r = Rendered.of(render(t -> t));
+        Map<String, Object> svc = r.named("Service", FULLNAME);
+        Map<String, Object> spec = map(svc, "spec");
+        assertThat(spec.get("type")).isEqualTo("ClusterIP");
+        assertThat(servicePorts(svc)).containsEntry("lock", List.of(7420, "lock"))
+                .containsEntry("http", List.of(7421, "http"));
+        assertThat(map(map(svc, "metadata"), "annotations"))
+                .containsEntry("prometheus.io/scrape", "true")
+                .containsEntry("prometheus.io/port", "7421")
+                .containsEntry("prometheus.io/path", "/actuator/prometheus");
+        // The selector picks the StatefulSet's pods.
+        Map<String, Object> podLabels = map(map(map(r.one("StatefulSet"), "spec"), "template"), "metadata");
+        assertThat(map(podLabels, "labels")).containsAllEntriesOf(map(spec, "selector"));
+        // Scraped once: the headless Service carries no scrape annotations.
+        assertThat(map(r.named("Service", FULLNAME + "-headless"), "metadata")).doesNotContainKey("annotations");
+    }
+
+    @Test
+    void configMapCarriesEveryLeaseholdSettingWithTheServerDefaults() throws IOException {
+        Map<String, Object> app = applicationYml(Rendered.of(render(t -> t)).one("ConfigMap"));
+        Map<String, Object> leasehold = map(app, "leasehold");
+
+        // Every leasehold.* property the server knows is tunable from values.
+        for (var component : LeaseholdProperties.class.getRecordComponents()) {
+            assertThat(leasehold).as("leasehold.%s is not rendered from values", kebab(component.getName()))
+                    .containsKey(kebab(component.getName()));
+        }
+        // The chart's defaults equal the server's own application.yml, except where the
+        // container differs on purpose (data-dir).
+        Map<String, Object> serverDefaults;
+        try (InputStream in = Files.newInputStream(Path.of("src/main/resources/application.yml"))) {
+            serverDefaults = map(yaml().load(in), "leasehold");
+        }
+        serverDefaults.forEach((key, value) -> {
+            if (!key.equals("data-dir")) {
+                assertThat(leasehold.get(key)).as("default of leasehold.%s", key).isEqualTo(value);
+            }
+        });
+        assertThat(leasehold).containsEntry("data-dir", "/data")
+                .containsEntry("max-held-keys", 1000000).containsEntry("token-block-size", 1000000)
+                .containsEntry("recovery-grace", "auto").containsEntry("drain-timeout", "10s");
+        assertThat(map(app, "server")).containsEntry("port", 7421);
+    }
+
+    @Test
+    void springBootBindsTheRenderedApplicationYml() throws IOException {
+        // Load the ConfigMap's file the way Spring Boot loads /config/application.yml, then
+        // bind leasehold.* onto the server's own properties record (which validates ranges).
+        LeaseholdProperties defaults = bind(render(t -> t));
+        assertThat(defaults.port()).isEqualTo(7420);
+        assertThat(defaults.dataDir()).isEqualTo(Path.of("/data"));
+        assertThat(defaults.maxHeldKeys()).isEqualTo(1_000_000);
+        assertThat(defaults.tokenBlockSize()).isEqualTo(1_000_000L);
+        assertThat(defaults.frameTimeout()).isEqualTo(Duration.ofSeconds(10));
+
+        LeaseholdProperties tuned = bind(render(t -> t.set("leasehold.maxKeyBytes", 300)
+                .set("leasehold.frameTimeout", "1500ms").set("leasehold.ioThreads", 3)
+                .set("leasehold.tokenBlockSize", 77).set("persistence.mountPath", "/srv/lh")));
+        assertThat(tuned.maxKeyBytes()).isEqualTo(300);
+        assertThat(tuned.frameTimeout()).isEqualTo(Duration.ofMillis(1500));
+        assertThat(tuned.ioThreads()).isEqualTo(3);
+        assertThat(tuned.tokenBlockSize()).isEqualTo(77L);
+        assertThat(tuned.dataDir()).isEqualTo(Path.of("/srv/lh"));
+    }
+
+    static LeaseholdProperties bind(List<Map<String, Object>> docs) throws IOException {
+        String text = (String) map(Rendered.of(docs).one("ConfigMap"), "data").get("application.yml");
+        List<PropertySource<?>> sources = new YamlPropertySourceLoader()
+                .load("configmap", new ByteArrayResource(text.getBytes(StandardCharsets.UTF_8)));
+        Binder binder = new Binder(ConfigurationPropertySources.from(sources));
+        assertThat(binder.bind("server.port", Integer.class).get()).isEqualTo(
+                (Integer) ports(container(Rendered.of(docs).one("StatefulSet"))).get("http"));
+        return binder.bind("leasehold", LeaseholdProperties.class).get();
+    }
+
+    @Test
+    void serviceMonitorOnlyWhenEnabled() {
+        assertThat(Rendered.of(render(t -> t)).all("ServiceMonitor")).isEmpty();
+
+        Rendered r = Rendered.of(render(t -> t.set("serviceMonitor.enabled", true)
+                .set("serviceMonitor.labels.release", "kube-prometheus")
+                .set("serviceMonitor.interval", "15s")));
+        Map<String, Object> sm = r.one("ServiceMonitor");
+        assertThat(sm.get("apiVersion")).isEqualTo("monitoring.coreos.com/v1");
+        assertThat(map(map(sm, "metadata"), "labels")).containsEntry("release", "kube-prometheus");
+        Map<String, Object> endpoint = list(map(sm, "spec"), "endpoints").get(0);
+        assertThat(endpoint).containsEntry("port", "http").containsEntry("path", "/actuator/prometheus")
+                .containsEntry("interval", "15s");
+        assertThat(map(map(sm, "spec"), "selector").get("matchLabels"))
+                .isEqualTo(map(map(r.named("Service", FULLNAME), "spec"), "selector"));
+    }
+
+    @Test
+    void podDisruptionBudget() {
+        Map<String, Object> pdb = Rendered.of(render(t -> t)).one("PodDisruptionBudget");
+        assertThat(map(pdb, "spec")).containsEntry("maxUnavailable", 1).doesNotContainKey("minAvailable");
+
+        pdb = Rendered.of(render(t -> t.set("podDisruptionBudget.minAvailable", 1))).one("PodDisruptionBudget");
+        assertThat(map(pdb, "spec")).containsEntry("minAvailable", 1).doesNotContainKey("maxUnavailable");
+
+        assertThat(Rendered.of(render(t -> t.set("podDisruptionBudget.enabled", false)))
+                .all("PodDisruptionBudget")).isEmpty();
+    }
+
+    // ---------------------------------------------------------------- overrides
+
+    @Test
+    void overriddenValuesReachConfigPortsAndClaim() {
+        Rendered r = Rendered.of(render(t -> t
+                .set("leasehold.port", 7500)
+                .set("leasehold.maxKeyBytes", 256)
+                .set("leasehold.maxWaitersPerKey", 16)
+                .set("leasehold.maxWaitersTotal", 5000)
+                .set("leasehold.maxPendingPerSession", 8)
+                .set("leasehold.maxHeldKeys", 2000000)
+                .set("leasehold.maxConnections", 300)
+                .set("leasehold.frameTimeout", "3s")
+                .set("leasehold.tokenBlockSize", 5000)
+                .set("leasehold.ioThreads", 2)
+                .set("leasehold.recoveryGrace", "255s")
+                .set("leasehold.drainTimeout", "45s")
+                .set("management.port", 8081)
+                .set("service.port", 17420)
+                .set("persistence.size", "5Gi")
+                .set("persistence.storageClass", "fast-ssd")
+                .set("persistence.mountPath", "/var/lib/leasehold")
+                .set("extraConfig.logging.level.dev\\.leasehold", "DEBUG")
+                .set("extraConfig.leasehold.port", 1) // the chart owns this key: ignored
+                .set("image.tag", "1.2.3")));
+
+        Map<String, Object> app = applicationYml(r.one("ConfigMap"));
+        assertThat(map(app, "leasehold"))
+                .containsEntry("port", 7500).containsEntry("max-key-bytes", 256)
+                .containsEntry("max-waiters-per-key", 16).containsEntry("max-waiters-total", 5000)
+                .containsEntry("max-pending-per-session", 8).containsEntry("max-held-keys", 2000000)
+                .containsEntry("max-connections", 300).containsEntry("frame-timeout", "3s")
+                .containsEntry("token-block-size", 5000).containsEntry("io-threads", 2)
+                .containsEntry("recovery-grace", "255s").containsEntry("drain-timeout", "45s")
+                .containsEntry("data-dir", "/var/lib/leasehold");
+        assertThat(map(app, "server")).containsEntry("port", 8081);
+        assertThat(map(map(app, "logging"), "level")).containsEntry("dev.leasehold", "DEBUG");
+
+        Map<String, Object> sts = r.one("StatefulSet");
+        Map<String, Object> c = container(sts);
+        assertThat(c.get("image")).isEqualTo("leasehold:1.2.3");
+        assertThat(ports(c)).containsEntry("lock", 7500).containsEntry("http", 8081);
+        assertThat(mounts(c)).containsEntry("data", "/var/lib/leasehold");
+        assertThat(env(c)).containsEntry("LEASEHOLD_DATA_DIR", "/var/lib/leasehold");
+        assertThat(map(map(map(sts, "spec"), "template"), "spec").get("terminationGracePeriodSeconds")).isEqualTo(65);
+        Map<String, Object> claimSpec = map(list(map(sts, "spec"), "volumeClaimTemplates").get(0), "spec");
+        assertThat(claimSpec.get("storageClassName")).isEqualTo("fast-ssd");
+        assertThat(map(map(claimSpec, "resources"), "requests").get("storage")).isEqualTo("5Gi");
+
+        Map<String, Object> svc = r.named("Service", FULLNAME);
+        assertThat(servicePorts(svc)).containsEntry("lock", List.of(17420, "lock"))
+                .containsEntry("http", List.of(7421, "http"));
+        assertThat(map(map(svc, "metadata"), "annotations")).containsEntry("prometheus.io/port", "8081");
+        assertThat(servicePorts(r.named("Service", FULLNAME + "-headless")))
+                .containsEntry("lock", List.of(7500, "lock")).containsEntry("http", List.of(8081, "http"));
+    }
+
+    @Test
+    void valuesFileOverridesAndFreeFormConfig(@TempDir Path dir) throws IOException {
+        Path values = dir.resolve("values.yaml");
+        Files.writeString(values, """
+                leasehold:
+                  maxHeldKeys: 123456789012
+                  recoveryGrace: 0s
+                  drainTimeout: 500ms
+                extraConfig:
+                  spring:
+                    lifecycle:
+                      timeout-per-shutdown-phase: 40s
+                  server:
+                    port: 9999          # owned by the chart (management.port): ignored
+                    netty:
+                      max-initial-line-length: 2000000
+                  management:
+                    endpoint:
+                      health:
+                        show-details: never
+                """);
+        Rendered r = Rendered.of(render(t -> t.withValuesFile(values)));
+        Map<String, Object> app = applicationYml(r.one("ConfigMap"));
+        assertThat(map(app, "leasehold")).containsEntry("max-held-keys", 123456789012L)
+                .containsEntry("recovery-grace", "0s").containsEntry("drain-timeout", "500ms");
+        assertThat(map(app, "server")).containsEntry("port", 7421);
+        assertThat(map(map(app, "server"), "netty")).containsEntry("max-initial-line-length", 2000000);
+        assertThat(map(map(app, "spring"), "lifecycle")).containsEntry("timeout-per-shutdown-phase", "40s");
+        assertThat(map(map(map(app, "management"), "endpoint"), "health")).containsEntry("show-details", "never");
+        assertThat(grace(r.docs())).isEqualTo(21);
+    }
+
+    @Test
+    void configChecksumFollowsTheConfigMapOnly() {
+        String base = checksum(render(t -> t));
+        assertThat(base).matches("[0-9a-f]{64}");
+        assertThat(checksum(render(t -> t))).as("stable").isEqualTo(base);
+        assertThat(checksum(render(t -> t.set("leasehold.maxWaitersPerKey", 10)))).isNotEqualTo(base);
+        assertThat(checksum(render(t -> t.set("extraConfig.logging.level.root", "WARN")))).isNotEqualTo(base);
+        // Not part of application.yml: no config roll for it.
+        assertThat(checksum(render(t -> t.set("resources.limits.memory", "1Gi")))).isEqualTo(base);
+    }
+
+    @Test
+    void terminationGracePeriodStaysAboveTheDrainTimeout() {
+        assertThat(grace(render(t -> t))).isEqualTo(30).isGreaterThan(10);
+        assertThat(grace(render(t -> t.set("leasehold.drainTimeout", "2m")))).isEqualTo(140);
+        assertThat(grace(render(t -> t.set("leasehold.drainTimeout", "1500ms")))).isEqualTo(22);
+        assertThat(grace(render(t -> t.set("leasehold.drainTimeout", "30s")
+                .set("terminationGraceMarginSeconds", 5)))).isEqualTo(35);
+        assertThat(grace(render(t -> t.set("terminationGracePeriodSeconds", 11)))).isEqualTo(11);
+        assertThatThrownBy(() -> render(t -> t.set("terminationGracePeriodSeconds", 10)))
+                .hasMessageContaining("must be greater than leasehold.drainTimeout");
+        assertThatThrownBy(() -> render(t -> t.set("leasehold.drainTimeout", "2m")
+                .set("terminationGracePeriodSeconds", 60)))
+                .hasMessageContaining("must be greater than leasehold.drainTimeout");
+    }
+
+    @Test
+    void schemaRejectsUnsafeOrMistypedValues() {
+        assertThatThrownBy(() -> render(t -> t.set("replicaCount", 2))).hasMessageContaining("replicaCount");
+        assertThatThrownBy(() -> render(t -> t.set("leasehold.maxKeybytes", 10))).hasMessageContaining("maxKeybytes");
+        assertThatThrownBy(() -> render(t -> t.set("leasehold.drainTimeout", "10 seconds")))
+                .hasMessageContaining("drainTimeout");
+        assertThatThrownBy(() -> render(t -> t.set("leasehold.recoveryGrace", "sometimes")))
+                .hasMessageContaining("recoveryGrace");
+        assertThatThrownBy(() -> render(t -> t.set("leasehold.maxKeyBytes", 0))).hasMessageContaining("maxKeyBytes");
+        assertThat(Rendered.of(render(t -> t.set("replicaCount", 0))).one("StatefulSet"))
+                .extracting(s -> map(s, "spec").get("replicas")).isEqualTo(0);
+    }
+
+    @Test
+    void persistenceCanBeTurnedOffForThrowAwayInstalls() {
+        Map<String, Object> sts = Rendered.of(render(t -> t.set("persistence.enabled", false))).one("StatefulSet");
+        assertThat(map(sts, "spec")).doesNotContainKey("volumeClaimTemplates");
+        Map<String, Object> pod = map(map(map(sts, "spec"), "template"), "spec");
+        assertThat(volumes(pod).get("data")).containsKey("emptyDir");
+        assertThat(mounts(container(sts))).containsEntry("data", "/data");
+    }
+
+    @Test
+    void optionalServiceAccount() {
+        assertThat(Rendered.of(render(t -> t)).all("ServiceAccount")).isEmpty();
+        Rendered r = Rendered.of(render(t -> t.set("serviceAccount.create", true)));
+        assertThat(name(r.one("ServiceAccount"))).isEqualTo(FULLNAME);
+        assertThat(map(map(map(r.one("StatefulSet"), "spec"), "template"), "spec").get("serviceAccountName"))
+                .isEqualTo(FULLNAME);
+    }
+
+    @Test
+    void notesExplainHowToConnectAndScrape() {
+        Release release = new Helm(CHART).install().withName(RELEASE).withNamespace("locks")
+                .dryRun().clientOnly().call();
+        assertThat(release.getOutput())
+                .contains("lh-leasehold.locks.svc.cluster.local:7420")
+                .contains("kubectl -n locks port-forward svc/lh-leasehold 7420:7420 7421:7421")
+                .contains("/actuator/prometheus")
+                .contains("prometheus.io/scrape")
+                .doesNotContain("WARNING");
+        assertThat(new Helm(CHART).install().withName(RELEASE).set("persistence.enabled", false)
+                .dryRun().clientOnly().call().getOutput())
+                .contains("WARNING: persistence.enabled=false");
+    }
+
+    // ---------------------------------------------------------------- helpers
+
+    static List<Map<String, Object>> render(UnaryOperator<TemplateCommand> options) {
+        String out = options.apply(new Helm(CHART).template().withName(RELEASE).withNamespace("default")).call();
+        List<Map<String, Object>> docs = new ArrayList<>();
+        for (Object doc : yaml().loadAll(out)) {
+            if (doc != null) {
+                docs.add(cast(doc));
+            }
+        }
+        return docs;
+    }
+
+    static Yaml yaml() {
+        return new Yaml(new SafeConstructor(new LoaderOptions()));
+    }
+
+    record Rendered(List<Map<String, Object>> docs) {
+        static Rendered of(List<Map<String, Object>> docs) {
+            return new Rendered(docs);
+        }
+
+        List<Map<String, Object>> all(String kind) {
+            return docs.stream().filter(d -> kind.equals(d.get("kind"))).toList();
+        }
+
+        Map<String, Object> one(String kind) {
+            List<Map<String, Object>> found = all(kind);
+            assertThat(found).as("%s objects", kind).hasSize(1);
+            return found.get(0);
+        }
+
+        Map<String, Object> named(String kind, String name) {
+            return all(kind).stream().filter(d -> name.equals(name(d))).findFirst()
+                    .orElseThrow(() -> new AssertionError("no " + kind + " named " + name));
+        }
+    }
+
+    static Map<String, Object> applicationYml(Map<String, Object> configMap) {
+        Object text = map(configMap, "data").get("application.yml");
+        assertThat(text).isInstanceOf(String.class);
+        return cast(yaml().load((String) text));
+    }
+
+    static String checksum(List<Map<String, Object>> docs) {
+        Map<String, Object> sts = Rendered.of(docs).one("StatefulSet");
+        return (String) map(map(map(map(sts, "spec"), "template"), "metadata"), "annotations").get("checksum/config");
+    }
+
+    static int grace(List<Map<String, Object>> docs) {
+        Map<String, Object> sts = Rendered.of(docs).one("StatefulSet");
+        return (Integer) map(map(map(sts, "spec"), "template"), "spec").get("terminationGracePeriodSeconds");
+    }
+
+    static void assertProbe(Map<String, Object> container, String probe, String path) {
+        Map<String, Object> get = map(map(container, probe), "httpGet");
+        assertThat(get).as(probe).containsEntry("path", path).containsEntry("port", "http");
+    }
+
+    static Map<String, Object> container(Map<String, Object> sts) {
+        List<Map<String, Object>> containers = list(map(map(map(sts, "spec"), "template"), "spec"), "containers");
+        assertThat(containers).hasSize(1);
+        return containers.get(0);
+    }
+
+    static Map<String, Object> ports(Map<String, Object> container) {
+        Map<String, Object> byName = new LinkedHashMap<>();
+        list(container, "ports").forEach(p -> byName.put((String) p.get("name"), p.get("containerPort")));
+        return byName;
+    }
+
+    static Map<String, Object> servicePorts(Map<String, Object> svc) {
+        Map<String, Object> byName = new LinkedHashMap<>();
+        list(map(svc, "spec"), "ports").forEach(p -> byName.put((String) p.get("name"),
+                List.of(p.get("port"), p.get("targetPort"))));
+        return byName;
+    }
+
+    static Map<String, Object> mounts(Map<String, Object> container) {
+        Map<String, Object> byName = new LinkedHashMap<>();
+        list(container, "volumeMounts").forEach(m -> byName.put((String) m.get("name"), m.get("mountPath")));
+        return byName;
+    }
+
+    static Map<String, Map<String, Object>> volumes(Map<String, Object> podSpec) {
+        Map<String, Map<String, Object>> byName = new LinkedHashMap<>();
+        list(podSpec, "volumes").forEach(v -> byName.put((String) v.get("name"), v));
+        return byName;
+    }
+
+    static Map<String, Object> env(Map<String, Object> container) {
+        Map<String, Object> byName = new LinkedHashMap<>();
+        list(container, "env").forEach(e -> byName.put((String) e.get("name"), e.get("value")));
+        return byName;
+    }
+
+    static String name(Map<String, Object> doc) {
+        return (String) map(doc, "metadata").get("name");
+    }
+
+    static String kebab(String camel) {
+        return camel.replaceAll("([a-z0-9])([A-Z])", "$1-$2").toLowerCase();
+    }
+
+    static Map<String, Object> map(Object parent, String key) {
+        Object value = ((Map<?, ?>) parent).get(key);
+        assertThat(value).as("'%s' in %s", key, parent).isInstanceOf(Map.class);
+        return cast(value);
+    }
+
+    static List<Map<String, Object>> list(Object parent, String key) {
+        Object value = ((Map<?, ?>) parent).get(key);
+        assertThat(value).as("'%s' in %s", key, parent).isInstanceOf(List.class);
+        return cast(value);
+    }
+
+    static List<String> strings(Object parent, String key) {
+        Object value = ((Map<?, ?>) parent).get(key);
+        assertThat(value).as("'%s' in %s", key, parent).isInstanceOf(List.class);
+        return cast(value);
+    }
+
+    @SuppressWarnings("unchecked")
+    static <T> T cast(Object o) {
+        return (T) o;
+    }
+}

@@ -1,0 +1,109 @@
+package dev.leasehold.testing;
+
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.Comparator;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.stream.Stream;
+
+import org.springframework.boot.SpringApplication;
+import org.springframework.boot.builder.SpringApplicationBuilder;
+import org.springframework.context.ConfigurableApplicationContext;
+
+import dev.leasehold.LeaseholdApplication;
+import dev.leasehold.server.LeaseholdServer;
+
+/**
+ * The real Leasehold application, started in this JVM on random ports (protocol and HTTP) with
+ * a temporary data directory, for integration tests. {@link #close()} stops it and deletes the
+ * directory (unless the test passed its own {@code leasehold.data-dir}).
+ */
+public final class TestServer implements AutoCloseable {
+
+    private final ConfigurableApplicationContext context;
+    private final Path dataDir;
+    private final boolean ownsDataDir;
+
+    private TestServer(ConfigurableApplicationContext context, Path dataDir, boolean ownsDataDir) {
+        this.context = context;
+        this.dataDir = dataDir;
+        this.ownsDataDir = ownsDataDir;
+    }
+
+    public static TestServer start() {
+        return start(Map.of());
+    }
+
+    /** Starts with these extra properties (e.g. {@code "leasehold.max-waiters-per-key", "2"}). */
+    public static TestServer start(Map<String, String> extraProperties) {
+        Map<String, String> props = new LinkedHashMap<>();
+        props.put("leasehold.port", "0");
+        props.put("server.port", "0");
+        props.put("leasehold.io-threads", "2");
+        props.putAll(extraProperties);
+        boolean owns = !props.containsKey("leasehold.data-dir");
+        Path dir;
+        try {
+            dir = owns ? Files.createTempDirectory("leasehold-test") : Path.of(props.get("leasehold.data-dir"));
+        } catch (IOException e) {
+            throw new IllegalStateException(e);
+        }
+        props.put("leasehold.data-dir", dir.toString());
+        List<String> args = new ArrayList<>();
+        props.forEach((k, v) -> args.add("--" + k + "=" + v));
+        SpringApplication app = new SpringApplicationBuilder(LeaseholdApplication.class).build();
+        try {
+            return new TestServer(app.run(args.toArray(String[]::new)), dir, owns);
+        } catch (RuntimeException e) {
+            if (owns) {
+                deleteTree(dir);
+            }
+            throw e;
+        }
+    }
+
+    /** The protocol port. */
+    public int port() {
+        return context.getBean(LeaseholdServer.class).port();
+    }
+
+    /** The HTTP (Actuator) port. */
+    public int httpPort() {
+        return Integer.parseInt(context.getEnvironment().getProperty("local.server.port", "-1"));
+    }
+
+    public Path dataDir() {
+        return dataDir;
+    }
+
+    public <T> T bean(Class<T> type) {
+        return context.getBean(type);
+    }
+
+    public ConfigurableApplicationContext context() {
+        return context;
+    }
+
+    @Override
+    public void close() {
+        context.close();
+        if (ownsDataDir) {
+            deleteTree(dataDir);
+        }
+    }
+
+    public static void deleteTree(Path dir) {
+        if (!Files.exists(dir)) {
+            return;
+        }
+        try (Stream<Path> walk = Files.walk(dir)) {
+            walk.sorted(Comparator.reverseOrder()).forEach(p -> p.toFile().delete());
+        } catch (IOException e) {
+            throw new IllegalStateException(e);
+        }
+    }
+}
