@@ -352,7 +352,7 @@ class ClientSemanticsIntegrationTests {
         LeaseholdClient c = via(slow, b -> b.poolSize(1).responseGrace(Duration.ofMillis(500)));
         c.ping();
         slow.stallClientToServer(true); // nothing more is read from the client: its writes block
-        String longKey = key + "-" + "x".repeat(480);
+        String longKey = key + "-" + "x".repeat(400); // with the index: under 512 bytes
         List<AcquireCall> calls = new ArrayList<>();
         java.util.concurrent.ConcurrentLinkedQueue<Long> lateness = new java.util.concurrent.ConcurrentLinkedQueue<>();
         for (int i = 0; i < 12_000; i++) { // ~6 MB: more than loopback socket buffers absorb
