@@ -1,0 +1,261 @@
+package dev.leasehold.server;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import java.util.ArrayList;
+import java.util.HexFormat;
+import java.util.List;
+import java.util.concurrent.TimeUnit;
+
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.MethodSource;
+
+import dev.leasehold.protocol.ErrorCode;
+import dev.leasehold.protocol.Request;
+import io.netty.buffer.ByteBuf;
+import io.netty.buffer.Unpooled;
+import io.netty.channel.embedded.EmbeddedChannel;
+
+/** The request decoder against the golden bytes of PROTOCOL.md and every protocol error. */
+class RequestDecoderTests {
+
+    private static final long TIMEOUT_NANOS = TimeUnit.SECONDS.toNanos(10);
+
+    /** The request examples of PROTOCOL.md section 3, with what they must decode to. */
+    static List<Object[]> examples() {
+        return List.of(
+                new Object[] {"41 0A 1E 0A 0A 0A 0A 0A 0A 0A 0A 6F 72 64 65 72 73 2F 34 32 0A",
+                        new Request.Acquire(10, 30, 0x0A0A0A0A0A0A0A0AL, Request.key("orders/42"))},
+                new Object[] {"52 00 00 00 00 00 00 03 E8 6F 72 64 65 72 73 2F 34 32 0A",
+                        new Request.Release(1000, Request.key("orders/42"))},
+                new Object[] {"45 3C 00 00 00 00 00 00 03 E8 6F 72 64 65 72 73 2F 34 32 0A",
+                        new Request.Extend(60, 1000, Request.key("orders/42"))},
+                new Object[] {"50 00 00 00 00 00 00 00 07 0A", new Request.Ping(7)},
+                new Object[] {"41 00 05 00 00 00 00 00 00 00 01 63 61 66 C3 A9 0A",
+                        new Request.Acquire(0, 5, 1, Request.key("café"))});
+    }
+
+    @ParameterizedTest
+    @MethodSource("examples")
+    void decodesEachExampleWhole(String hex, Request expected) {
+        EmbeddedChannel ch = channel(512);
+        ch.writeInbound(buf(bytes(hex)));
+        assertThat((Object) ch.readInbound()).isEqualTo(expected);
+        assertThat((Object) ch.readInbound()).isNull();
+        assertThat(ch.finish()).isFalse();
+    }
+
+    @ParameterizedTest
+    @MethodSource("examples")
+    void decodesEachExampleSplitAtEveryByteBoundary(String hex, Request expected) {
+        byte[] frame = bytes(hex);
+        for (int cut = 1; cut < frame.length; cut++) {
+            EmbeddedChannel ch = channel(512);
+            ch.writeInbound(buf(slice(frame, 0, cut)));
+            assertThat((Object) ch.readInbound()).as("nothing before the frame is whole, cut %d", cut).isNull();
+            ch.writeInbound(buf(slice(frame, cut, frame.length)));
+            assertThat((Object) ch.readInbound()).as("cut at %d", cut).isEqualTo(expected);
+            assertThat(ch.finish()).isFalse();
+        }
+    }
+
+    @Test
+    void decodesEveryExampleByteByByte() {
+        EmbeddedChannel ch = channel(512);
+        List<Object> got = new ArrayList<>();
+        for (Object[] ex : examples()) {
+            for (byte b : bytes((String) ex[0])) {
+                ch.writeInbound(buf(new byte[] {b}));
+                drain(ch, got);
+            }
+        }
+        assertThat(got).containsExactlyElementsOf(examples().stream().map(e -> e[1]).toList());
+        assertThat(ch.finish()).isFalse();
+    }
+
+    @Test
+    void decodesManyFramesFromOneBuffer() {
+        StringBuilder all = new StringBuilder();
+        List<Object> expected = new ArrayList<>();
+        for (int i = 0; i < 50; i++) {
+            for (Object[] ex : examples()) {
+                all.append(ex[0]).append(' ');
+                expected.add(ex[1]);
+            }
+        }
+        EmbeddedChannel ch = channel(512);
+        ch.writeInbound(buf(bytes(all.toString())));
+        List<Object> got = new ArrayList<>();
+        drain(ch, got);
+        assertThat(got).containsExactlyElementsOf(expected);
+        assertThat(ch.finish()).isFalse();
+    }
+
+    @Test
+    void keyMayBeExactlyMaxKeyBytes() {
+        byte[] frame = acquireWithKey("k".repeat(16));
+        EmbeddedChannel ch = channel(16);
+        ch.writeInbound(buf(frame));
+        assertThat((Object) ch.readInbound()).isInstanceOf(Request.Acquire.class);
+    }
+
+    @Test
+    void unknownOpIsErrorOneAtItsFirstByte() {
+        assertError("5A", ErrorCode.UNKNOWN_OP, "0x5A");
+    }
+
+    @Test
+    void loneNewlineWhereAnOpIsExpectedIsAnUnknownOp() {
+        assertError("0A", ErrorCode.UNKNOWN_OP, "0x0A");
+    }
+
+    @Test
+    void emptyKeyIsErrorTwo() {
+        assertError("52 00 00 00 00 00 00 00 01 0A", ErrorCode.BAD_KEY, "empty");
+    }
+
+    @Test
+    void invalidUtf8KeysAreErrorTwo() {
+        for (String badKey : List.of("C3", "C0 AF", "E0 80 AF", "ED A0 80", "F4 90 80 80", "FF", "80", "F0 9F 98")) {
+            assertError("52 00 00 00 00 00 00 00 01 " + badKey + " 0A", ErrorCode.BAD_KEY, "UTF-8");
+        }
+    }
+
+    @Test
+    void leaseZeroIsErrorThreeInAcquireAndExtend() {
+        assertError("41 05 00 00 00 00 00 00 00 00 01 6B 0A", ErrorCode.BAD_ARGUMENT, "lease");
+        assertError("45 00 00 00 00 00 00 00 00 01 6B 0A", ErrorCode.BAD_ARGUMENT, "lease");
+    }
+
+    @Test
+    void headerErrorWinsOverAKeyError() {
+        // lease 0 (code 3) comes before the empty key (code 2) in byte order
+        assertError("41 05 00 00 00 00 00 00 00 00 01 0A", ErrorCode.BAD_ARGUMENT, "lease");
+    }
+
+    @Test
+    void keyPastMaxWithoutTerminatorIsErrorFourAsItArrives() {
+        EmbeddedChannel ch = channel(8);
+        ch.writeInbound(buf(bytes("52 00 00 00 00 00 00 00 01")));
+        ch.writeInbound(buf("12345678".getBytes()));
+        assertThat((Object) ch.readInbound()).isNull();
+        ch.writeInbound(buf("9".getBytes())); // the 9th key byte: no terminator can come in time
+        ProtocolError e = ch.readInbound();
+        assertThat(e.code()).isEqualTo(ErrorCode.FRAME_TOO_LONG);
+        assertThat(e.message()).contains("8");
+    }
+
+    @Test
+    void pingWithoutTerminatorIsErrorSix() {
+        assertError("50 00 00 00 00 00 00 00 07 41", ErrorCode.MISSING_TERMINATOR, "0x41");
+    }
+
+    @Test
+    void framesBeforeTheBadOneAreDecodedAndNothingAfterIt() {
+        EmbeddedChannel ch = channel(512);
+        ch.writeInbound(buf(bytes("50 00 00 00 00 00 00 00 01 0A  5A  50 00 00 00 00 00 00 00 02 0A")));
+        assertThat((Object) ch.readInbound()).isEqualTo(new Request.Ping(1));
+        assertThat(((ProtocolError) ch.readInbound()).code()).isEqualTo(ErrorCode.UNKNOWN_OP);
+        ch.writeInbound(buf(bytes("50 00 00 00 00 00 00 00 03 0A")));
+        assertThat((Object) ch.readInbound()).isNull();
+        ch.finishAndReleaseAll();
+    }
+
+    @Test
+    void halfSentFrameGetsErrorFiveAfterTheFrameTimeout() throws Exception {
+        EmbeddedChannel ch = new EmbeddedChannel(new RequestDecoder(512, TimeUnit.MILLISECONDS.toNanos(50)));
+        ch.writeInbound(buf(bytes("41 0A 1E 00")));
+        assertThat((Object) ch.readInbound()).isNull();
+        Thread.sleep(120);
+        ch.runPendingTasks();
+        ProtocolError e = ch.readInbound();
+        assertThat(e).isNotNull();
+        assertThat(e.code()).isEqualTo(ErrorCode.INCOMPLETE_FRAME);
+        ch.finishAndReleaseAll();
+    }
+
+    @Test
+    void frameTimeoutCountsFromTheFirstByteOfTheFrameInProgress() throws Exception {
+        EmbeddedChannel ch = new EmbeddedChannel(new RequestDecoder(512, TimeUnit.MILLISECONDS.toNanos(200)));
+        ch.writeInbound(buf(bytes("50 00 00")));
+        Thread.sleep(120);
+        ch.writeInbound(buf(bytes("00 00 00 00 00 01 0A 50 00"))); // first finishes, second starts
+        assertThat((Object) ch.readInbound()).isEqualTo(new Request.Ping(1));
+        Thread.sleep(120); // the first frame's deadline passes; the second is only 120 ms old
+        ch.runPendingTasks();
+        assertThat((Object) ch.readInbound()).isNull();
+        Thread.sleep(150);
+        ch.runPendingTasks();
+        ProtocolError e = ch.readInbound();
+        assertThat(e).isNotNull();
+        assertThat(e.code()).isEqualTo(ErrorCode.INCOMPLETE_FRAME);
+        ch.finishAndReleaseAll();
+    }
+
+    @Test
+    void idleSessionIsNeverTimedOut() throws Exception {
+        EmbeddedChannel ch = new EmbeddedChannel(new RequestDecoder(512, TimeUnit.MILLISECONDS.toNanos(30)));
+        ch.writeInbound(buf(bytes("50 00 00 00 00 00 00 00 07 0A")));
+        assertThat((Object) ch.readInbound()).isEqualTo(new Request.Ping(7));
+        Thread.sleep(80);
+        ch.runPendingTasks();
+        assertThat((Object) ch.readInbound()).isNull();
+        assertThat(ch.finish()).isFalse();
+    }
+
+    @Test
+    void allInputIsReleased() {
+        EmbeddedChannel ch = channel(512);
+        ByteBuf in = buf(bytes("50 00 00 00 00 00 00 00 07 0A 5A 00 00"));
+        ch.writeInbound(in);
+        ch.finishAndReleaseAll();
+        assertThat(in.refCnt()).isZero();
+    }
+
+    private static void assertError(String hex, ErrorCode code, String messagePart) {
+        byte[] frame = bytes(hex);
+        for (int cut = 0; cut < frame.length; cut++) {
+            EmbeddedChannel ch = channel(512);
+            List<Object> got = new ArrayList<>();
+            if (cut > 0) {
+                ch.writeInbound(buf(slice(frame, 0, cut)));
+                drain(ch, got);
+            }
+            ch.writeInbound(buf(slice(frame, cut, frame.length)));
+            drain(ch, got);
+            assertThat(got).as("%s cut at %d", hex, cut).hasSize(1);
+            ProtocolError e = (ProtocolError) got.get(0);
+            assertThat(e.code()).as(hex).isEqualTo(code);
+            assertThat(e.message()).as(hex).contains(messagePart);
+            ch.finishAndReleaseAll();
+        }
+    }
+
+    private static byte[] acquireWithKey(String key) {
+        return dev.leasehold.protocol.FrameWriter.encode(new Request.Acquire(1, 1, 1, Request.key(key)));
+    }
+
+    private static void drain(EmbeddedChannel ch, List<Object> into) {
+        Object o;
+        while ((o = ch.readInbound()) != null) {
+            into.add(o);
+        }
+    }
+
+    private static EmbeddedChannel channel(int maxKeyBytes) {
+        return new EmbeddedChannel(new RequestDecoder(maxKeyBytes, TIMEOUT_NANOS));
+    }
+
+    private static ByteBuf buf(byte[] b) {
+        return Unpooled.wrappedBuffer(b);
+    }
+
+    private static byte[] bytes(String hex) {
+        return HexFormat.of().parseHex(hex.replaceAll("\\s+", ""));
+    }
+
+    private static byte[] slice(byte[] b, int from, int to) {
+        return java.util.Arrays.copyOfRange(b, from, to);
+    }
+}
