@@ -1,5 +1,6 @@
 package dev.leasehold;
 
+import static com.tngtech.archunit.lang.syntax.ArchRuleDefinition.classes;
 import static com.tngtech.archunit.lang.syntax.ArchRuleDefinition.noClasses;
 
 import org.junit.jupiter.api.Test;
@@ -8,7 +9,11 @@ import com.tngtech.archunit.core.domain.JavaClasses;
 import com.tngtech.archunit.core.importer.ClassFileImporter;
 import com.tngtech.archunit.core.importer.ImportOption;
 
-/** Dependencies go one way: server → protocol, registry; protocol and registry depend on nothing of ours. */
+/**
+ * Dependencies go one way: server → protocol, registry; protocol and registry depend on nothing
+ * of ours. The official client is JDK-only so any JVM application can use it without dependency
+ * conflicts: {@code java.*} and the shared protocol package, nothing else.
+ */
 class ArchitectureTests {
 
     static final JavaClasses MAIN = new ClassFileImporter()
@@ -16,9 +21,31 @@ class ArchitectureTests {
             .importPackages("dev.leasehold");
 
     @Test
-    void protocolIsPlainJdk() {
-        noClasses().that().resideInAPackage("dev.leasehold.protocol..")
-                .should().dependOnClassesThat().resideOutsideOfPackages("java..", "dev.leasehold.protocol..")
+    void protocolDependsOnlyOnTheJdk() {
+        classes().that().resideInAPackage("dev.leasehold.protocol..")
+                .should().onlyDependOnClassesThat().resideInAnyPackage("java..", "dev.leasehold.protocol..")
+                .check(MAIN);
+    }
+
+    @Test
+    void clientDependsOnlyOnTheJdkAndTheProtocol() {
+        classes().that().resideInAPackage("dev.leasehold.client..")
+                .should().onlyDependOnClassesThat()
+                .resideInAnyPackage("java..", "dev.leasehold.client..", "dev.leasehold.protocol..")
+                .check(MAIN);
+    }
+
+    @Test
+    void clientMechanicsDoNotDependOnThePublicClientApi() {
+        noClasses().that().resideInAPackage("dev.leasehold.client.internal..")
+                .should().dependOnClassesThat().resideInAPackage("dev.leasehold.client")
+                .check(MAIN);
+    }
+
+    @Test
+    void nothingOnTheServerSideUsesTheClient() {
+        noClasses().that().resideOutsideOfPackage("dev.leasehold.client..")
+                .should().dependOnClassesThat().resideInAPackage("dev.leasehold.client..")
                 .check(MAIN);
     }
 
