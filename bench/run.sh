@@ -1,0 +1,100 @@
+#!/usr/bin/env bash
+# Leasehold vs Redis, side by side, on this machine (issue 6). Loopback only.
+#
+#   bench/run.sh                 # full run (about 5 minutes), prints the table
+#   bench/run.sh --duration 5    # any Bench option (see bench/src/.../Bench.java usage())
+#
+# Environment:
+#   SKIP_BUILD=1        reuse target/leasehold-*.jar and bench/target (no Maven)
+#   SERVER_JAVA_OPTS    extra JVM options for the Leasehold server (e.g. a JFR recording)
+#   SERVER_ARGS         extra Spring arguments for the server (e.g. --leasehold.io-threads=1)
+#   OUT_DIR             where logs and the table go (default: a new temp dir)
+#
+# It builds the server (tests skipped: CI runs them) and this load generator, starts the server
+# (fresh temp data dir) and redis-server (installed from Debian if missing; no persistence),
+# runs every workload against both, and stops both by PID on exit, whatever happens.
+set -euo pipefail
+
+cd "$(dirname "$0")/.."
+ROOT=$(pwd)
+OUT_DIR=${OUT_DIR:-$(mktemp -d /tmp/leasehold-bench.XXXXXX)}
+mkdir -p "$OUT_DIR"
+SERVER_PID=""
+REDIS_PID=""
+
+cleanup() {
+    # Stop exactly the processes this script started.
+    if [[ -n "$SERVER_PID" ]] && kill -0 "$SERVER_PID" 2>/dev/null; then
+        kill "$SERVER_PID" 2>/dev/null || true
+        for _ in $(seq 1 100); do kill -0 "$SERVER_PID" 2>/dev/null || break; sleep 0.1; done
+        kill -9 "$SERVER_PID" 2>/dev/null || true
+    fi
+    if [[ -n "$REDIS_PID" ]] && kill -0 "$REDIS_PID" 2>/dev/null; then
+        kill "$REDIS_PID" 2>/dev/null || true
+        for _ in $(seq 1 50); do kill -0 "$REDIS_PID" 2>/dev/null || break; sleep 0.1; done
+        kill -9 "$REDIS_PID" 2>/dev/null || true
+    fi
+}
+trap cleanup EXIT
+trap 'exit 130' INT TERM
+
+free_port() {
+    python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1]); s.close()'
+}
+
+# W4 opens 10 k sessions: each side (load generator, server) needs that many descriptors.
+ulimit -n 65536 2>/dev/null || ulimit -n "$(ulimit -Hn)"
+echo "open files limit: $(ulimit -n)"
+
+START=$(date +%s)
+if [[ "${SKIP_BUILD:-0}" != "1" ]]; then
+    echo "== building server and load generator"
+    ./mvnw -B -q package -DskipTests
+    rm -rf bench/target/lib
+    ./mvnw -B -q -f bench/pom.xml package
+fi
+JAR=$(ls target/leasehold-*.jar | grep -v -- '-client.jar' | head -1)
+
+if ! command -v redis-server >/dev/null; then
+    echo "== installing redis-server (Debian)"
+    apt-get install -y redis-server >"$OUT_DIR/apt.log" 2>&1 || { apt-get update >>"$OUT_DIR/apt.log" 2>&1 && apt-get install -y redis-server >>"$OUT_DIR/apt.log" 2>&1; }
+fi
+
+LH_PORT=$(free_port)
+LH_HTTP=$(free_port)
+REDIS_PORT=$(free_port)
+
+echo "== starting Leasehold ($JAR) on 127.0.0.1:$LH_PORT"
+# recovery-grace=0s: a fresh data dir needs no grace; the property is ignored where it does not exist.
+# shellcheck disable=SC2086
+java ${SERVER_JAVA_OPTS:-} -jar "$JAR" \
+    --leasehold.port="$LH_PORT" --server.port="$LH_HTTP" \
+    --leasehold.data-dir="$OUT_DIR/data" --leasehold.recovery-grace=0s \
+    ${SERVER_ARGS:-} >"$OUT_DIR/leasehold.log" 2>&1 &
+SERVER_PID=$!
+
+echo "== starting redis-server on 127.0.0.1:$REDIS_PORT"
+redis-server --bind 127.0.0.1 --port "$REDIS_PORT" --save '' --appendonly no --maxclients 20000 \
+    --daemonize no --logfile "$OUT_DIR/redis.log" --dir "$OUT_DIR" &
+REDIS_PID=$!
+
+for _ in $(seq 1 300); do
+    if curl -sf "http://127.0.0.1:$LH_HTTP/actuator/health/readiness" >/dev/null 2>&1; then break; fi
+    kill -0 "$SERVER_PID" 2>/dev/null || { echo "server died:"; tail -30 "$OUT_DIR/leasehold.log"; exit 1; }
+    sleep 0.2
+done
+curl -sf "http://127.0.0.1:$LH_HTTP/actuator/health/readiness" >/dev/null || { echo "server not ready"; exit 1; }
+for _ in $(seq 1 100); do
+    redis-cli -p "$REDIS_PORT" ping >/dev/null 2>&1 && break
+    sleep 0.1
+done
+
+echo "== machine: $(nproc) cores, $(grep MemTotal /proc/meminfo | awk '{print int($2/1024)" MB"}'), $(java -version 2>&1 | head -1), $(redis-server --version | cut -d' ' -f1-3)"
+echo "== load now: $(cut -d' ' -f1-3 /proc/loadavg)"
+
+java -Xms512m -Xmx512m -cp "bench/target/classes:bench/target/lib/*" dev.leasehold.bench.Bench \
+    --leasehold-port "$LH_PORT" --leasehold-pid "$SERVER_PID" \
+    --redis-port "$REDIS_PORT" --redis-pid "$REDIS_PID" \
+    --out "$OUT_DIR/table.md" "$@" | tee "$OUT_DIR/bench.log"
+
+echo "== done in $(( $(date +%s) - START )) s; logs and table in $OUT_DIR"

@@ -1,0 +1,654 @@
+package dev.leasehold.bench;
+
+import java.io.IOException;
+import java.io.InputStream;
+import java.io.OutputStream;
+import java.io.PrintStream;
+import java.net.InetSocketAddress;
+import java.net.Socket;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicReference;
+
+import org.HdrHistogram.Histogram;
+
+/**
+ * Runs the workloads of issue 6 against a Leasehold server and a Redis server that are already
+ * running (bench/run.sh starts and stops them), alternating between the two so that both see
+ * the same machine noise, and prints one table with Leasehold/Redis ratios.
+ *
+ * <p>Every load loop is bounded in time (warm-up + duration) and every blocking read has a
+ * socket timeout. Usage: see {@link #usage()}.
+ */
+public final class Bench {
+
+    // ----------------------------------------------------------------- options
+
+    final Map<String, String> opts = new LinkedHashMap<>();
+
+    String host() {
+        return opt("host", "127.0.0.1");
+    }
+
+    String opt(String name, String def) {
+        return opts.getOrDefault(name, def);
+    }
+
+    int intOpt(String name, int def) {
+        return Integer.parseInt(opt(name, Integer.toString(def)));
+    }
+
+    static String usage() {
+        return """
+                usage: Bench --leasehold-port P --leasehold-pid PID --redis-port P --redis-pid PID [options]
+                  --host 127.0.0.1       loopback address of both servers
+                  --threads 16           W1 load threads (one connection each)
+                  --keys 64              distinct keys per W1 thread (cycled)
+                  --depth 32             W1 pipelined: requests in flight per connection
+                  --duration 10          seconds measured per workload
+                  --warmup 3             seconds of load before measuring (not recorded)
+                  --latency-seconds 5    one-session Ping / acquire latency run
+                  --w2-waiters 16        W2 threads on one key
+                  --w2-poll-micros 0     Redis W2: sleep between SET NX attempts (0 = retry at once)
+                  --w3-keys 200000       W3 held locks
+                  --w4-sessions 10000    W4 idle sessions
+                  --workloads lat,w1,w1p,w4,w2,w3   which to run, in this order
+                  --targets leasehold,redis
+                  --out FILE             also write the table (markdown) here
+                """;
+    }
+
+    // ----------------------------------------------------------------- targets
+
+    /** A server under test: how to connect, and its process for CPU/RSS. */
+    record Target(String name, int port, String pid, boolean jvm) {
+    }
+
+    LockConn connect(Target t) throws IOException {
+        if (t.name().equals("leasehold")) {
+            return new LeaseholdConn(host(), t.port());
+        }
+        return new RedisConn(host(), t.port(), Long.parseLong(opt("w2-poll-micros", "0")));
+    }
+
+    // ----------------------------------------------------------------- timed loops
+
+    /** Per-thread measurements; merged after the run. */
+    static final class Stats {
+        final Histogram acquire = new Histogram(TimeUnit.SECONDS.toNanos(60), 3);
+        final Histogram release = new Histogram(TimeUnit.SECONDS.toNanos(60), 3);
+        final Histogram ping = new Histogram(TimeUnit.SECONDS.toNanos(60), 3);
+        boolean recording;
+        long pairs;
+        long notGranted;
+        long grants;
+
+        void merge(Stats o) {
+            acquire.add(o.acquire);
+            release.add(o.release);
+            ping.add(o.ping);
+            pairs += o.pairs;
+            notGranted += o.notGranted;
+            grants += o.grants;
+        }
+    }
+
+    /** One iteration of a load thread; returns the pairs (or hand-offs) it completed. */
+    interface Step {
+        long run(LockConn c, Stats s, int thread, int iteration) throws IOException;
+    }
+
+    /** What one timed run measured. */
+    static final class Run {
+        Stats total = new Stats();
+        List<Stats> perThread = new ArrayList<>();
+        double seconds;
+        double serverCpu;
+        double clientCpu;
+        long serverRssAfter;
+
+        double rate() {
+            return total.pairs / seconds;
+        }
+
+        /** Server CPU seconds per million pairs. */
+        double cpuPerMillion() {
+            return total.pairs == 0 ? Double.NaN : serverCpu / total.pairs * 1e6;
+        }
+
+        double clientCpuPerMillion() {
+            return total.pairs == 0 ? Double.NaN : clientCpu / total.pairs * 1e6;
+        }
+    }
+
+    Run timed(Target t, int threads, Step step) throws Exception {
+        int warmup = intOpt("warmup", 3);
+        int duration = intOpt("duration", 10);
+        return timed(t, threads, warmup, duration, step);
+    }
+
+    Run timed(Target t, int threads, int warmupSeconds, int durationSeconds, Step step) throws Exception {
+        List<LockConn> conns = new ArrayList<>();
+        try {
+            for (int i = 0; i < threads; i++) {
+                conns.add(connect(t));
+            }
+            long start = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(100);
+            long measureStart = start + TimeUnit.SECONDS.toNanos(warmupSeconds);
+            long end = measureStart + TimeUnit.SECONDS.toNanos(durationSeconds);
+            Run run = new Run();
+            List<Thread> workers = new ArrayList<>();
+            AtomicReference<Throwable> failure = new AtomicReference<>();
+            for (int i = 0; i < threads; i++) {
+                Stats s = new Stats();
+                run.perThread.add(s);
+                LockConn c = conns.get(i);
+                int index = i;
+                Thread th = new Thread(() -> {
+                    try {
+                        sleepUntil(start);
+                        int iteration = 0;
+                        while (true) {
+                            long now = System.nanoTime();
+                            if (now - end >= 0 || failure.get() != null) {
+                                break;
+                            }
+                            s.recording = now - measureStart >= 0;
+                            long done = step.run(c, s, index, iteration++);
+                            if (s.recording) {
+                                s.pairs += done;
+                            }
+                        }
+                    } catch (Throwable e) {
+                        failure.compareAndSet(null, e);
+                    }
+                }, "load-" + t.name() + "-" + i);
+                th.setDaemon(true);
+                workers.add(th);
+                th.start();
+            }
+            sleepUntil(measureStart);
+            double cpu0 = Proc.cpuSeconds(t.pid());
+            double self0 = Proc.cpuSeconds("self");
+            long m0 = System.nanoTime();
+            sleepUntil(end);
+            double cpu1 = Proc.cpuSeconds(t.pid());
+            double self1 = Proc.cpuSeconds("self");
+            long m1 = System.nanoTime();
+            for (Thread th : workers) {
+                th.join(TimeUnit.SECONDS.toMillis(30)); // W2 waits are bounded by their 10 s wait
+            }
+            if (failure.get() != null) {
+                throw new IllegalStateException(t.name() + ": load thread failed: " + failure.get(), failure.get());
+            }
+            run.seconds = (m1 - m0) / 1e9;
+            run.serverCpu = cpu1 - cpu0;
+            run.clientCpu = self1 - self0;
+            run.serverRssAfter = Proc.rssBytes(t.pid());
+            for (Stats s : run.perThread) {
+                run.total.merge(s);
+            }
+            return run;
+        } finally {
+            for (LockConn c : conns) {
+                try {
+                    c.close();
+                } catch (IOException ignored) {
+                }
+            }
+        }
+    }
+
+    static void sleepUntil(long nanoTime) throws InterruptedException {
+        long left;
+        while ((left = nanoTime - System.nanoTime()) > 0) {
+            TimeUnit.NANOSECONDS.sleep(Math.min(left, TimeUnit.MILLISECONDS.toNanos(50)));
+        }
+    }
+
+    static byte[][] keys(String prefix, int n) {
+        byte[][] k = new byte[n][];
+        for (int i = 0; i < n; i++) {
+            k[i] = (prefix + i).getBytes(StandardCharsets.UTF_8);
+        }
+        return k;
+    }
+
+    // ----------------------------------------------------------------- workloads
+
+    static final int LEASE = 30;
+
+    /** One session, one thread: Ping, then acquire + release of a free key, alternating. */
+    Run latency(Target t) throws Exception {
+        byte[][] keys = keys("bench/lat/" + System.nanoTime() + "/", 16);
+        return timed(t, 1, 2, intOpt("latency-seconds", 5), (c, s, th, i) -> {
+            long t0 = System.nanoTime();
+            c.ping();
+            long t1 = System.nanoTime();
+            long token = c.acquire(keys[i & 15], 0, LEASE);
+            long t2 = System.nanoTime();
+            if (token <= 0) {
+                throw new IOException("uncontended acquire not granted: " + token);
+            }
+            c.release(keys[i & 15], token);
+            long t3 = System.nanoTime();
+            if (s.recording) {
+                s.ping.recordValue(t1 - t0);
+                s.acquire.recordValue(t2 - t1);
+                s.release.recordValue(t3 - t2);
+            }
+            return 1;
+        });
+    }
+
+    /** W1 synchronous: N threads, own keys, acquire(wait 0, lease 30 s) then release, one in flight. */
+    Run w1(Target t) throws Exception {
+        int threads = intOpt("threads", 16);
+        int perThread = intOpt("keys", 64);
+        String run = "bench/w1/" + System.nanoTime() + "/";
+        byte[][][] keys = new byte[threads][][];
+        for (int i = 0; i < threads; i++) {
+            keys[i] = keys(run + i + "/", perThread);
+        }
+        return timed(t, threads, new Step() {
+            @Override
+            public long run(LockConn c, Stats s, int th, int i) throws IOException {
+                byte[][] mine = keys[th];
+                byte[] key = mine[i % mine.length];
+                long t0 = System.nanoTime();
+                long token = c.acquire(key, 0, LEASE);
+                long t1 = System.nanoTime();
+                if (token <= 0) {
+                    s.notGranted++;
+                    return 0;
+                }
+                c.release(key, token);
+                long t2 = System.nanoTime();
+                if (s.recording) {
+                    s.acquire.recordValue(t1 - t0);
+                    s.release.recordValue(t2 - t1);
+                }
+                return 1;
+            }
+        });
+    }
+
+    /** W1 pipelined: as W1, but each connection sends {@code depth} acquires, then their releases. */
+    Run w1Pipelined(Target t) throws Exception {
+        int threads = intOpt("threads", 16);
+        int depth = intOpt("depth", 32);
+        int perThread = Math.max(intOpt("keys", 64), depth) / depth * depth;
+        String run = "bench/w1p/" + System.nanoTime() + "/";
+        byte[][][] keys = new byte[threads][][];
+        for (int i = 0; i < threads; i++) {
+            keys[i] = keys(run + i + "/", perThread);
+        }
+        ThreadLocal<long[]> tokens = ThreadLocal.withInitial(() -> new long[depth]);
+        return timed(t, threads, (c, s, th, i) -> {
+            byte[][] mine = keys[th];
+            int from = (i * depth) % mine.length;
+            long[] tok = tokens.get();
+            long t0 = System.nanoTime();
+            c.acquireBatch(mine, from, depth, LEASE, tok);
+            long t1 = System.nanoTime();
+            int released = c.releaseBatch(mine, from, depth, tok);
+            long t2 = System.nanoTime();
+            if (s.recording) {
+                s.acquire.recordValue(t1 - t0);
+                s.release.recordValue(t2 - t1);
+                s.notGranted += depth - released;
+            }
+            return released;
+        });
+    }
+
+    /** W2: waiters on one key, acquire(wait 10 s) then release at once. */
+    Run w2(Target t) throws Exception {
+        byte[] key = ("bench/w2/" + System.nanoTime()).getBytes(StandardCharsets.UTF_8);
+        return timed(t, intOpt("w2-waiters", 16), (c, s, th, i) -> {
+            long t0 = System.nanoTime();
+            long token = c.acquire(key, 10, LEASE);
+            long t1 = System.nanoTime();
+            if (token <= 0) {
+                s.notGranted++;
+                return 0;
+            }
+            c.release(key, token);
+            if (s.recording) {
+                s.acquire.recordValue(t1 - t0);
+                s.grants++;
+            }
+            return 1;
+        });
+    }
+
+    /** Jain's fairness index over per-worker grants: 1.0 when all got the same number. */
+    static double jain(List<Stats> perThread) {
+        double sum = 0;
+        double sumSq = 0;
+        for (Stats s : perThread) {
+            sum += s.grants;
+            sumSq += (double) s.grants * s.grants;
+        }
+        return sumSq == 0 ? Double.NaN : sum * sum / (perThread.size() * sumSq);
+    }
+
+    /** W3 result. */
+    record Held(long locks, double seconds, long rssDelta, long structDelta, String structName) {
+        double rssPerLock() {
+            return (double) rssDelta / locks;
+        }
+
+        double structPerLock() {
+            return (double) structDelta / locks;
+        }
+    }
+
+    /** W3: take {@code w3-keys} distinct keys, hold them, measure memory, release them all. */
+    Held w3(Target t) throws Exception {
+        int n = intOpt("w3-keys", 200_000);
+        int batch = 500;
+        byte[][] keys = keys("bench/w3/" + (System.nanoTime() % 1000) + "/", n);
+        long[][] tokens = new long[n / batch + 1][];
+        try (LockConn c = connect(t)) {
+            long struct0 = structBytes(t, c);
+            long rss0 = Proc.rssBytes(t.pid());
+            long t0 = System.nanoTime();
+            long granted = 0;
+            for (int from = 0, b = 0; from < n; from += batch, b++) {
+                int k = Math.min(batch, n - from);
+                tokens[b] = new long[k];
+                c.acquireBatch(keys, from, k, 255, tokens[b]);
+                for (long tok : tokens[b]) {
+                    if (tok > 0) {
+                        granted++;
+                    }
+                }
+            }
+            double seconds = (System.nanoTime() - t0) / 1e9;
+            Thread.sleep(500);
+            long rss1 = Proc.rssBytes(t.pid());
+            long struct1 = structBytes(t, c);
+            for (int from = 0, b = 0; from < n; from += batch, b++) {
+                int k = Math.min(batch, n - from);
+                c.releaseBatch(keys, from, k, tokens[b]);
+            }
+            if (granted != n) {
+                System.out.printf("  WARNING %s W3: only %d of %d keys granted%n", t.name(), granted, n);
+            }
+            return new Held(granted, seconds, rss1 - rss0, struct1 - struct0,
+                    t.jvm() ? "live heap (after full GC)" : "used_memory (INFO)");
+        }
+    }
+
+    /** Live heap bytes (JVM, full GC first) or Redis used_memory. */
+    long structBytes(Target t, LockConn c) {
+        if (t.jvm()) {
+            return Proc.liveHeapBytes(t.pid());
+        }
+        String info = ((RedisConn) c).jedis().info("memory");
+        for (String l : info.split("\r?\n")) {
+            if (l.startsWith("used_memory:")) {
+                return Long.parseLong(l.substring("used_memory:".length()).trim());
+            }
+        }
+        return -1;
+    }
+
+    /** W4 result. */
+    record Sessions(int sessions, long rssDelta, Run w1) {
+    }
+
+    /** W4: open idle sessions (each proven up by one ping), then run W1 synchronous next to them. */
+    Sessions w4(Target t) throws Exception {
+        int n = intOpt("w4-sessions", 10_000);
+        List<Socket> idle = new ArrayList<>(n);
+        byte[] ping = t.name().equals("leasehold")
+                ? new byte[] { 'P', 0, 0, 0, 0, 0, 0, 0, 1, '\n' }
+                : "*1\r\n$4\r\nPING\r\n".getBytes(StandardCharsets.US_ASCII);
+        int answerBytes = t.name().equals("leasehold") ? 10 : 7; // "+PONG\r\n"
+        long rss0 = Proc.rssBytes(t.pid());
+        try {
+            byte[] buf = new byte[16];
+            for (int i = 0; i < n; i++) {
+                Socket s = new Socket();
+                idle.add(s);
+                s.connect(new InetSocketAddress(host(), t.port()), 5000);
+                s.setSoTimeout(10_000);
+                OutputStream out = s.getOutputStream();
+                out.write(ping);
+                InputStream in = s.getInputStream();
+                int got = 0;
+                while (got < answerBytes) {
+                    int r = in.read(buf, got, answerBytes - got);
+                    if (r < 0) {
+                        throw new IOException(t.name() + " closed idle session " + i + " (connection limit?)");
+                    }
+                    got += r;
+                }
+            }
+            Thread.sleep(500);
+            long rss1 = Proc.rssBytes(t.pid());
+            Run run = w1(t);
+            return new Sessions(n, rss1 - rss0, run);
+        } finally {
+            for (Socket s : idle) {
+                try {
+                    s.close();
+                } catch (IOException ignored) {
+                }
+            }
+        }
+    }
+
+    // ----------------------------------------------------------------- report
+
+    final Map<String, Map<String, Object>> results = new LinkedHashMap<>();
+
+    void put(Target t, String key, Object value) {
+        results.computeIfAbsent(key, k -> new LinkedHashMap<>()).put(t.name(), value);
+    }
+
+    static double us(Histogram h, double pct) {
+        return h.getTotalCount() == 0 ? Double.NaN : h.getValueAtPercentile(pct) / 1000.0;
+    }
+
+    void record(Target t, String workload, Run r) {
+        System.out.printf(Locale.ROOT,
+                "  %-9s %-8s %10.0f pairs/s  acq p50 %7.1f us p99 %8.1f us  rel p50 %7.1f us  server CPU %6.2f s/M pairs  client CPU %6.2f s/M  notGranted %d  RSS %d MB%n",
+                t.name(), workload, r.rate(), us(r.total.acquire, 50), us(r.total.acquire, 99),
+                us(r.total.release, 50), r.cpuPerMillion(), r.clientCpuPerMillion(), r.total.notGranted,
+                r.serverRssAfter >> 20);
+    }
+
+    public static void main(String[] args) throws Exception {
+        Bench b = new Bench();
+        for (int i = 0; i < args.length; i++) {
+            if (!args[i].startsWith("--") || i + 1 >= args.length) {
+                System.err.println(usage());
+                System.exit(2);
+            }
+            b.opts.put(args[i].substring(2), args[++i]);
+        }
+        b.run();
+    }
+
+    void run() throws Exception {
+        List<Target> targets = new ArrayList<>();
+        for (String name : opt("targets", "leasehold,redis").split(",")) {
+            targets.add(new Target(name, intOpt(name + "-port", 0), opt(name + "-pid", "self"),
+                    name.equals("leasehold")));
+        }
+        List<String> workloads = List.of(opt("workloads", "lat,w1,w1p,w4,w2,w3").split(","));
+        String loadBefore = Proc.loadAverage();
+        System.out.println("load average before: " + loadBefore);
+        Map<String, Run> w1Runs = new LinkedHashMap<>();
+        for (String w : workloads) {
+            for (Target t : targets) {
+                System.out.printf("%s %s ...%n", w, t.name());
+                switch (w) {
+                    case "lat" -> {
+                        Run r = latency(t);
+                        System.out.printf(Locale.ROOT, "  %-9s ping p50 %.1f us p99 %.1f us; acquire p50 %.1f us p99 %.1f us%n",
+                                t.name(), us(r.total.ping, 50), us(r.total.ping, 99), us(r.total.acquire, 50),
+                                us(r.total.acquire, 99));
+                        put(t, "Ping p50 / p99, one session (µs)", f1(us(r.total.ping, 50)) + " / " + f1(us(r.total.ping, 99)));
+                        put(t, "Acquire p50 / p99, one session, free key (µs)", f1(us(r.total.acquire, 50)) + " / " + f1(us(r.total.acquire, 99)));
+                        put(t, "Acquire p50 ÷ Ping p50", f2(us(r.total.acquire, 50) / us(r.total.ping, 50)));
+                        put(t, "#ping", us(r.total.ping, 50));
+                        put(t, "#acq", us(r.total.acquire, 50));
+                    }
+                    case "w1" -> {
+                        Run r = w1(t);
+                        record(t, "W1 sync", r);
+                        w1Runs.put(t.name(), r);
+                        put(t, "W1 sync: pairs/s (" + intOpt("threads", 16) + " threads)", r.rate());
+                        put(t, "W1 sync: acquire p50 / p99 (µs)", f1(us(r.total.acquire, 50)) + " / " + f1(us(r.total.acquire, 99)));
+                        put(t, "W1 sync: server CPU s per 1M pairs", r.cpuPerMillion());
+                        put(t, "W1 sync: load-generator CPU s per 1M pairs", r.clientCpuPerMillion());
+                    }
+                    case "w1p" -> {
+                        Run r = w1Pipelined(t);
+                        record(t, "W1 pipe", r);
+                        put(t, "W1 pipelined " + intOpt("depth", 32) + ": pairs/s", r.rate());
+                        put(t, "W1 pipelined: batch round trip p50 / p99 (µs)", f1(us(r.total.acquire, 50)) + " / " + f1(us(r.total.acquire, 99)));
+                        put(t, "W1 pipelined: server CPU s per 1M pairs", r.cpuPerMillion());
+                        put(t, "W1 pipelined: load-generator CPU s per 1M pairs", r.clientCpuPerMillion());
+                    }
+                    case "w2" -> {
+                        Run r = w2(t);
+                        double jain = jain(r.perThread);
+                        long min = Long.MAX_VALUE;
+                        long max = 0;
+                        for (Stats s : r.perThread) {
+                            min = Math.min(min, s.grants);
+                            max = Math.max(max, s.grants);
+                        }
+                        System.out.printf(Locale.ROOT,
+                                "  %-9s W2 %10.0f hand-offs/s  wait p50 %.2f ms p99 %.2f ms max %.2f ms  Jain %.4f  per worker %d..%d  not granted %d  server CPU %.2f s/M%n",
+                                t.name(), r.rate(), us(r.total.acquire, 50) / 1000, us(r.total.acquire, 99) / 1000,
+                                r.total.acquire.getMaxValue() / 1e6, jain, min, max, r.total.notGranted, r.cpuPerMillion());
+                        put(t, "W2 contended (" + r.perThread.size() + " waiters, 1 key): hand-offs/s", r.rate());
+                        put(t, "W2: wait p50 / p99 / max (ms)", f2(us(r.total.acquire, 50) / 1000) + " / "
+                                + f2(us(r.total.acquire, 99) / 1000) + " / " + f2(r.total.acquire.getMaxValue() / 1e6));
+                        put(t, "W2: Jain's index (grants per worker min..max)", String.format(Locale.ROOT, "%.4f (%d..%d)", jain, min, max));
+                        put(t, "W2: server CPU s per 1M hand-offs", r.cpuPerMillion());
+                    }
+                    case "w3" -> {
+                        Held h = w3(t);
+                        System.out.printf(Locale.ROOT,
+                                "  %-9s W3 %d locks taken in %.2f s: RSS +%d B (%.0f B/lock); %s +%d B (%.0f B/lock)%n",
+                                t.name(), h.locks(), h.seconds(), h.rssDelta(), h.rssPerLock(), h.structName(),
+                                h.structDelta(), h.structPerLock());
+                        put(t, "W3: RSS per held lock at " + h.locks() / 1000 + " k (B)", h.rssPerLock());
+                        put(t, "W3: data per held lock (B): live heap / Redis used_memory", h.structPerLock());
+                    }
+                    case "w4" -> {
+                        Sessions s = w4(t);
+                        record(t, "W4+W1", s.w1());
+                        Run base = w1Runs.get(t.name());
+                        double change = base == null ? Double.NaN : (s.w1().rate() / base.rate() - 1) * 100;
+                        System.out.printf(Locale.ROOT, "  %-9s W4 %d idle sessions: RSS +%d MB (%.0f B/session); W1 %.0f pairs/s (%+.1f %% vs W1)%n",
+                                t.name(), s.sessions(), s.rssDelta() >> 20, (double) s.rssDelta() / s.sessions(),
+                                s.w1().rate(), change);
+                        put(t, "W4: RSS per idle session (B)", (double) s.rssDelta() / s.sessions());
+                        put(t, "W4: W1 sync pairs/s with " + s.sessions() / 1000 + " k idle sessions", s.w1().rate());
+                        put(t, "W4: change vs W1 sync", String.format(Locale.ROOT, "%+.1f %%", change));
+                    }
+                    default -> throw new IllegalArgumentException("unknown workload " + w);
+                }
+            }
+        }
+        String loadAfter = Proc.loadAverage();
+        System.out.println("load average after: " + loadAfter);
+        String table = table(targets, loadBefore, loadAfter);
+        System.out.println();
+        System.out.println(table);
+        String out = opt("out", null);
+        if (out != null) {
+            Files.writeString(Path.of(out), table);
+        }
+    }
+
+    String table(List<Target> targets, String loadBefore, String loadAfter) {
+        StringBuilder sb = new StringBuilder();
+        sb.append("| measure | ");
+        for (Target t : targets) {
+            sb.append(t.name().equals("leasehold") ? "Leasehold" : "Redis").append(" | ");
+        }
+        boolean ratio = targets.size() == 2;
+        if (ratio) {
+            sb.append("Leasehold / Redis |");
+        }
+        sb.append('\n').append("|---|");
+        for (int i = 0; i < targets.size(); i++) {
+            sb.append("---:|");
+        }
+        if (ratio) {
+            sb.append("---:|");
+        }
+        sb.append('\n');
+        for (Map.Entry<String, Map<String, Object>> e : results.entrySet()) {
+            if (e.getKey().startsWith("#")) {
+                continue;
+            }
+            sb.append("| ").append(e.getKey()).append(" | ");
+            for (Target t : targets) {
+                sb.append(fmt(e.getValue().get(t.name()))).append(" | ");
+            }
+            if (ratio) {
+                Object a = e.getValue().get(targets.get(0).name());
+                Object b = e.getValue().get(targets.get(1).name());
+                sb.append(a instanceof Double x && b instanceof Double y ? f2(x / y) + "×"
+                        : ratioOfPairs(a, b)).append(" |");
+            }
+            sb.append('\n');
+        }
+        sb.append("\nload average (1/5/15 min) before: ").append(loadBefore).append(", after: ").append(loadAfter)
+                .append('\n');
+        return sb.toString();
+    }
+
+    /** "a / b" strings: the ratio of the first numbers (p50s). */
+    static String ratioOfPairs(Object a, Object b) {
+        try {
+            double x = Double.parseDouble(String.valueOf(a).split(" ")[0]);
+            double y = Double.parseDouble(String.valueOf(b).split(" ")[0]);
+            return f2(x / y) + "× (first)";
+        } catch (RuntimeException e) {
+            return "";
+        }
+    }
+
+    static String fmt(Object v) {
+        if (v == null) {
+            return "–";
+        }
+        if (v instanceof Double d) {
+            if (Double.isNaN(d)) {
+                return "–";
+            }
+            return Math.abs(d) >= 100 ? String.format(Locale.ROOT, "%,.0f", d) : f2(d);
+        }
+        return v.toString();
+    }
+
+    static String f1(double d) {
+        return String.format(Locale.ROOT, "%.1f", d);
+    }
+
+    static String f2(double d) {
+        return String.format(Locale.ROOT, "%.2f", d);
+    }
+
+    static void printTo(PrintStream out, String s) {
+        out.println(s);
+    }
+}
