@@ -8,7 +8,10 @@ package dev.leasehold.registry;
  */
 final class KeyState extends TimerNode {
 
-    final LockKey key;
+    /** The key's exact bytes (compared byte for byte, no normalisation); never modified. */
+    final byte[] key;
+    /** {@link KeyTable#hash}(key): picks the lane (low bits) and the table slot. */
+    final int hash;
     /** Active grant's token, or 0 when no grant is active (only transiently, or during a grace). */
     long token;
     long grantNanos;
@@ -20,8 +23,9 @@ final class KeyState extends TimerNode {
     Waiter tail;
     int waiters;
 
-    KeyState(LockKey key) {
+    KeyState(byte[] key, int hash) {
         this.key = key;
+        this.hash = hash;
     }
 
     boolean isHeld() {

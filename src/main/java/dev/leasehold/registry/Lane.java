@@ -1,6 +1,5 @@
 package dev.leasehold.registry;
 
-import java.util.HashMap;
 import java.util.concurrent.locks.ReentrantLock;
 
 /**
@@ -11,7 +10,7 @@ import java.util.concurrent.locks.ReentrantLock;
 final class Lane {
 
     final ReentrantLock lock = new ReentrantLock();
-    final HashMap<LockKey, KeyState> keys = new HashMap<>();
+    final KeyTable keys = new KeyTable();
     final TimerWheel wheel;
     /** Set once this lane has promoted the waiters queued during a recovery grace. */
     boolean graceSettled;

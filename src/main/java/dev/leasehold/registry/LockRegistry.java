@@ -85,29 +85,29 @@ public final class LockRegistry {
         if (draining) {
             return busy(BusyReason.DRAINING);
         }
-        LockKey k = new LockKey(key);
-        Lane lane = lane(k);
+        int hash = KeyTable.hash(key);
+        Lane lane = lanes[hash & laneMask];
         List<Waiter> answers = null;
         AcquireResult result;
         lane.lock.lock();
         try {
             long now = lane.now(clock);
-            KeyState s = lane.keys.get(k);
+            KeyState s = lane.keys.get(key, hash);
             if (s != null) {
                 answers = settle(lane, s, now, answers);
             }
             boolean free = (s == null || (!s.isHeld() && s.head == null)) && !inGrace(now);
             if (free) {
-                if (s == null || lane.keys.get(k) != s) {
-                    s = new KeyState(k);
+                if (s == null || !lane.keys.contains(s)) {
+                    s = new KeyState(key, hash);
                 }
                 result = grantNow(lane, s, now, leaseSeconds);
             } else if (waitSeconds == 0) {
                 observer.timedOut();
                 result = AcquireResult.TIMED_OUT;
             } else {
-                if (s == null || lane.keys.get(k) != s) {
-                    s = new KeyState(k); // queued on a key held by the recovery grace
+                if (s == null || !lane.keys.contains(s)) {
+                    s = new KeyState(key, hash); // queued on a key held by the recovery grace
                 }
                 result = enqueue(lane, s, owner, waitSeconds, leaseSeconds, receiptNanos, session);
             }
@@ -120,14 +120,14 @@ public final class LockRegistry {
 
     /** Release of the grant with {@code token}: {@code R} if it was the key's active grant, else {@code N}. */
     public ReleaseResult release(byte[] key, long token) {
-        LockKey k = new LockKey(key);
-        Lane lane = lane(k);
+        int hash = KeyTable.hash(key);
+        Lane lane = lanes[hash & laneMask];
         List<Waiter> answers = null;
         ReleaseResult result = ReleaseResult.NOT_HELD;
         lane.lock.lock();
         try {
             long now = lane.now(clock);
-            KeyState s = lane.keys.get(k);
+            KeyState s = lane.keys.get(key, hash);
             if (s != null) {
                 answers = settle(lane, s, now, answers);
                 if (s.isHeld() && s.token == token) {
@@ -151,14 +151,14 @@ public final class LockRegistry {
      * {@code now + leaseSeconds} (an Extend never shortens a lease).
      */
     public ExtendResult extend(byte[] key, long token, int leaseSeconds) {
-        LockKey k = new LockKey(key);
-        Lane lane = lane(k);
+        int hash = KeyTable.hash(key);
+        Lane lane = lanes[hash & laneMask];
         List<Waiter> answers = null;
         ExtendResult result = ExtendResult.NOT_HELD;
         lane.lock.lock();
         try {
             long now = lane.now(clock);
-            KeyState s = lane.keys.get(k);
+            KeyState s = lane.keys.get(key, hash);
             if (s != null) {
                 answers = settle(lane, s, now, answers);
                 if (s.isHeld() && s.token == token) {
@@ -190,7 +190,7 @@ public final class LockRegistry {
         List<Waiter> dropped = session.close();
         List<Waiter> answers = null;
         for (Waiter w : dropped) {
-            Lane lane = lane(w.state.key);
+            Lane lane = lanes[w.state.hash & laneMask];
             lane.lock.lock();
             try {
                 if (w.outcome() == Waiter.Outcome.WAITING) {
@@ -216,7 +216,7 @@ public final class LockRegistry {
                 long now = lane.now(clock);
                 if (!lane.graceSettled && !inGrace(now)) {
                     lane.graceSettled = true;
-                    for (KeyState s : new ArrayList<>(lane.keys.values())) {
+                    for (KeyState s : lane.keys.snapshot()) {
                         answers = settle(lane, s, now, answers);
                     }
                 }
@@ -267,7 +267,7 @@ public final class LockRegistry {
             lane.lock.lock();
             try {
                 long now = lane.now(clock);
-                for (KeyState s : new ArrayList<>(lane.keys.values())) {
+                for (KeyState s : lane.keys.snapshot()) {
                     while (s.head != null) {
                         Waiter w = s.head;
                         leaveQueue(lane, w);
@@ -308,7 +308,7 @@ public final class LockRegistry {
         for (Lane lane : lanes) {
             lane.lock.lock();
             try {
-                for (KeyState s : lane.keys.values()) {
+                for (KeyState s : lane.keys.snapshot()) {
                     max = Math.max(max, s.waiters);
                 }
             } finally {
@@ -354,7 +354,7 @@ public final class LockRegistry {
         s.grantNanos = now;
         s.leaseEndNanos = leaseEnd;
         lane.wheel.schedule(s, leaseEnd);
-        lane.keys.putIfAbsent(s.key, s);
+        lane.keys.putIfAbsent(s);
         return null;
     }
 
@@ -377,7 +377,7 @@ public final class LockRegistry {
             return busy(BusyReason.SESSION);
         }
         s.enqueue(w);
-        lane.keys.putIfAbsent(s.key, s);
+        lane.keys.putIfAbsent(s);
         lane.wheel.schedule(w, receiptNanos + TimeUnit.SECONDS.toNanos(waitSeconds));
         return new AcquireResult.Queued(w);
     }
@@ -412,8 +412,8 @@ public final class LockRegistry {
         }
         if (!s.isHeld()) {
             uncountIfFree(s);
-            if (s.head == null && lane.keys.get(s.key) == s) {
-                lane.keys.remove(s.key);
+            if (s.head == null) {
+                lane.keys.remove(s); // by identity: a no-op if s is not (or no longer) in the table
             }
         }
         return answers;
@@ -440,10 +440,6 @@ public final class LockRegistry {
 
     private boolean inGrace(long now) {
         return graceActive && now - graceEndNanos < 0;
-    }
-
-    private Lane lane(LockKey k) {
-        return lanes[k.hashCode() & laneMask];
     }
 
     private void deliver(List<Waiter> answers) {

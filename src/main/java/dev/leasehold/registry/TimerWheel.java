@@ -38,9 +38,9 @@ final class TimerWheel {
         cancel(node);
         node.deadline = deadline;
         long tick = Math.max(-Math.floorDiv(-deadline, tickNanos), nextTick); // ceil, not in the past
-        node.rounds = (tick - nextTick) / SLOTS;
+        node.rounds = (int) Math.min((tick - nextTick) / SLOTS, Integer.MAX_VALUE);
         int slot = (int) (tick & MASK);
-        node.slot = slot;
+        node.slot = (short) slot;
         node.prevTimer = null;
         node.nextTimer = heads[slot];
         if (heads[slot] != null) {
