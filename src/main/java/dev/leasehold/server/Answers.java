@@ -7,23 +7,34 @@ import dev.leasehold.protocol.Wire;
 import io.netty.buffer.ByteBuf;
 import io.netty.buffer.ByteBufAllocator;
 
-/** Encodes answers straight into pooled buffers (no intermediate objects on the hot path). */
+/**
+ * Encodes answers straight into pooled buffers (no intermediate objects on the hot path): either
+ * a buffer of their own, or appended to a session's batch ({@link Session#batch}).
+ */
 final class Answers {
 
     private Answers() {
     }
 
-    static ByteBuf acquired(ByteBufAllocator alloc, long owner, long token, long queuedMillis) {
-        ByteBuf b = alloc.ioBuffer(AnswerType.ACQUIRED.frameBytes());
+    static void appendAcquired(ByteBuf b, long owner, long token, long queuedMillis) {
         b.writeByte(AnswerType.ACQUIRED.op()).writeLong(owner).writeLong(token);
         b.writeInt((int) Math.min(queuedMillis, 0xFFFF_FFFFL)).writeByte(Wire.TERMINATOR);
+    }
+
+    static void appendWithLong(ByteBuf b, AnswerType type, long value) {
+        b.writeByte(type.op()).writeLong(value).writeByte(Wire.TERMINATOR);
+    }
+
+    static ByteBuf acquired(ByteBufAllocator alloc, long owner, long token, long queuedMillis) {
+        ByteBuf b = alloc.ioBuffer(AnswerType.ACQUIRED.frameBytes());
+        appendAcquired(b, owner, token, queuedMillis);
         return b;
     }
 
     /** {@code T}, {@code B}, {@code R}, {@code E}, {@code N} and {@code P}: an op and one u64. */
     static ByteBuf withLong(ByteBufAllocator alloc, AnswerType type, long value) {
         ByteBuf b = alloc.ioBuffer(10);
-        b.writeByte(type.op()).writeLong(value).writeByte(Wire.TERMINATOR);
+        appendWithLong(b, type, value);
         return b;
     }
 

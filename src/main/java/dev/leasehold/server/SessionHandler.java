@@ -16,8 +16,9 @@ import io.netty.channel.ChannelInboundHandlerAdapter;
 
 /**
  * Handles one session's decoded requests in order: asks the registry and writes what it can
- * answer at once; queued Acquires are answered later by {@link SessionNotifier}. Answers are
- * flushed once per read batch.
+ * answer at once; queued Acquires are answered later by {@link SessionNotifier}. The answers of a
+ * read batch are appended to one buffer ({@link Session#batch()}) that is written and flushed once
+ * at the end of the batch.
  *
  * <p>Backpressure: while the channel's outbound buffer is above its high-water mark, the session
  * is not read, so a client that does not read its answers cannot make the server buffer them
@@ -60,13 +61,16 @@ final class SessionHandler extends ChannelInboundHandlerAdapter {
         } else if (msg instanceof Request.Release r) {
             AnswerType t = registry.release(r.key(), r.token()) == ReleaseResult.RELEASED
                     ? AnswerType.RELEASED : AnswerType.NOT_HELD;
-            ctx.write(Answers.withLong(ctx.alloc(), t, r.token()), ctx.voidPromise());
+            Answers.appendWithLong(session.batch(), t, r.token());
+            session.writeBatchIfFull(ctx);
         } else if (msg instanceof Request.Extend e) {
             AnswerType t = registry.extend(e.key(), e.token(), e.leaseSeconds()) == ExtendResult.EXTENDED
                     ? AnswerType.EXTENDED : AnswerType.NOT_HELD;
-            ctx.write(Answers.withLong(ctx.alloc(), t, e.token()), ctx.voidPromise());
+            Answers.appendWithLong(session.batch(), t, e.token());
+            session.writeBatchIfFull(ctx);
         } else if (msg instanceof Request.Ping p) {
-            ctx.write(Answers.withLong(ctx.alloc(), AnswerType.PONG, p.nonce()), ctx.voidPromise());
+            Answers.appendWithLong(session.batch(), AnswerType.PONG, p.nonce());
+            session.writeBatchIfFull(ctx);
         } else if (msg instanceof ProtocolError error) {
             reject(ctx, error);
         } else {
@@ -78,19 +82,22 @@ final class SessionHandler extends ChannelInboundHandlerAdapter {
         AcquireResult result = registry.acquire(a.key(), a.waitSeconds(), a.leaseSeconds(), a.owner(),
                 clock.nanoTime(), session);
         if (result instanceof AcquireResult.Granted g) {
-            ctx.write(Answers.acquired(ctx.alloc(), a.owner(), g.token(), 0), ctx.voidPromise());
+            Answers.appendAcquired(session.batch(), a.owner(), g.token(), 0);
         } else if (result instanceof AcquireResult.TimedOut) {
-            ctx.write(Answers.withLong(ctx.alloc(), AnswerType.TIMED_OUT, a.owner()), ctx.voidPromise());
+            Answers.appendWithLong(session.batch(), AnswerType.TIMED_OUT, a.owner());
         } else if (result instanceof AcquireResult.Busy) {
-            ctx.write(Answers.withLong(ctx.alloc(), AnswerType.BUSY, a.owner()), ctx.voidPromise());
+            Answers.appendWithLong(session.batch(), AnswerType.BUSY, a.owner());
+        } else {
+            return; // Queued: SessionNotifier answers when the registry decides.
         }
-        // Queued: SessionNotifier answers when the registry decides.
+        session.writeBatchIfFull(ctx);
     }
 
     private void reject(ChannelHandlerContext ctx, ProtocolError error) {
         failed = true;
         registry.closeSession(session);
         stats.protocolError(error.code());
+        session.writeBatch(ctx); // answers to the frames before the bad one go first
         log.warn("Closing {}: protocol error {} ({})", ctx.channel().remoteAddress(), error.code().code(),
                 error.message());
         ctx.writeAndFlush(Answers.error(ctx.alloc(), error.code(), error.message()))
@@ -99,6 +106,7 @@ final class SessionHandler extends ChannelInboundHandlerAdapter {
 
     @Override
     public void channelReadComplete(ChannelHandlerContext ctx) {
+        session.writeBatch(ctx);
         ctx.flush();
         if (!ctx.channel().isWritable()) {
             ctx.channel().config().setAutoRead(false);
@@ -118,6 +126,7 @@ final class SessionHandler extends ChannelInboundHandlerAdapter {
 
     @Override
     public void channelInactive(ChannelHandlerContext ctx) {
+        session.discardBatch();
         registry.closeSession(session);
         stats.sessionClosed();
         ctx.fireChannelInactive();

@@ -11,6 +11,10 @@ import io.netty.channel.Channel;
  * the waiter's own channel. Called from any thread; Netty moves the write to the channel's event
  * loop. If the channel has closed meanwhile the answer is lost, which is what the protocol
  * expects: a grant to a session that died stays until its lease ends.
+ *
+ * <p>When called on the channel's own event loop while that session's read batch has answers
+ * pending (a Release on a session granting a waiter of the same session, for example), the
+ * answer joins the batch instead, so it is written with them and keeps its place after them.
  */
 public final class SessionNotifier implements WaiterNotifier {
 
@@ -22,6 +26,17 @@ public final class SessionNotifier implements WaiterNotifier {
         Channel ch = session.channel();
         if (!ch.isActive()) {
             return;
+        }
+        if (ch.eventLoop().inEventLoop() && session.batching()) {
+            ByteBuf batch = session.batch();
+            switch (waiter.outcome()) {
+                case GRANTED -> Answers.appendAcquired(batch, waiter.owner(), waiter.token(), waiter.queuedMillis());
+                case TIMED_OUT -> Answers.appendWithLong(batch, AnswerType.TIMED_OUT, waiter.owner());
+                case BUSY -> Answers.appendWithLong(batch, AnswerType.BUSY, waiter.owner());
+                case WAITING, DROPPED -> {
+                }
+            }
+            return; // written and flushed by SessionHandler at the end of the read batch
         }
         ByteBuf answer = switch (waiter.outcome()) {
             case GRANTED -> Answers.acquired(ch.alloc(), waiter.owner(), waiter.token(), waiter.queuedMillis());
