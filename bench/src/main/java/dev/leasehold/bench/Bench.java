@@ -56,10 +56,11 @@ public final class Bench {
                   --warmup 3             seconds of load before measuring (not recorded)
                   --latency-seconds 5    one-session Ping / acquire latency run
                   --w2-waiters 16        W2 threads on one key
-                  --w2-poll-micros 0     Redis W2: sleep between SET NX attempts (0 = retry at once)
+                  --w2-poll-micros 1000  Redis W2: sleep between SET NX attempts (0 = retry at once)
+                  --w2-sweep 0,100,2000  Redis W2 also with these poll sleeps (workload w2sweep)
                   --w3-keys 200000       W3 held locks
                   --w4-sessions 10000    W4 idle sessions
-                  --workloads lat,w1,w1p,w4,w2,w3   which to run, in this order
+                  --workloads lat,w1,w4,w1p,w2,w3,w2sweep   which to run, in this order
                   --targets leasehold,redis
                   --out FILE             also write the table (markdown) here
                 """;
@@ -71,11 +72,14 @@ public final class Bench {
     record Target(String name, int port, String pid, boolean jvm) {
     }
 
+    /** Redis only: the client's sleep between SET NX attempts of a waiting acquire. */
+    long pollMicros = 1000;
+
     LockConn connect(Target t) throws IOException {
         if (t.name().equals("leasehold")) {
             return new LeaseholdConn(host(), t.port());
         }
-        return new RedisConn(host(), t.port(), Long.parseLong(opt("w2-poll-micros", "0")));
+        return new RedisConn(host(), t.port(), pollMicros);
     }
 
     // ----------------------------------------------------------------- timed loops
@@ -89,8 +93,10 @@ public final class Bench {
         long pairs;
         long notGranted;
         long grants;
+        long handoffs;
 
         void merge(Stats o) {
+            handoffs += o.handoffs;
             acquire.add(o.acquire);
             release.add(o.release);
             ping.add(o.ping);
@@ -111,6 +117,8 @@ public final class Bench {
         List<Stats> perThread = new ArrayList<>();
         double seconds;
         double serverCpu;
+        /** Of which in the kernel (system calls, loopback TCP). */
+        double serverSys;
         double clientCpu;
         long serverRssAfter;
 
@@ -175,11 +183,13 @@ public final class Bench {
                 th.start();
             }
             sleepUntil(measureStart);
-            double cpu0 = Proc.cpuSeconds(t.pid());
+            double[] us0 = Proc.cpuUserSys(t.pid());
+            double cpu0 = us0[0] + us0[1];
             double self0 = Proc.cpuSeconds("self");
             long m0 = System.nanoTime();
             sleepUntil(end);
-            double cpu1 = Proc.cpuSeconds(t.pid());
+            double[] us1 = Proc.cpuUserSys(t.pid());
+            double cpu1 = us1[0] + us1[1];
             double self1 = Proc.cpuSeconds("self");
             long m1 = System.nanoTime();
             for (Thread th : workers) {
@@ -190,6 +200,7 @@ public final class Bench {
             }
             run.seconds = (m1 - m0) / 1e9;
             run.serverCpu = cpu1 - cpu0;
+            run.serverSys = us1[1] - us0[1];
             run.clientCpu = self1 - self0;
             run.serverRssAfter = Proc.rssBytes(t.pid());
             for (Stats s : run.perThread) {
@@ -312,6 +323,9 @@ public final class Bench {
     /** W2: waiters on one key, acquire(wait 10 s) then release at once. */
     Run w2(Target t) throws Exception {
         byte[] key = ("bench/w2/" + System.nanoTime()).getBytes(StandardCharsets.UTF_8);
+        // Who holds the key now. Swapped while holding the lock, so the sequence is exact: a grant
+        // counts as a hand-off when the previous holder was another worker (not a re-acquire).
+        java.util.concurrent.atomic.AtomicInteger lastHolder = new java.util.concurrent.atomic.AtomicInteger(-1);
         return timed(t, intOpt("w2-waiters", 16), (c, s, th, i) -> {
             long t0 = System.nanoTime();
             long token = c.acquire(key, 10, LEASE);
@@ -320,10 +334,14 @@ public final class Bench {
                 s.notGranted++;
                 return 0;
             }
+            int previous = lastHolder.getAndSet(th);
             c.release(key, token);
             if (s.recording) {
                 s.acquire.recordValue(t1 - t0);
                 s.grants++;
+                if (previous != th) {
+                    s.handoffs++;
+                }
             }
             return 1;
         });
@@ -486,7 +504,7 @@ public final class Bench {
             targets.add(new Target(name, intOpt(name + "-port", 0), opt(name + "-pid", "self"),
                     name.equals("leasehold")));
         }
-        List<String> workloads = List.of(opt("workloads", "lat,w1,w1p,w4,w2,w3").split(","));
+        List<String> workloads = List.of(opt("workloads", "lat,w1,w4,w1p,w2,w3,w2sweep").split(","));
         String loadBefore = Proc.loadAverage();
         System.out.println("load average before: " + loadBefore);
         Map<String, Run> w1Runs = new LinkedHashMap<>();
@@ -512,6 +530,7 @@ public final class Bench {
                         put(t, "W1 sync: pairs/s (" + intOpt("threads", 16) + " threads)", r.rate());
                         put(t, "W1 sync: acquire p50 / p99 (µs)", f1(us(r.total.acquire, 50)) + " / " + f1(us(r.total.acquire, 99)));
                         put(t, "W1 sync: server CPU s per 1M pairs", r.cpuPerMillion());
+                        put(t, "W1 sync: share of server CPU in the kernel", pct(r.serverSys / r.serverCpu));
                         put(t, "W1 sync: load-generator CPU s per 1M pairs", r.clientCpuPerMillion());
                     }
                     case "w1p" -> {
@@ -520,9 +539,25 @@ public final class Bench {
                         put(t, "W1 pipelined " + intOpt("depth", 32) + ": pairs/s", r.rate());
                         put(t, "W1 pipelined: batch round trip p50 / p99 (µs)", f1(us(r.total.acquire, 50)) + " / " + f1(us(r.total.acquire, 99)));
                         put(t, "W1 pipelined: server CPU s per 1M pairs", r.cpuPerMillion());
+                        put(t, "W1 pipelined: share of server CPU in the kernel", pct(r.serverSys / r.serverCpu));
                         put(t, "W1 pipelined: load-generator CPU s per 1M pairs", r.clientCpuPerMillion());
                     }
+                    case "w2sweep" -> {
+                        if (t.jvm()) {
+                            continue; // Leasehold has a server-side queue: nothing to sweep
+                        }
+                        for (String poll : opt("w2-sweep", "0,100,2000").split(",")) {
+                            pollMicros = Long.parseLong(poll);
+                            Run r = w2(t);
+                            pollMicros = Long.parseLong(opt("w2-poll-micros", "1000"));
+                            System.out.printf(Locale.ROOT, "  %-9s W2 poll %s us: %.0f acquisitions/s, %.0f hand-offs/s, Jain %.4f%n",
+                                    t.name(), poll, r.rate(), r.total.handoffs / r.seconds, jain(r.perThread));
+                            put(t, "W2 Redis, poll sleep " + poll + " µs: acquisitions/s · hand-offs/s · Jain",
+                                    String.format(Locale.ROOT, "%,.0f · %,.0f · %.3f", r.rate(), r.total.handoffs / r.seconds, jain(r.perThread)));
+                        }
+                    }
                     case "w2" -> {
+                        pollMicros = Long.parseLong(opt("w2-poll-micros", "1000"));
                         Run r = w2(t);
                         double jain = jain(r.perThread);
                         long min = Long.MAX_VALUE;
@@ -532,10 +567,11 @@ public final class Bench {
                             max = Math.max(max, s.grants);
                         }
                         System.out.printf(Locale.ROOT,
-                                "  %-9s W2 %10.0f hand-offs/s  wait p50 %.2f ms p99 %.2f ms max %.2f ms  Jain %.4f  per worker %d..%d  not granted %d  server CPU %.2f s/M%n",
-                                t.name(), r.rate(), us(r.total.acquire, 50) / 1000, us(r.total.acquire, 99) / 1000,
+                                "  %-9s W2 %10.0f acquisitions/s  %.0f hand-offs/s  wait p50 %.2f ms p99 %.2f ms max %.2f ms  Jain %.4f  per worker %d..%d  not granted %d  server CPU %.2f s/M%n",
+                                t.name(), r.rate(), r.total.handoffs / r.seconds, us(r.total.acquire, 50) / 1000, us(r.total.acquire, 99) / 1000,
                                 r.total.acquire.getMaxValue() / 1e6, jain, min, max, r.total.notGranted, r.cpuPerMillion());
-                        put(t, "W2 contended (" + r.perThread.size() + " waiters, 1 key): hand-offs/s", r.rate());
+                        put(t, "W2 contended (" + r.perThread.size() + " waiters, 1 key): acquisitions/s", r.rate());
+                        put(t, "W2: hand-offs/s (grant to another worker than the last holder)", r.total.handoffs / r.seconds);
                         put(t, "W2: wait p50 / p99 / max (ms)", f2(us(r.total.acquire, 50) / 1000) + " / "
                                 + f2(us(r.total.acquire, 99) / 1000) + " / " + f2(r.total.acquire.getMaxValue() / 1e6));
                         put(t, "W2: Jain's index (grants per worker min..max)", String.format(Locale.ROOT, "%.4f (%d..%d)", jain, min, max));
@@ -606,7 +642,9 @@ public final class Bench {
             if (ratio) {
                 Object a = e.getValue().get(targets.get(0).name());
                 Object b = e.getValue().get(targets.get(1).name());
-                sb.append(a instanceof Double x && b instanceof Double y ? f2(x / y) + "×"
+                String k = e.getKey();
+                boolean noRatio = k.contains("change") || k.contains("share") || k.contains("Jain");
+                sb.append(noRatio ? "" : a instanceof Double x && b instanceof Double y ? f2(x / y) + "×"
                         : ratioOfPairs(a, b)).append(" |");
             }
             sb.append('\n');
@@ -638,6 +676,10 @@ public final class Bench {
             return Math.abs(d) >= 100 ? String.format(Locale.ROOT, "%,.0f", d) : f2(d);
         }
         return v.toString();
+    }
+
+    static String pct(double d) {
+        return String.format(Locale.ROOT, "%.0f %%", d * 100);
     }
 
     static String f1(double d) {

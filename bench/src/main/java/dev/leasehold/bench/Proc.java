@@ -15,13 +15,19 @@ final class Proc {
 
     /** utime + stime of {@code pid} in seconds (10 ms resolution); "self" for this JVM. */
     static double cpuSeconds(String pid) {
+        double[] us = cpuUserSys(pid);
+        return us[0] + us[1];
+    }
+
+    /** {utime, stime} of {@code pid} in seconds. */
+    static double[] cpuUserSys(String pid) {
         try {
             String stat = Files.readString(Path.of("/proc", pid, "stat"));
             // Fields after the command name, which is in parentheses and may contain spaces.
             String[] f = stat.substring(stat.lastIndexOf(')') + 2).split(" ");
             long utime = Long.parseLong(f[11]);
             long stime = Long.parseLong(f[12]);
-            return (utime + stime) / TICKS_PER_SECOND;
+            return new double[] { utime / TICKS_PER_SECOND, stime / TICKS_PER_SECOND };
         } catch (IOException e) {
             throw new IllegalStateException("cannot read /proc/" + pid + "/stat: " + e.getMessage(), e);
         }
