@@ -60,7 +60,7 @@ public final class Bench {
                   --w2-sweep 0,100,2000  Redis W2 also with these poll sleeps (workload w2sweep)
                   --w3-keys 200000       W3 held locks
                   --w4-sessions 10000    W4 idle sessions
-                  --workloads lat,w1,w4,w1p,w2,w3,w2sweep   which to run, in this order
+                  --workloads w1,lat,w4,w1p,w2,w3,w2sweep   which to run, in this order
                   --targets leasehold,redis
                   --out FILE             also write the table (markdown) here
                 """;
@@ -239,7 +239,7 @@ public final class Bench {
     /** One session, one thread: Ping, then acquire + release of a free key, alternating. */
     Run latency(Target t) throws Exception {
         byte[][] keys = keys("bench/lat/" + System.nanoTime() + "/", 16);
-        return timed(t, 1, 2, intOpt("latency-seconds", 5), (c, s, th, i) -> {
+        return timed(t, 1, 3, intOpt("latency-seconds", 5), (c, s, th, i) -> {
             long t0 = System.nanoTime();
             c.ping();
             long t1 = System.nanoTime();
@@ -359,7 +359,7 @@ public final class Bench {
     }
 
     /** W3 result. */
-    record Held(long locks, double seconds, long rssDelta, long structDelta, String structName) {
+    record Held(long locks, double seconds, long rssDelta, long rssDeltaAfterGc, long structDelta, String structName) {
         double rssPerLock() {
             return (double) rssDelta / locks;
         }
@@ -394,6 +394,9 @@ public final class Bench {
             Thread.sleep(500);
             long rss1 = Proc.rssBytes(t.pid());
             long struct1 = structBytes(t, c);
+            // JVM: struct0 and struct1 each ran a full GC, so rss0 and rss2 are both read in the
+            // heap state the collector settles on after a full GC (for Redis: plain RSS again).
+            long rss2 = Proc.rssBytes(t.pid());
             for (int from = 0, b = 0; from < n; from += batch, b++) {
                 int k = Math.min(batch, n - from);
                 c.releaseBatch(keys, from, k, tokens[b]);
@@ -401,7 +404,7 @@ public final class Bench {
             if (granted != n) {
                 System.out.printf("  WARNING %s W3: only %d of %d keys granted%n", t.name(), granted, n);
             }
-            return new Held(granted, seconds, rss1 - rss0, struct1 - struct0,
+            return new Held(granted, seconds, rss1 - rss0, rss2 - rss0, struct1 - struct0,
                     t.jvm() ? "live heap (after full GC)" : "used_memory (INFO)");
         }
     }
@@ -421,7 +424,11 @@ public final class Bench {
     }
 
     /** W4 result. */
-    record Sessions(int sessions, long rssDelta, Run w1) {
+    record Sessions(int sessions, long rssDelta, long structDelta, Run before, Run w1, Run after) {
+        /** W1 rate next to the idle sessions against the mean of the runs just before and after. */
+        double change() {
+            return w1.rate() / ((before.rate() + after.rate()) / 2) - 1;
+        }
     }
 
     /** W4: open idle sessions (each proven up by one ping), then run W1 synchronous next to them. */
@@ -432,7 +439,15 @@ public final class Bench {
                 ? new byte[] { 'P', 0, 0, 0, 0, 0, 0, 0, 1, '\n' }
                 : "*1\r\n$4\r\nPING\r\n".getBytes(StandardCharsets.US_ASCII);
         int answerBytes = t.name().equals("leasehold") ? 10 : 7; // "+PONG\r\n"
+        Run before = w1(t);
+        long struct0;
+        try (LockConn c = connect(t)) {
+            struct0 = structBytes(t, c);
+        }
         long rss0 = Proc.rssBytes(t.pid());
+        long rss1;
+        long struct1;
+        Run run;
         try {
             byte[] buf = new byte[16];
             for (int i = 0; i < n; i++) {
@@ -453,9 +468,11 @@ public final class Bench {
                 }
             }
             Thread.sleep(500);
-            long rss1 = Proc.rssBytes(t.pid());
-            Run run = w1(t);
-            return new Sessions(n, rss1 - rss0, run);
+            rss1 = Proc.rssBytes(t.pid());
+            try (LockConn c = connect(t)) {
+                struct1 = structBytes(t, c);
+            }
+            run = w1(t);
         } finally {
             for (Socket s : idle) {
                 try {
@@ -464,6 +481,9 @@ public final class Bench {
                 }
             }
         }
+        Thread.sleep(500);
+        Run after = w1(t);
+        return new Sessions(n, rss1 - rss0, struct1 - struct0, before, run, after);
     }
 
     // ----------------------------------------------------------------- report
@@ -504,7 +524,7 @@ public final class Bench {
             targets.add(new Target(name, intOpt(name + "-port", 0), opt(name + "-pid", "self"),
                     name.equals("leasehold")));
         }
-        List<String> workloads = List.of(opt("workloads", "lat,w1,w4,w1p,w2,w3,w2sweep").split(","));
+        List<String> workloads = List.of(opt("workloads", "w1,lat,w4,w1p,w2,w3,w2sweep").split(","));
         String loadBefore = Proc.loadAverage();
         System.out.println("load average before: " + loadBefore);
         Map<String, Run> w1Runs = new LinkedHashMap<>();
@@ -584,19 +604,22 @@ public final class Bench {
                                 t.name(), h.locks(), h.seconds(), h.rssDelta(), h.rssPerLock(), h.structName(),
                                 h.structDelta(), h.structPerLock());
                         put(t, "W3: RSS per held lock at " + h.locks() / 1000 + " k (B)", h.rssPerLock());
+                        put(t, "W3: RSS per held lock, both readings after a full GC (B)",
+                                t.jvm() ? (double) h.rssDeltaAfterGc() / h.locks() : null);
                         put(t, "W3: data per held lock (B): live heap / Redis used_memory", h.structPerLock());
                     }
                     case "w4" -> {
                         Sessions s = w4(t);
                         record(t, "W4+W1", s.w1());
-                        Run base = w1Runs.get(t.name());
-                        double change = base == null ? Double.NaN : (s.w1().rate() / base.rate() - 1) * 100;
-                        System.out.printf(Locale.ROOT, "  %-9s W4 %d idle sessions: RSS +%d MB (%.0f B/session); W1 %.0f pairs/s (%+.1f %% vs W1)%n",
+                        double change = s.change() * 100;
+                        System.out.printf(Locale.ROOT, "  %-9s W4 %d idle sessions: RSS +%d MB (%.0f B/session), data +%.0f B/session; W1 %.0f pairs/s between %.0f and %.0f without (%+.1f %%)%n",
                                 t.name(), s.sessions(), s.rssDelta() >> 20, (double) s.rssDelta() / s.sessions(),
-                                s.w1().rate(), change);
+                                (double) s.structDelta() / s.sessions(), s.w1().rate(), s.before().rate(), s.after().rate(), change);
                         put(t, "W4: RSS per idle session (B)", (double) s.rssDelta() / s.sessions());
-                        put(t, "W4: W1 sync pairs/s with " + s.sessions() / 1000 + " k idle sessions", s.w1().rate());
-                        put(t, "W4: change vs W1 sync", String.format(Locale.ROOT, "%+.1f %%", change));
+                        put(t, "W4: data per idle session (B): live heap / Redis used_memory", (double) s.structDelta() / s.sessions());
+                        put(t, "W4: W1 sync pairs/s without · with " + s.sessions() / 1000 + " k idle sessions · without",
+                                String.format(Locale.ROOT, "%,.0f · **%,.0f** · %,.0f", s.before().rate(), s.w1().rate(), s.after().rate()));
+                        put(t, "W4: change with idle sessions (vs mean of the runs before and after)", String.format(Locale.ROOT, "%+.1f %%", change));
                     }
                     default -> throw new IllegalArgumentException("unknown workload " + w);
                 }
