@@ -71,7 +71,9 @@ public final class LeaseholdClient implements AutoCloseable {
                 : "leasehold-client-" + INSTANCES.incrementAndGet();
         this.engine = new Engine(new Config(servers, options.poolSize(), options.connectTimeout().toNanos(),
                 options.transportDeadline().toNanos(), options.responseGrace().toNanos(),
-                options.marginFloor().toNanos(), options.driftRate(), name));
+                options.marginFloor().toNanos(), options.driftRate(), name,
+                options.tls() == null ? null : options.tls().sslContext(),
+                options.tls() == null || options.tls().hostnameVerification()));
     }
 
     /**

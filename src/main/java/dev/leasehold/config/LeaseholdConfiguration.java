@@ -14,6 +14,7 @@ import dev.leasehold.registry.RegistryLimits;
 import dev.leasehold.registry.RegistryObserver;
 import dev.leasehold.server.LeaseholdServer;
 import dev.leasehold.server.RegistryTimer;
+import dev.leasehold.server.ServerSecurity;
 import dev.leasehold.server.ServerStats;
 import dev.leasehold.server.SessionNotifier;
 import dev.leasehold.store.DataDirectory;
@@ -63,8 +64,9 @@ public class LeaseholdConfiguration {
 
     @Bean
     LeaseholdServer leaseholdServer(LeaseholdProperties props, LockRegistry registry, NanoClock clock,
-            ServerStats stats) {
+            ServerStats stats, ServerSecurity security) {
         return new LeaseholdServer(new LeaseholdServer.Settings("0.0.0.0", props.port(), props.maxKeyBytes(),
-                props.frameTimeout(), props.maxConnections(), props.effectiveIoThreads()), registry, clock, stats);
+                props.frameTimeout(), props.maxConnections(), props.effectiveIoThreads()), registry, clock, stats,
+                security);
     }
 }

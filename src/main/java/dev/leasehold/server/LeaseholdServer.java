@@ -35,6 +35,7 @@ public final class LeaseholdServer implements SmartLifecycle {
     private final LockRegistry registry;
     private final NanoClock clock;
     private final ServerStats stats;
+    private final ServerSecurity security;
     private volatile DisposableServer server;
     private LoopResources loops;
 
@@ -47,10 +48,17 @@ public final class LeaseholdServer implements SmartLifecycle {
     }
 
     public LeaseholdServer(Settings settings, LockRegistry registry, NanoClock clock, ServerStats stats) {
+        this(settings, registry, clock, stats, ServerSecurity.NONE);
+    }
+
+    /** @param security TLS (every session, no plaintext fallback) and key ACLs, or {@link ServerSecurity#NONE} */
+    public LeaseholdServer(Settings settings, LockRegistry registry, NanoClock clock, ServerStats stats,
+            ServerSecurity security) {
         this.settings = settings;
         this.registry = registry;
         this.clock = clock;
         this.stats = stats;
+        this.security = security;
     }
 
     @Override
@@ -58,7 +66,13 @@ public final class LeaseholdServer implements SmartLifecycle {
         loops = LoopResources.create("leasehold-io", settings.ioThreads(), true);
         ConnectionLimiter limiter = new ConnectionLimiter(settings.maxConnections());
         long frameTimeoutNanos = settings.frameTimeout().toNanos();
+        ServerTls tls = security.tls();
         server = TcpServer.create()
+                .doOnChannelInit((observer, channel, remote) -> {
+                    if (tls != null) {
+                        tls.install(channel); // before the channel is active: no byte is read in plaintext
+                    }
+                })
                 .host(settings.host())
                 .port(settings.port())
                 .runOn(loops)
@@ -67,7 +81,7 @@ public final class LeaseholdServer implements SmartLifecycle {
                 .doOnConnection(conn -> {
                     if (limiter.admit(conn.channel())) {
                         conn.addHandlerLast(DECODER, new RequestDecoder(settings.maxKeyBytes(), frameTimeoutNanos))
-                                .addHandlerLast(SESSION, new SessionHandler(registry, clock, stats));
+                                .addHandlerLast(SESSION, new SessionHandler(registry, clock, stats, security.acl()));
                         // Reactor Netty reads on demand of a reactive subscriber; there is none here:
                         // SessionHandler consumes every frame and manages reads itself (backpressure).
                         conn.channel().config().setAutoRead(true);
@@ -75,7 +89,8 @@ public final class LeaseholdServer implements SmartLifecycle {
                 })
                 .handle((in, out) -> Mono.never())
                 .bindNow(Duration.ofSeconds(30));
-        log.info("Leasehold protocol listening on {}:{}", settings.host(), server.port());
+        log.info("Leasehold protocol listening on {}:{} ({}{})", settings.host(), server.port(),
+                tls != null ? "TLS" : "plaintext TCP", security.acl() != null ? ", key ACLs" : "");
     }
 
     @Override
