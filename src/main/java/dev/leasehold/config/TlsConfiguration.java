@@ -44,17 +44,24 @@ public class TlsConfiguration {
         }
         String name = tls.bundle();
         SslBundle bundle;
+        SslContext initial;
         try {
             bundle = bundles.getBundle(name);
+            checkTrustMaterial(bundle, tls.clientAuth(), name);
+            initial = context(bundle, tls.clientAuth(), name);
         } catch (NoSuchSslBundleException e) {
             throw new IllegalStateException("Invalid leasehold.tls.bundle = " + name + ": no such SSL bundle; define "
                     + "spring.ssl.bundle.pem." + name + ".* or spring.ssl.bundle.jks." + name + ".* (known: "
                     + bundles.getBundleNames() + ")", e);
+        } catch (ClientAuthException e) {
+            throw e;
         } catch (RuntimeException e) {
-            throw new IllegalStateException("Invalid leasehold.tls.bundle = " + name + ": cannot load the SSL bundle: "
-                    + e.getMessage(), e);
+            // Files are read lazily, when the managers are first asked for: a missing or unreadable
+            // file shows up here.
+            throw new IllegalStateException("Invalid leasehold.tls.bundle = " + name + ": cannot use SSL bundle '"
+                    + name + "' (spring.ssl.bundle.*." + name + "): " + e.getMessage(), e);
         }
-        ServerTls serverTls = new ServerTls(context(bundle, tls.clientAuth(), name));
+        ServerTls serverTls = new ServerTls(initial);
         log.info("TLS on the protocol port from SSL bundle '{}': {}; client certificates: {}", name,
                 describe(bundle), tls.clientAuth().name().toLowerCase(java.util.Locale.ROOT));
         bundles.addBundleUpdateHandler(name, updated -> {
@@ -69,18 +76,28 @@ public class TlsConfiguration {
         return new ServerSecurity(serverTls, acl);
     }
 
+    /** Client certificates need the bundle's own trust material: the JDK default would trust every public CA. */
+    static void checkTrustMaterial(SslBundle bundle, LeaseholdProperties.ClientAuth clientAuth, String name) {
+        if (clientAuth != LeaseholdProperties.ClientAuth.NONE && bundle.getStores().getTrustStore() == null) {
+            throw new ClientAuthException("Invalid leasehold.tls.client-auth = "
+                    + clientAuth.name().toLowerCase(java.util.Locale.ROOT) + ": needs trust material in SSL bundle '"
+                    + name + "' (spring.ssl.bundle.pem." + name + ".truststore.certificate or spring.ssl.bundle.jks."
+                    + name + ".truststore.location) to check client certificates against");
+        }
+    }
+
+    static final class ClientAuthException extends IllegalStateException {
+        ClientAuthException(String message) {
+            super(message);
+        }
+    }
+
     /** A Netty server context from the bundle's key and trust managers and its protocols and ciphers. */
     static SslContext context(SslBundle bundle, LeaseholdProperties.ClientAuth clientAuth, String name) {
         try {
             SslContextBuilder builder = SslContextBuilder.forServer(bundle.getManagers().getKeyManagerFactory());
             if (clientAuth != LeaseholdProperties.ClientAuth.NONE) {
-                if (bundle.getStores().getTrustStore() == null) {
-                    // Without it the JDK would trust every public CA for client certificates.
-                    throw new IllegalStateException("leasehold.tls.client-auth = "
-                            + clientAuth.name().toLowerCase(java.util.Locale.ROOT) + " needs trust material in SSL "
-                            + "bundle '" + name + "' (spring.ssl.bundle.pem." + name + ".truststore.certificate or "
-                            + "spring.ssl.bundle.jks." + name + ".truststore.location)");
-                }
+                checkTrustMaterial(bundle, clientAuth, name);
                 builder.trustManager(bundle.getManagers().getTrustManagerFactory())
                         .clientAuth(clientAuth == LeaseholdProperties.ClientAuth.NEED ? ClientAuth.REQUIRE
                                 : ClientAuth.OPTIONAL);

@@ -27,8 +27,9 @@ import io.netty.handler.ssl.SslHandshakeCompletionEvent;
  * <p>There is no plaintext fallback: a client that does not complete a TLS handshake within
  * the handshake timeout is closed without a single protocol byte being read. Failed handshakes
  * (plaintext clients, untrusted or missing client certificates, scanners) are logged at WARN at
- * most once per {@value #WARN_EVERY_SECONDS} s with a count of those not shown, and each one at
- * DEBUG, so a misconfigured fleet cannot flood the log.
+ * most once per {@value #WARN_EVERY_SECONDS} s for plaintext clients and once for all other
+ * failures, with a count of those not shown, and each one at DEBUG, so a misconfigured fleet
+ * cannot flood the log.
  */
 public final class ServerTls {
 
@@ -40,8 +41,9 @@ public final class ServerTls {
     static final String HANDSHAKE = "leasehold.tls-handshake";
 
     private final AtomicReference<SslContext> context;
-    private final AtomicLong lastWarnNanos = new AtomicLong(System.nanoTime() - WARN_EVERY_NANOS);
-    private final AtomicLong suppressed = new AtomicLong();
+    /** Plaintext clients and other failures are rate-limited apart: a flood of one hides no other. */
+    private final WarnLimit plaintextWarnings = new WarnLimit();
+    private final WarnLimit otherWarnings = new WarnLimit();
 
     public ServerTls(SslContext initial) {
         this.context = new AtomicReference<>(initial);
@@ -73,28 +75,34 @@ public final class ServerTls {
     }
 
     private void handshakeFailed(Channel channel, Throwable cause) {
-        String why = describe(cause);
+        Throwable t = cause instanceof DecoderException && cause.getCause() != null ? cause.getCause() : cause;
+        boolean plaintext = t instanceof NotSslRecordException;
+        String why = plaintext ? "not a TLS client (plaintext?): this port accepts TLS only"
+                : t.getClass().getSimpleName() + (t.getMessage() == null ? "" : ": " + t.getMessage());
         log.debug("TLS handshake with {} failed: {}", channel.remoteAddress(), why);
-        long now = System.nanoTime();
-        long last = lastWarnNanos.get();
-        if (now - last >= WARN_EVERY_NANOS && lastWarnNanos.compareAndSet(last, now)) {
-            long more = suppressed.getAndSet(0);
-            log.warn("TLS handshake with {} failed: {}{}; further failures are logged at DEBUG, and at most one "
-                    + "WARN per {} s", channel.remoteAddress(), why,
-                    more > 0 ? " (" + more + " more failed handshakes since the last warning)" : "",
-                    WARN_EVERY_SECONDS);
-        } else {
-            suppressed.incrementAndGet();
+        long more = (plaintext ? plaintextWarnings : otherWarnings).tryWarn();
+        if (more >= 0) {
+            log.warn("TLS handshake with {} failed: {}{}; further such failures are logged at DEBUG, and at most "
+                    + "once per {} s at WARN", channel.remoteAddress(), why,
+                    more > 0 ? " (" + more + " more since the last warning)" : "", WARN_EVERY_SECONDS);
         }
     }
 
-    private static String describe(Throwable cause) {
-        Throwable t = cause instanceof DecoderException && cause.getCause() != null ? cause.getCause() : cause;
-        if (t instanceof NotSslRecordException) {
-            return "not a TLS client (plaintext?): this port accepts TLS only";
+    /** At most one WARN per interval; counts the ones it holds back. */
+    private static final class WarnLimit {
+        private final AtomicLong last = new AtomicLong(System.nanoTime() - WARN_EVERY_NANOS);
+        private final AtomicLong suppressed = new AtomicLong();
+
+        /** Failures held back since the last WARN if this one may warn, else -1. */
+        long tryWarn() {
+            long now = System.nanoTime();
+            long l = last.get();
+            if (now - l >= WARN_EVERY_NANOS && last.compareAndSet(l, now)) {
+                return suppressed.getAndSet(0);
+            }
+            suppressed.incrementAndGet();
+            return -1;
         }
-        String message = t.getMessage();
-        return t.getClass().getSimpleName() + (message == null ? "" : ": " + message);
     }
 
     /** Logs a failed handshake (rate-limited) and closes the channel; quiet about the exception it causes. */
