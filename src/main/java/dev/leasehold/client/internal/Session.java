@@ -191,6 +191,9 @@ public final class Session {
                 // closing anyway
             }
         }
+        if (!wasUp) {
+            pool.setupFailed(reason);
+        }
         pool.ended(this, wasUp);
         for (Outbound o : lost) {
             o.lost(this, reason);
