@@ -436,11 +436,13 @@ public final class FaultProxy implements AutoCloseable {
                         long cut = c2s ? cutC2sAfter : cutS2cAfter;
                         boolean cutNow = cut >= 0 && forwarded + bytes.length > cut;
                         int len = cutNow ? (int) (cut - forwarded) : bytes.length;
-                        out.write(bytes, 0, len);
-                        out.flush();
                         if (c2s) {
+                            // Record before forwarding: the server's answer can otherwise reach the
+                            // client (and the test's assertion) before the request is recorded.
                             parser.feed(bytes, len);
                         }
+                        out.write(bytes, 0, len);
+                        out.flush();
                         forwarded += len;
                         if (cutNow) {
                             Connection.this.close();
