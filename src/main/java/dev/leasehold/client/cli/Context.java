@@ -137,9 +137,9 @@ final class Context {
         return v == null ? 30 : Durations.seconds("--lease", v, 1, Wire.MAX_SECONDS);
     }
 
-    /** A key fit for a one-line message: quoted, control characters escaped. */
+    /** A key fit for a one-line message: in double quotes, control characters escaped, long keys cut. */
     static String quote(String key) {
-        return "'" + Keys.printable(key.getBytes(StandardCharsets.UTF_8)) + "'";
+        return Keys.printable(key.getBytes(StandardCharsets.UTF_8));
     }
 
     /**
