@@ -1,5 +1,8 @@
 package dev.leasehold.client.cli;
 
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
@@ -37,12 +40,12 @@ final class ProcessTree {
         }
         boolean killed = false;
         for (ProcessHandle p : List.copyOf(tree)) {
-            if (p.isAlive()) {
+            if (alive(p)) {
                 p.descendants().filter(d -> !tree.contains(d)).forEach(tree::add);
             }
         }
         for (ProcessHandle p : tree) {
-            if (p.isAlive()) {
+            if (alive(p)) {
                 p.destroyForcibly();
                 killed = true;
             }
@@ -53,10 +56,28 @@ final class ProcessTree {
 
     private static boolean anyAlive(List<ProcessHandle> tree) {
         for (ProcessHandle p : tree) {
-            if (p.isAlive()) {
+            if (alive(p)) {
                 return true;
             }
         }
         return false;
+    }
+
+    /**
+     * {@link ProcessHandle#isAlive()} counts a zombie (dead, not yet reaped) as alive. A
+     * grandchild whose parent died first is reaped by init, maybe late; it runs no more, so on
+     * Linux its {@code /proc/<pid>/stat} state {@code Z} counts as dead here.
+     */
+    static boolean alive(ProcessHandle p) {
+        if (!p.isAlive()) {
+            return false;
+        }
+        try {
+            String stat = Files.readString(Path.of("/proc", Long.toString(p.pid()), "stat"));
+            int close = stat.lastIndexOf(')');
+            return close < 0 || close + 2 >= stat.length() || stat.charAt(close + 2) != 'Z';
+        } catch (IOException | RuntimeException e) {
+            return p.isAlive(); // no /proc (not Linux), or the process is gone
+        }
     }
 }

@@ -54,6 +54,7 @@ final class RunCommand {
     private Process child;
     private boolean stopped;
     private boolean finished;
+    private boolean signalled;
 
     RunCommand(Context ctx) throws UsageException {
         this.ctx = ctx;
@@ -107,15 +108,23 @@ final class RunCommand {
         env.put("LEASEHOLD_VALID_UNTIL_MS", Long.toString(validUntilMs));
         ctx.progress("acquired " + Context.quote(key) + " token " + Long.toUnsignedString(ticket.token())
                 + ", valid until " + describe(validUntilMs) + "; extending every " + intervalNanos / MS + "ms");
-        try {
-            child = pb.start();
-        } catch (IOException e) {
-            release();
-            ctx.warn("cannot start " + command.get(0) + ": " + e.getMessage());
-            return ExitCode.CANNOT_START.code();
-        }
+        // The hook goes in first, so that a signal at any moment from here on stops the command.
         Thread hook = new Thread(this::onSignal, "leasehold-cli-shutdown");
         Runtime.getRuntime().addShutdownHook(hook);
+        synchronized (this) {
+            if (signalled) {
+                return ExitCode.INTERNAL.code(); // the JVM is exiting on a signal; the hook releases
+            }
+            try {
+                child = pb.start();
+            } catch (IOException e) {
+                finished = true;
+                release();
+                removeHook(hook);
+                ctx.warn("cannot start " + command.get(0) + ": " + e.getMessage());
+                return ExitCode.CANNOT_START.code();
+            }
+        }
         child.onExit().thenRun(wake::release);
         String lost = watch();
         if (lost != null) {
@@ -124,12 +133,16 @@ final class RunCommand {
         child.waitFor();
         int code = lost != null ? ExitCode.LOCK_LOST.code() : child.exitValue();
         finish();
+        removeHook(hook);
+        return code;
+    }
+
+    private static void removeHook(Thread hook) {
         try {
             Runtime.getRuntime().removeShutdownHook(hook);
         } catch (IllegalStateException e) {
             // shutting down on a signal: the hook finishes the job
         }
-        return code;
     }
 
     /** Extends until the command exits (null) or the lease is lost (the reason). */
@@ -221,7 +234,7 @@ final class RunCommand {
             } else if (r == ReleaseOutcome.NOT_HELD) {
                 ctx.progress("token " + t + " was no longer held at release");
             } else {
-                ctx.progress("token " + t + " had expired at release");
+                ctx.progress("no release of token " + t + " confirmed before its lease ended");
             }
             return;
         } catch (TimeoutException | ExecutionException | IllegalStateException e) {
@@ -235,8 +248,15 @@ final class RunCommand {
 
     /** Shutdown hook: SIGINT/SIGTERM to the command line stops the command and releases. */
     private void onSignal() {
+        synchronized (this) {
+            signalled = true;
+            if (child == null) {
+                finish();
+                return;
+            }
+        }
         try {
-            stop("interrupted", Math.min(System.nanoTime() + killGraceNanos, ticket.validUntilNanos() - safetyNanos));
+            stop("signal received", Math.min(System.nanoTime() + killGraceNanos, ticket.validUntilNanos() - safetyNanos));
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
         }

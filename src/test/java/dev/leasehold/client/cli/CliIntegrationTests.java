@@ -174,6 +174,20 @@ class CliIntegrationTests {
     }
 
     @Test
+    void aSigtermToTheCommandLineStopsTheCommandAndReleases() throws Exception {
+        var run = cli.start(env(), "run", "--key", "signal", "--kill-grace", "1s", "--", "/bin/sh", "-c",
+                "echo $$ > \"$DIR/pid\"; sleep 30");
+        long pid = awaitPid(dir.resolve("pid"), run);
+
+        run.process().destroy(); // SIGTERM
+        var r = run.await();
+
+        assertThat(r.exitCode()).isEqualTo(143);
+        assertThat(ProcessHandle.of(pid).map(ProcessHandle::isAlive).orElse(false)).isFalse();
+        assertThat(client.acquire("signal", 0, 5)).as("released").isInstanceOf(AcquireOutcome.Acquired.class);
+    }
+
+    @Test
     void runExitCodes() throws Exception {
         try (Ticket held = ((AcquireOutcome.Acquired) client.acquire("taken", 0, 30)).ticket()) {
             var timedOut = cli.run(env(), "run", "--key", "taken", "--wait", "1s", "--", "/bin/sh", "-c",
