@@ -435,7 +435,8 @@ public final class FaultProxy implements AutoCloseable {
                         byte[] bytes = c.bytes;
                         long cut = c2s ? cutC2sAfter : cutS2cAfter;
                         boolean cutNow = cut >= 0 && forwarded + bytes.length > cut;
-                        int len = cutNow ? (int) (cut - forwarded) : bytes.length;
+                        // a cut set after this connection forwarded more than it cuts at once
+                        int len = cutNow ? (int) Math.max(0, cut - forwarded) : bytes.length;
                         out.write(bytes, 0, len);
                         out.flush();
                         if (c2s) {
