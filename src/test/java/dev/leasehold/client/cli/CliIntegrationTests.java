@@ -134,9 +134,10 @@ class CliIntegrationTests {
     @Test
     void aLostLeaseStopsTheCommandBeforeItsValidityEnds() throws Exception {
         try (FaultProxy proxy = FaultProxy.start(server.port())) {
-            // The command ignores SIGTERM, so only the SIGKILL after --kill-grace ends it.
+            // The command ignores SIGTERM, so only the SIGKILL after --kill-grace ends it. Lease 8 s:
+            // SIGTERM at V - 1.3 s, SIGKILL at V - 800 ms (safety = lease / 10).
             var run = cli.start(Map.of("DIR", dir.toString()), "--verbose", "--server", "127.0.0.1:" + proxy.port(),
-                    "--timeout", "1s", "run", "--key", "lost", "--wait", "0", "--lease", "5s", "--kill-grace",
+                    "--timeout", "1s", "run", "--key", "lost", "--wait", "0", "--lease", "8s", "--kill-grace",
                     "500ms", "--", "/bin/sh", "-c",
                     "trap '' TERM; echo $LEASEHOLD_VALID_UNTIL_MS > \"$DIR/valid\"; echo $$ > \"$DIR/pid\"; "
                             + "while :; do sleep 0.05; done");
@@ -163,6 +164,8 @@ class CliIntegrationTests {
 
             assertThat(deadAt).as("the command was stopped").isPositive();
             long validUntil = latestValidity(Long.parseLong(Files.readString(dir.resolve("valid")).trim()), r.err());
+            System.out.println("lost lease: the command was seen dead " + (validUntil - deadAt)
+                    + " ms before the validity ended (planned SIGKILL: 800 ms before)");
             assertThat(deadAt).as("the command died before the lock's validity ended").isLessThan(validUntil);
             assertThat(r.exitCode()).as(r.err()).isEqualTo(69);
             assertThat(r.err()).contains("lock lost").contains("sent SIGKILL");
