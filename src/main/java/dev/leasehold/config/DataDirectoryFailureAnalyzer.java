@@ -9,7 +9,7 @@ import dev.leasehold.store.DataDirectoryException;
  * Turns a data-directory failure at start-up into Spring Boot's short "APPLICATION FAILED TO
  * START" report (path, problem, what to do) instead of a page of bean-creation stack trace.
  */
-class DataDirectoryFailureAnalyzer extends AbstractFailureAnalyzer<DataDirectoryException> {
+public class DataDirectoryFailureAnalyzer extends AbstractFailureAnalyzer<DataDirectoryException> {
 
     @Override
     protected FailureAnalysis analyze(Throwable rootFailure, DataDirectoryException cause) {

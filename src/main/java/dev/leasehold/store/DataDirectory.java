@@ -17,6 +17,10 @@ public final class DataDirectory {
     /** Creates the directory if missing and checks it can be written. */
     public static Path prepare(Path dir) {
         Path abs = dir.toAbsolutePath().normalize();
+        if (Files.exists(abs) && !Files.isDirectory(abs)) {
+            throw new DataDirectoryException(abs, "leasehold.data-dir " + abs + " is not a directory",
+                    FIX_DIRECTORY, null);
+        }
         try {
             Files.createDirectories(abs);
         } catch (IOException e) {

@@ -302,6 +302,8 @@ public final class LeaseHorizonStore implements LeaseHorizon, StorageStatus, Aut
         long nowMillis = wallMillis.getAsLong();
         long lastEndMillis = nowMillis + ceilMillis(last - nowNanos);
         long horizon = Math.max(lastEndMillis + slackMillis, floorMillis);
+        log.info("Lease horizon {}: {} durable writes in {} s since start", file.file(), writes.get(),
+                (nowNanos - previous.readNanos()) / 1_000_000_000L);
         if (horizon >= lastWrittenMillis) {
             return;
         }

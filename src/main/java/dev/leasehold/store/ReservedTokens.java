@@ -35,6 +35,7 @@ public final class ReservedTokens implements TokenSource, StorageStatus, AutoClo
     private final DurableValue highWater;
     private final long blockSize;
     private final AtomicLong lastIssued;
+    private final long firstIssued;
     private volatile long reservedUpTo;
     private final AtomicBoolean writing = new AtomicBoolean();
     private final AtomicLong writes = new AtomicLong();
@@ -45,6 +46,7 @@ public final class ReservedTokens implements TokenSource, StorageStatus, AutoClo
         this.highWater = highWater;
         this.blockSize = blockSize;
         this.lastIssued = new AtomicLong(lastIssued);
+        this.firstIssued = lastIssued;
         this.reservedUpTo = reservedUpTo;
         ScheduledThreadPoolExecutor executor = new ScheduledThreadPoolExecutor(1, r -> {
             Thread t = new Thread(r, "leasehold-token-store");
@@ -173,6 +175,8 @@ public final class ReservedTokens implements TokenSource, StorageStatus, AutoClo
 
     @Override
     public void close() {
+        log.info("Fencing-token store {}: {} durable writes since start, {} tokens issued, last {}",
+                highWater.file(), writes.get(), lastIssued.get() - firstIssued, lastIssued.get());
         writer.shutdown(); // a write in progress completes; a pending retry is dropped
         try {
             writer.awaitTermination(5, TimeUnit.SECONDS);
