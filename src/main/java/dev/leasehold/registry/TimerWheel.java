@@ -18,7 +18,13 @@ final class TimerWheel {
     private static final int MASK = SLOTS - 1;
 
     private final long tickNanos;
+    /** {@link TimerNode#slot} of a node that is not in the wheel. */
+    static final int UNSCHEDULED = -1;
+    /** {@link TimerNode#slot} of a node taken out of its slot to be fired in the current pass. */
+    static final int DUE = -2;
+
     private final TimerNode[] heads = new TimerNode[SLOTS];
+    private final java.util.ArrayList<TimerNode> due = new java.util.ArrayList<>();
     /** The next tick to process; every earlier tick has been processed. */
     private long nextTick;
     private int size;
@@ -29,9 +35,7 @@ final class TimerWheel {
     }
 
     void schedule(TimerNode node, long deadline) {
-        if (node.isScheduled()) {
-            cancel(node);
-        }
+        cancel(node);
         node.deadline = deadline;
         long tick = Math.max(-Math.floorDiv(-deadline, tickNanos), nextTick); // ceil, not in the past
         node.rounds = (tick - nextTick) / SLOTS;
@@ -47,9 +51,54 @@ final class TimerWheel {
     }
 
     void cancel(TimerNode node) {
+        if (node.slot == DUE) {
+            node.slot = UNSCHEDULED; // taken out of its slot for this pass: just don't fire it
+            return;
+        }
         if (!node.isScheduled()) {
             return;
         }
+        unlink(node);
+    }
+
+    /**
+     * Fires, in slot order, every timer whose tick has come by {@code now}. The callback may
+     * schedule or cancel any timer, including ones due in the same pass (a cancelled one is then
+     * not fired).
+     */
+    void advance(long now, Consumer<TimerNode> fire) {
+        long lastTick = Math.floorDiv(now, tickNanos);
+        while (nextTick <= lastTick) {
+            int slot = (int) (nextTick & MASK);
+            nextTick++; // timers scheduled from the callbacks land on later ticks
+            // First collect what is due without running callbacks, so they see a consistent wheel.
+            TimerNode node = heads[slot];
+            while (node != null) {
+                TimerNode next = node.nextTimer;
+                if (node.rounds > 0) {
+                    node.rounds--;
+                } else {
+                    unlink(node);
+                    node.slot = DUE;
+                    due.add(node);
+                }
+                node = next;
+            }
+            for (int i = 0; i < due.size(); i++) {
+                TimerNode d = due.get(i);
+                if (d.slot == DUE) {
+                    d.slot = UNSCHEDULED;
+                    fire.accept(d);
+                }
+            }
+            due.clear();
+            if (size == 0) {
+                nextTick = Math.max(nextTick, lastTick + 1); // nothing to visit: jump ahead
+            }
+        }
+    }
+
+    private void unlink(TimerNode node) {
         if (node.prevTimer != null) {
             node.prevTimer.nextTimer = node.nextTimer;
         } else {
@@ -60,43 +109,8 @@ final class TimerWheel {
         }
         node.prevTimer = null;
         node.nextTimer = null;
-        node.slot = -1;
+        node.slot = UNSCHEDULED;
         size--;
-    }
-
-    /**
-     * Fires, in no particular order, every timer whose tick has come by {@code now}. The
-     * callback may schedule or cancel timers, including the one it was given.
-     */
-    void advance(long now, Consumer<TimerNode> fire) {
-        long lastTick = Math.floorDiv(now, tickNanos);
-        while (nextTick <= lastTick) {
-            int slot = (int) (nextTick & MASK);
-            TimerNode node = heads[slot];
-            heads[slot] = null;
-            nextTick++; // timers scheduled from the callbacks land on later ticks
-            while (node != null) {
-                TimerNode next = node.nextTimer;
-                node.prevTimer = null;
-                node.nextTimer = null;
-                if (node.rounds > 0) {
-                    node.rounds--;
-                    node.nextTimer = heads[slot];
-                    if (heads[slot] != null) {
-                        heads[slot].prevTimer = node;
-                    }
-                    heads[slot] = node;
-                } else {
-                    node.slot = -1;
-                    size--;
-                    fire.accept(node);
-                }
-                node = next;
-            }
-            if (size == 0) {
-                nextTick = Math.max(nextTick, lastTick + 1); // nothing to visit: jump ahead
-            }
-        }
     }
 
     int size() {

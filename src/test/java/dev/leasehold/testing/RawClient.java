@@ -7,7 +7,6 @@ import java.net.InetSocketAddress;
 import java.net.Socket;
 import java.net.SocketTimeoutException;
 import java.nio.ByteBuffer;
-import java.util.ArrayDeque;
 import java.util.HexFormat;
 
 import dev.leasehold.protocol.Answer;
@@ -26,7 +25,6 @@ public final class RawClient implements AutoCloseable {
     private final InputStream in;
     private final OutputStream out;
     private final AnswerDecoder decoder = new AnswerDecoder();
-    private final ArrayDeque<Answer> ready = new ArrayDeque<>();
     private final ByteBuffer buf = ByteBuffer.allocate(4096).flip();
 
     public RawClient(int port) throws IOException {
@@ -71,7 +69,7 @@ public final class RawClient implements AutoCloseable {
     /** The next answer, or null if none came within {@code timeoutMillis}. EOF throws. */
     public Answer poll(long timeoutMillis) throws IOException {
         long deadline = System.nanoTime() + timeoutMillis * 1_000_000;
-        while (ready.isEmpty()) {
+        while (true) {
             try {
                 Answer a = decoder.next(buf);
                 if (a != null) {
@@ -97,7 +95,6 @@ public final class RawClient implements AutoCloseable {
             }
             buf.compact().put(chunk, 0, n).flip();
         }
-        return ready.poll();
     }
 
     /** True once the server has closed the session (EOF) within {@code timeoutMillis}. */

@@ -1,0 +1,62 @@
+package dev.leasehold.client;
+
+/**
+ * How an {@link LeaseholdClient#acquire acquire} call ended (PROTOCOL.md 9.1). These are
+ * results, not exceptions: every call ends in exactly one of them.
+ *
+ * <ul>
+ * <li>{@link Acquired} — you hold the lock until {@link Ticket#validUntilNanos()}; pass
+ *     {@link Ticket#token()} to the guarded resource.</li>
+ * <li>{@link TimedOut} and {@link Busy} — definitive: the server did not and will not grant this
+ *     call.</li>
+ * <li>{@link Unavailable} — definitive: the request was never sent, no grant exists.</li>
+ * <li>{@link Indeterminate} — the request may have reached the server and no definitive answer
+ *     can be delivered. Do <b>not</b> enter the critical section. A grant you did not observe
+ *     is released by the client when it can, and ends with its lease at the latest, so
+ *     retrying later is safe.</li>
+ * </ul>
+ */
+public sealed interface AcquireOutcome permits AcquireOutcome.Acquired, AcquireOutcome.TimedOut,
+        AcquireOutcome.Busy, AcquireOutcome.Indeterminate, AcquireOutcome.Unavailable {
+
+    /** True for {@link TimedOut}, {@link Busy} and {@link Unavailable}: no grant exists. */
+    default boolean isDefinitiveRefusal() {
+        return this instanceof TimedOut || this instanceof Busy || this instanceof Unavailable;
+    }
+
+    /**
+     * The lock was granted and delivered in time.
+     *
+     * @param ticket the grant: key, fencing token, local validity, release and extend
+     */
+    record Acquired(Ticket ticket) implements AcquireOutcome {
+    }
+
+    /** The wait ran out (or, for wait 0, the key was taken). No grant exists. */
+    record TimedOut() implements AcquireOutcome {
+    }
+
+    /** A server limit was reached, or it is draining for shutdown. No grant exists. */
+    record Busy() implements AcquireOutcome {
+    }
+
+    /**
+     * The request may have reached the server, and no definitive answer can be delivered: its
+     * session broke, no answer came by the deadline plus the response grace, or a grant arrived
+     * too late for the delivery gate (then that exact token is being released). The caller must
+     * not act as holder.
+     *
+     * @param reason what happened, for logs
+     */
+    record Indeterminate(String reason) implements AcquireOutcome {
+    }
+
+    /**
+     * The request was definitely never sent: no session could take it before the deadline (the
+     * servers were unreachable), or the client was closed. No grant exists.
+     *
+     * @param reason what happened, for logs
+     */
+    record Unavailable(String reason) implements AcquireOutcome {
+    }
+}

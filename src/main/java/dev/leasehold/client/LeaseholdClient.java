@@ -1,0 +1,255 @@
+package dev.leasehold.client;
+
+import java.io.IOException;
+import java.net.InetSocketAddress;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
+import java.util.concurrent.atomic.AtomicInteger;
+
+import dev.leasehold.client.internal.AcquireCall;
+import dev.leasehold.client.internal.AcquireResult;
+import dev.leasehold.client.internal.Config;
+import dev.leasehold.client.internal.Engine;
+import dev.leasehold.protocol.Wire;
+
+/**
+ * The official Leasehold client: JDK only, thread-safe, one instance per application.
+ *
+ * <pre>{@code
+ * try (LeaseholdClient client = LeaseholdClient.create("locks.internal:7420")) {
+ *     if (client.acquire("orders/42", 10, 30) instanceof AcquireOutcome.Acquired a) {
+ *         try (Ticket ticket = a.ticket()) {
+ *             store.write(order, ticket.token());   // the resource refuses stale tokens
+ *         }
+ *     }
+ * }
+ * }</pre>
+ *
+ * <p><b>Acquire semantics</b> (PROTOCOL.md section 9). Each call gets a new owner (correlation
+ * id) and one monotonic deadline {@code D}: {@code start + wait}, or, for wait 0,
+ * {@code start + transportDeadline} (the wire wait stays 0: one immediate attempt). While the
+ * request is definitely not sent it may move to another session, keeping its owner and {@code D};
+ * once a write of any of its bytes was attempted it is never sent again. Just before the write
+ * the wire wait is recomputed as {@code ceil((D - now) / 1 s)}, capped at 255, so a late
+ * connection never starts a fresh long wait; if {@code D} has passed the request is not sent and
+ * the outcome is {@link AcquireOutcome.Unavailable}. A sent request waits for its answer until
+ * {@code D + responseGrace}: a {@code T} or {@code B} is definitive whenever it comes; an
+ * {@code A} is delivered only if {@code now < min(D, validUntil)} at delivery, otherwise that
+ * exact token is released and the outcome is {@link AcquireOutcome.Indeterminate}. No answer by
+ * {@code D + responseGrace}, or a broken session, gives Indeterminate (the session is closed so
+ * the server drops the waiter; other unanswered acquires on it become Indeterminate too).
+ *
+ * <p><b>Design.</b> Up to {@code poolSize} sessions (TCP connections), opened on demand; each has
+ * a writer thread that drains its queue (pipelining many requests per write) and a reader thread
+ * that correlates answers: Acquire by owner, Release/Extend by token in request order, Ping by
+ * nonce. One timer thread runs every deadline. Results reach callers through a small pool of
+ * delivery threads, never on an I/O thread, so a slow callback cannot stall the client. All
+ * threads are daemons named after {@link ClientOptions#threadNamePrefix()}; {@link #close()}
+ * ends them.
+ */
+public final class LeaseholdClient implements AutoCloseable {
+
+    private static final AtomicInteger INSTANCES = new AtomicInteger();
+
+    private final ClientOptions options;
+    private final Engine engine;
+
+    private LeaseholdClient(ClientOptions options, List<InetSocketAddress> servers) {
+        if (options == null) {
+            throw new IllegalArgumentException("options is null");
+        }
+        if (servers == null || servers.isEmpty() || servers.stream().anyMatch(java.util.Objects::isNull)) {
+            throw new IllegalArgumentException("at least one server address is needed, and none may be null");
+        }
+        this.options = options;
+        String name = options.threadNamePrefix() != null ? options.threadNamePrefix()
+                : "leasehold-client-" + INSTANCES.incrementAndGet();
+        this.engine = new Engine(new Config(servers, options.poolSize(), options.connectTimeout().toNanos(),
+                options.transportDeadline().toNanos(), options.responseGrace().toNanos(),
+                options.marginFloor().toNanos(), options.driftRate(), name));
+    }
+
+    /**
+     * A client for one or more servers with the given options. No connection is opened until the
+     * first request; unresolved addresses are resolved at each connection attempt.
+     */
+    public static LeaseholdClient create(ClientOptions options, List<InetSocketAddress> servers) {
+        return new LeaseholdClient(options, servers);
+    }
+
+    /** A client with default options for servers given as {@code host:port} (port defaults to 7420). */
+    public static LeaseholdClient create(String... servers) {
+        return create(ClientOptions.defaults(), servers);
+    }
+
+    /** A client with these options for servers given as {@code host:port} (port defaults to 7420). */
+    public static LeaseholdClient create(ClientOptions options, String... servers) {
+        if (servers == null || servers.length == 0) {
+            throw new IllegalArgumentException("at least one server address is needed");
+        }
+        List<InetSocketAddress> list = new ArrayList<>();
+        for (String s : servers) {
+            list.add(parse(s));
+        }
+        return create(options, list);
+    }
+
+    /** The options this client was made with. */
+    public ClientOptions options() {
+        return options;
+    }
+
+    /**
+     * Acquires the lock on {@code key}, blocking until the outcome, and never past the call's
+     * deadline {@code D} plus the response grace.
+     *
+     * @param key 1 to 512 UTF-8 bytes, no newline
+     * @param waitSeconds how long the request may wait in the key's queue, 0 to 255; 0 is one
+     *        immediate attempt
+     * @param leaseSeconds lease of the grant, 1 to 255
+     * @return the outcome; an interrupted wait returns Indeterminate or Unavailable (with the
+     *         thread's interrupt status set)
+     * @throws IllegalArgumentException for a bad argument, before anything is sent
+     * @throws IllegalStateException if the client is closed
+     */
+    public AcquireOutcome acquire(String key, int waitSeconds, int leaseSeconds) {
+        byte[] bytes = checked(key, waitSeconds, leaseSeconds);
+        AcquireCall call = engine.acquire(bytes, waitSeconds, leaseSeconds);
+        long bound = call.deadline() + options.responseGrace().toNanos();
+        AcquireResult r;
+        try {
+            r = call.result().get(Math.max(0, bound - System.nanoTime()), TimeUnit.NANOSECONDS);
+        } catch (TimeoutException e) {
+            call.expireNow(); // the timer runs late: decide now, as it would have
+            r = call.result().join();
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            call.conclude("the calling thread was interrupted");
+            r = call.result().join();
+        } catch (ExecutionException e) {
+            throw new IllegalStateException(e.getCause());
+        }
+        return outcome(key, bytes, call.deliver(r));
+    }
+
+    /**
+     * Like {@link #acquire}, without blocking. The future completes on a client delivery thread
+     * (never an I/O thread). Cancelling it ends the call: not yet sent gives no request at all;
+     * a grant that still arrives is released.
+     *
+     * @throws IllegalArgumentException for a bad argument, before anything is sent
+     * @throws IllegalStateException if the client is closed
+     */
+    public CompletableFuture<AcquireOutcome> acquireAsync(String key, int waitSeconds, int leaseSeconds) {
+        byte[] bytes = checked(key, waitSeconds, leaseSeconds);
+        AcquireCall call = engine.acquire(bytes, waitSeconds, leaseSeconds);
+        CompletableFuture<AcquireOutcome> future = new CompletableFuture<>();
+        call.result().whenCompleteAsync((r, e) -> {
+            AcquireOutcome o = e != null ? new AcquireOutcome.Indeterminate(String.valueOf(e))
+                    : outcome(key, bytes, call.deliver(r));
+            if (!future.complete(o) && o instanceof AcquireOutcome.Acquired a) {
+                a.ticket().releaseAsync(); // nobody will see this grant
+            }
+        }, engine.deliveryExecutor());
+        future.whenComplete((o, e) -> {
+            if (future.isCancelled()) {
+                call.conclude("the caller cancelled the acquire");
+            }
+        });
+        return future;
+    }
+
+    /**
+     * Round trip of a Ping on a pooled session (from just before the write to the decoded Pong),
+     * for health checks. Opens a session if none is open.
+     *
+     * @throws IOException if no Pong came within the transport deadline or the session broke
+     */
+    public Duration ping() throws IOException {
+        CompletableFuture<Duration> f = pingAsync();
+        try {
+            return f.get(options.transportDeadline().toNanos() + 100_000_000L, TimeUnit.NANOSECONDS);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new IOException("interrupted while waiting for a Pong", e);
+        } catch (TimeoutException e) {
+            throw new IOException("no Pong within " + options.transportDeadline());
+        } catch (ExecutionException e) {
+            if (e.getCause() instanceof IOException io) {
+                throw io;
+            }
+            throw new IOException(e.getCause());
+        }
+    }
+
+    /** Like {@link #ping()}, without blocking; fails with an IOException. */
+    public CompletableFuture<Duration> pingAsync() {
+        return engine.ping().result().thenApplyAsync(Duration::ofNanos, engine.deliveryExecutor());
+    }
+
+    /**
+     * Closes every session and ends every thread of this client. Unanswered acquires end as
+     * Indeterminate, unsent ones as Unavailable; Releases and Extends still in progress fail with
+     * IllegalStateException (their grants end with their leases). Idempotent.
+     */
+    @Override
+    public void close() {
+        engine.close();
+    }
+
+    /** The mechanics, for tests in this module. */
+    Engine engine() {
+        return engine;
+    }
+
+    private static byte[] checked(String key, int waitSeconds, int leaseSeconds) {
+        byte[] bytes = Arguments.key(key);
+        Arguments.waitSeconds(waitSeconds);
+        Arguments.leaseSeconds(leaseSeconds);
+        return bytes;
+    }
+
+    private AcquireOutcome outcome(String key, byte[] bytes, AcquireResult r) {
+        if (r instanceof AcquireResult.Granted g) {
+            return new AcquireOutcome.Acquired(new Ticket(engine, key, bytes, g.token(), g.validUntil(),
+                    g.leaseEndUpperBound()));
+        } else if (r instanceof AcquireResult.TimedOut) {
+            return new AcquireOutcome.TimedOut();
+        } else if (r instanceof AcquireResult.Busy) {
+            return new AcquireOutcome.Busy();
+        } else if (r instanceof AcquireResult.Indeterminate i) {
+            return new AcquireOutcome.Indeterminate(i.reason());
+        }
+        return new AcquireOutcome.Unavailable(((AcquireResult.Unavailable) r).reason());
+    }
+
+    private static InetSocketAddress parse(String server) {
+        if (server == null || server.isBlank()) {
+            throw new IllegalArgumentException("server address is empty");
+        }
+        String host = server.trim();
+        int port = Wire.DEFAULT_PORT;
+        int colon = host.lastIndexOf(':');
+        boolean bracketed = host.startsWith("[");
+        if (colon > 0 && (bracketed ? host.lastIndexOf(']') < colon : host.indexOf(':') == colon)) {
+            try {
+                port = Integer.parseInt(host.substring(colon + 1));
+            } catch (NumberFormatException e) {
+                throw new IllegalArgumentException("bad port in server address '" + server + "'");
+            }
+            host = host.substring(0, colon);
+        }
+        if (bracketed && host.endsWith("]")) {
+            host = host.substring(1, host.length() - 1);
+        }
+        if (port < 1 || port > 65535) {
+            throw new IllegalArgumentException("bad port in server address '" + server + "': " + port);
+        }
+        return InetSocketAddress.createUnresolved(host, port);
+    }
+}

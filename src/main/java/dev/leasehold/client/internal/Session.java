@@ -1,0 +1,434 @@
+package dev.leasehold.client.internal;
+
+import java.io.ByteArrayOutputStream;
+import java.io.IOException;
+import java.io.InputStream;
+import java.io.OutputStream;
+import java.net.InetSocketAddress;
+import java.net.Socket;
+import java.nio.ByteBuffer;
+import java.util.ArrayDeque;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+
+import dev.leasehold.protocol.Answer;
+import dev.leasehold.protocol.AnswerDecoder;
+import dev.leasehold.protocol.FrameWriter;
+import dev.leasehold.protocol.ProtocolException;
+import dev.leasehold.protocol.Request;
+
+/**
+ * One TCP connection to a server, with a writer thread and a reader thread.
+ *
+ * <p>The <b>writer</b> connects, proves the session works with an opening Ping (the session is
+ * "up" only once its Pong arrives within the connect timeout, so a peer that accepts TCP but
+ * does not speak the protocol never swallows a request), then drains the queue: for each request
+ * it checks the time left and computes the wire wait, registers it for its answer, marks it
+ * possibly sent, and then writes the batch. The <b>reader</b> decodes answers and hands each to
+ * its request (owner for Acquire, FIFO per token for Release/Extend, nonce for Ping).
+ *
+ * <p>Threading: queue, correlation maps and phase are guarded by {@code lock}. The session
+ * never calls out (into requests or the pool) while holding it. {@link #close} is idempotent,
+ * callable from any thread, and settles every request the session held: possibly sent ones are
+ * told they are lost, queued ones go back to the pool.
+ */
+public final class Session {
+
+    private static final System.Logger LOG = System.getLogger("dev.leasehold.client");
+    private static final int MAX_BATCH = 256;
+
+    private enum Phase { CONNECTING, UP, CLOSED }
+
+    private final Engine engine;
+    private final SessionPool pool;
+    private final int slot;
+    private final InetSocketAddress address;
+    private final String name;
+    private final Thread writer;
+
+    private final Object lock = new Object();
+    private Phase phase = Phase.CONNECTING;
+    private final ArrayDeque<Outbound> queue = new ArrayDeque<>();
+    private final Map<Long, AcquireCall> owners = new HashMap<>();
+    private final Map<Long, ArrayDeque<TokenCall>> tokens = new HashMap<>();
+    private final Map<Long, PingCall> pings = new HashMap<>();
+    private int tokenCalls;
+    private Socket socket;
+    private Thread reader;
+    private long handshakeNonce;
+    private boolean handshakeDone;
+    private String closeReason;
+
+    Session(Engine engine, SessionPool pool, int slot, InetSocketAddress address, String name) {
+        this.engine = engine;
+        this.pool = pool;
+        this.slot = slot;
+        this.address = address;
+        this.name = name;
+        this.writer = Threads.start(name + "-writer", this::writeLoop, false);
+    }
+
+    void start() {
+        writer.start();
+    }
+
+    int slot() {
+        return slot;
+    }
+
+    /** The server address this session connects to. */
+    public InetSocketAddress address() {
+        return address;
+    }
+
+    @Override
+    public String toString() {
+        return name + "->" + address;
+    }
+
+    boolean isUp() {
+        synchronized (lock) {
+            return phase == Phase.UP;
+        }
+    }
+
+    boolean isClosed() {
+        synchronized (lock) {
+            return phase == Phase.CLOSED;
+        }
+    }
+
+    /** Requests queued or awaiting an answer here. */
+    int load() {
+        synchronized (lock) {
+            return queue.size() + owners.size() + tokenCalls + pings.size();
+        }
+    }
+
+    /** Queues a request for the writer; false if the session has closed. */
+    boolean enqueue(Outbound o) {
+        synchronized (lock) {
+            if (phase == Phase.CLOSED) {
+                return false;
+            }
+            queue.add(o);
+            lock.notifyAll();
+            return true;
+        }
+    }
+
+    boolean register(AcquireCall c) {
+        synchronized (lock) {
+            if (phase == Phase.CLOSED) {
+                return false;
+            }
+            owners.put(c.owner(), c);
+            return true;
+        }
+    }
+
+    boolean register(TokenCall c) {
+        synchronized (lock) {
+            if (phase == Phase.CLOSED) {
+                return false;
+            }
+            tokens.computeIfAbsent(c.token(), t -> new ArrayDeque<>()).add(c);
+            tokenCalls++;
+            return true;
+        }
+    }
+
+    boolean register(PingCall c) {
+        synchronized (lock) {
+            if (phase == Phase.CLOSED) {
+                return false;
+            }
+            pings.put(c.nonce(), c);
+            return true;
+        }
+    }
+
+    /**
+     * Closes this exact session: its socket is closed (so the server drops its queued
+     * Acquires), possibly sent requests are lost, queued ones are offered to other sessions.
+     */
+    public void close(String reason) {
+        List<Outbound> lost = new ArrayList<>();
+        List<Outbound> unsent;
+        boolean wasUp;
+        Socket s;
+        synchronized (lock) {
+            if (phase == Phase.CLOSED) {
+                return;
+            }
+            wasUp = phase == Phase.UP;
+            phase = Phase.CLOSED;
+            closeReason = reason;
+            lost.addAll(owners.values());
+            tokens.values().forEach(lost::addAll);
+            lost.addAll(pings.values());
+            owners.clear();
+            tokens.clear();
+            pings.clear();
+            tokenCalls = 0;
+            unsent = new ArrayList<>(queue);
+            queue.clear();
+            s = socket;
+            lock.notifyAll();
+        }
+        LOG.log(System.Logger.Level.DEBUG, () -> this + " closed: " + reason);
+        if (s != null) {
+            try {
+                s.close();
+            } catch (IOException ignored) {
+                // closing anyway
+            }
+        }
+        pool.ended(this, wasUp);
+        for (Outbound o : lost) {
+            o.lost(this, reason);
+        }
+        for (Outbound o : unsent) {
+            o.notSent(this);
+        }
+    }
+
+    /** Waits for both threads to end, up to {@code deadline} (nanoTime). */
+    void join(long deadline) throws InterruptedException {
+        Thread r;
+        synchronized (lock) {
+            r = reader;
+        }
+        joinOne(writer, deadline);
+        if (r != null) {
+            joinOne(r, deadline);
+        }
+    }
+
+    boolean threadsAlive() {
+        Thread r;
+        synchronized (lock) {
+            r = reader;
+        }
+        return writer.isAlive() || (r != null && r.isAlive());
+    }
+
+    private static void joinOne(Thread t, long deadline) throws InterruptedException {
+        long left = deadline - System.nanoTime();
+        if (left > 0 && t != Thread.currentThread() && t.getState() != Thread.State.NEW) {
+            t.join(Math.max(1, left / 1_000_000));
+        }
+    }
+
+    private void writeLoop() {
+        Config c = engine.config();
+        long connectDeadline = System.nanoTime() + c.connectTimeoutNanos();
+        Socket s = new Socket();
+        synchronized (lock) {
+            if (phase == Phase.CLOSED) {
+                return;
+            }
+            socket = s;
+        }
+        OutputStream out;
+        InputStream in;
+        try {
+            InetSocketAddress target = address.isUnresolved()
+                    ? new InetSocketAddress(address.getHostString(), address.getPort()) : address;
+            s.setTcpNoDelay(true);
+            s.setKeepAlive(true);
+            s.connect(target, (int) Math.max(1, c.connectTimeoutNanos() / 1_000_000));
+            out = s.getOutputStream();
+            in = s.getInputStream();
+        } catch (IOException e) {
+            close("could not connect to " + address + ": " + e.getMessage());
+            return;
+        }
+        long nonce = engine.nextNonce();
+        synchronized (lock) {
+            if (phase == Phase.CLOSED) {
+                return;
+            }
+            handshakeNonce = nonce;
+            reader = Threads.start(name + "-reader", () -> readLoop(in), true);
+        }
+        try {
+            out.write(FrameWriter.encode(new Request.Ping(nonce)));
+        } catch (IOException e) {
+            close("could not write the opening ping to " + address + ": " + e.getMessage());
+            return;
+        }
+        if (!awaitHandshake(connectDeadline)) {
+            return;
+        }
+        pool.up(this);
+        drain(out);
+    }
+
+    private boolean awaitHandshake(long connectDeadline) {
+        synchronized (lock) {
+            try {
+                while (!handshakeDone && phase != Phase.CLOSED) {
+                    long left = connectDeadline - System.nanoTime();
+                    if (left <= 0) {
+                        break;
+                    }
+                    lock.wait(Math.max(1, left / 1_000_000));
+                }
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+            }
+            if (phase == Phase.CLOSED) {
+                return false;
+            }
+            if (handshakeDone) {
+                phase = Phase.UP;
+                return true;
+            }
+        }
+        close("no answer to the opening ping from " + address + " within the connect timeout");
+        return false;
+    }
+
+    private void drain(OutputStream out) {
+        List<Outbound> batch = new ArrayList<>(MAX_BATCH);
+        List<Outbound> writing = new ArrayList<>(MAX_BATCH);
+        ByteArrayOutputStream bytes = new ByteArrayOutputStream(8192);
+        while (true) {
+            synchronized (lock) {
+                try {
+                    while (queue.isEmpty() && phase != Phase.CLOSED) {
+                        lock.wait();
+                    }
+                } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                    break;
+                }
+                if (phase == Phase.CLOSED) {
+                    return;
+                }
+                while (!queue.isEmpty() && batch.size() < MAX_BATCH) {
+                    batch.add(queue.poll());
+                }
+            }
+            long now = System.nanoTime();
+            for (Outbound o : batch) {
+                byte[] frame = o.beginWrite(this, now);
+                if (frame == Outbound.NOT_SENT) {
+                    o.notSent(this); // the session closed meanwhile
+                } else if (frame != Outbound.SKIP) {
+                    bytes.write(frame, 0, frame.length);
+                    writing.add(o);
+                }
+            }
+            batch.clear();
+            if (!writing.isEmpty()) {
+                try {
+                    out.write(bytes.toByteArray());
+                } catch (IOException e) {
+                    close("write failed: " + e.getMessage());
+                    return;
+                }
+                for (Outbound o : writing) {
+                    o.written(this);
+                }
+            }
+            writing.clear();
+            bytes.reset();
+        }
+        close("the writer was interrupted");
+    }
+
+    private void readLoop(InputStream in) {
+        AnswerDecoder decoder = new AnswerDecoder();
+        byte[] buf = new byte[16384];
+        try {
+            while (true) {
+                int n = in.read(buf);
+                if (n < 0) {
+                    close("the server closed the connection");
+                    return;
+                }
+                long receivedAt = System.nanoTime();
+                ByteBuffer bb = ByteBuffer.wrap(buf, 0, n);
+                Answer a;
+                while ((a = decoder.next(bb)) != null) {
+                    if (!dispatch(a, receivedAt)) {
+                        return;
+                    }
+                }
+            }
+        } catch (IOException e) {
+            close("connection failed: " + e.getMessage());
+        } catch (ProtocolException e) {
+            close("the server sent an invalid answer: " + e.getMessage());
+        }
+    }
+
+    /** Hands an answer to its request; false when the session is over. */
+    private boolean dispatch(Answer a, long receivedAt) {
+        if (a instanceof Answer.Acquired g) {
+            acquireAnswer(g.owner(), a, receivedAt);
+        } else if (a instanceof Answer.TimedOut t) {
+            acquireAnswer(t.owner(), a, receivedAt);
+        } else if (a instanceof Answer.Busy b) {
+            acquireAnswer(b.owner(), a, receivedAt);
+        } else if (a instanceof Answer.Released r) {
+            tokenAnswer(r.token(), a, receivedAt);
+        } else if (a instanceof Answer.Extended e) {
+            tokenAnswer(e.token(), a, receivedAt);
+        } else if (a instanceof Answer.NotHeld n) {
+            tokenAnswer(n.token(), a, receivedAt);
+        } else if (a instanceof Answer.Pong p) {
+            PingCall call;
+            synchronized (lock) {
+                if (p.nonce() == handshakeNonce && !handshakeDone) {
+                    handshakeDone = true;
+                    lock.notifyAll();
+                    return true;
+                }
+                call = pings.remove(p.nonce());
+            }
+            if (call != null) {
+                call.answer(this, receivedAt);
+            }
+        } else if (a instanceof Answer.Error x) {
+            close("the server sent error " + x.code() + ": " + x.message());
+            return false;
+        }
+        return true;
+    }
+
+    private void acquireAnswer(long owner, Answer a, long receivedAt) {
+        AcquireCall call;
+        synchronized (lock) {
+            call = owners.remove(owner);
+        }
+        if (call != null) {
+            call.answer(a, this, receivedAt);
+        } else {
+            LOG.log(System.Logger.Level.WARNING, () -> this + ": answer for an unknown owner: " + a);
+        }
+    }
+
+    private void tokenAnswer(long token, Answer a, long receivedAt) {
+        TokenCall call = null;
+        synchronized (lock) {
+            ArrayDeque<TokenCall> q = tokens.get(token);
+            if (q != null) {
+                call = q.poll();
+                tokenCalls--;
+                if (q.isEmpty()) {
+                    tokens.remove(token);
+                }
+            }
+        }
+        if (call != null) {
+            call.answer(a, this, receivedAt);
+        } else {
+            LOG.log(System.Logger.Level.WARNING, () -> this + ": answer for an unknown token: " + a);
+        }
+    }
+}

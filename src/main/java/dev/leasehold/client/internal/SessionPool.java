@@ -1,0 +1,223 @@
+package dev.leasehold.client.internal;
+
+import java.net.InetSocketAddress;
+import java.util.ArrayDeque;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.ScheduledFuture;
+
+/**
+ * Up to {@code poolSize} sessions ("slots"). A request goes to the least loaded session that is
+ * up, else to one still connecting; empty slots are filled on demand. Slot {@code i} starts on
+ * address {@code i mod n}; when a session cannot be set up its slot moves to the next address,
+ * and after a full round of failures it backs off (100 ms doubling to 1 s). Requests that find
+ * no session (every slot backing off) are parked and re-offered when a slot may retry; their
+ * own deadlines still run, so a request nobody could send ends as Unavailable.
+ *
+ * <p>Threading: all fields are guarded by {@code this}; sessions and requests are called
+ * without holding it.
+ */
+final class SessionPool {
+
+    private static final long MIN_BACKOFF = 100_000_000L;
+    private static final long MAX_BACKOFF = 1_000_000_000L;
+
+    private final Engine engine;
+    private final List<InetSocketAddress> addresses;
+    private final Session[] slots;
+    private final int[] addressIndex;
+    private final int[] failures;
+    private final long[] retryAt;
+    private final boolean[] backingOff;
+    private final ArrayDeque<Outbound> parked = new ArrayDeque<>();
+    private final List<Session> created = new ArrayList<>();
+    private ScheduledFuture<?> parkedRetry;
+    private long sessionCount;
+    private boolean closed;
+
+    SessionPool(Engine engine) {
+        this.engine = engine;
+        this.addresses = engine.config().addresses();
+        int n = engine.config().poolSize();
+        this.slots = new Session[n];
+        this.addressIndex = new int[n];
+        this.failures = new int[n];
+        this.retryAt = new long[n];
+        this.backingOff = new boolean[n];
+        for (int i = 0; i < n; i++) {
+            addressIndex[i] = i % addresses.size();
+        }
+    }
+
+    /** Offers a definitely-not-sent request to a session (or parks it). */
+    void submit(Outbound o) {
+        while (true) {
+            Session target;
+            synchronized (this) {
+                if (closed) {
+                    target = null;
+                } else {
+                    startMissing(System.nanoTime());
+                    target = pick();
+                    if (target == null) {
+                        parked.add(o);
+                        armParkedRetry();
+                        return;
+                    }
+                }
+            }
+            if (target == null) {
+                o.abandon("the client is closed");
+                return;
+            }
+            if (target.enqueue(o)) {
+                return;
+            }
+            // That session closed in between; its slot is being freed. Choose again.
+        }
+    }
+
+    /** A session finished its opening handshake. */
+    synchronized void up(Session s) {
+        failures[s.slot()] = 0;
+    }
+
+    /** A session closed; {@code wasUp} is false when it never came up (a connect failure). */
+    void ended(Session s, boolean wasUp) {
+        List<Outbound> retry;
+        synchronized (this) {
+            int i = s.slot();
+            if (slots[i] == s) {
+                slots[i] = null;
+            }
+            if (wasUp) {
+                failures[i] = 0;
+            } else {
+                failures[i]++;
+                addressIndex[i] = (addressIndex[i] + 1) % addresses.size();
+                if (failures[i] % addresses.size() == 0) {
+                    int rounds = failures[i] / addresses.size();
+                    backingOff[i] = true;
+                    retryAt[i] = System.nanoTime()
+                            + Math.min(MAX_BACKOFF, MIN_BACKOFF << Math.min(rounds - 1, 10));
+                }
+            }
+            retry = new ArrayList<>(parked);
+            parked.clear();
+        }
+        for (Outbound o : retry) {
+            if (!o.isDone()) {
+                submit(o);
+            }
+        }
+    }
+
+    /** Closes every session and abandons parked requests; returns the sessions to join. */
+    List<Session> close() {
+        List<Session> open = new ArrayList<>();
+        List<Outbound> abandoned;
+        List<Session> all;
+        synchronized (this) {
+            closed = true;
+            for (Session s : slots) {
+                if (s != null) {
+                    open.add(s);
+                }
+            }
+            abandoned = new ArrayList<>(parked);
+            parked.clear();
+            all = new ArrayList<>(created);
+            if (parkedRetry != null) {
+                parkedRetry.cancel(false);
+            }
+        }
+        for (Session s : open) {
+            s.close("the client is closing");
+        }
+        for (Outbound o : abandoned) {
+            o.abandon("the client is closed");
+        }
+        return all;
+    }
+
+    /** Sessions currently in the pool (for tests and diagnostics). */
+    synchronized List<Session> sessions() {
+        List<Session> list = new ArrayList<>();
+        for (Session s : slots) {
+            if (s != null) {
+                list.add(s);
+            }
+        }
+        return list;
+    }
+
+    private void startMissing(long now) {
+        for (int i = 0; i < slots.length; i++) {
+            if (slots[i] != null) {
+                continue;
+            }
+            if (backingOff[i]) {
+                if (now - retryAt[i] < 0) {
+                    continue;
+                }
+                backingOff[i] = false;
+            }
+            Session s = new Session(engine, this, i, addresses.get(addressIndex[i]),
+                    engine.config().name() + "-s" + (++sessionCount));
+            slots[i] = s;
+            created.removeIf(old -> old.isClosed() && !old.threadsAlive());
+            created.add(s);
+            s.start();
+        }
+    }
+
+    private Session pick() {
+        Session best = null;
+        int bestLoad = Integer.MAX_VALUE;
+        boolean bestUp = false;
+        for (Session s : slots) {
+            if (s == null || s.isClosed()) {
+                continue;
+            }
+            boolean up = s.isUp();
+            int load = s.load();
+            if (best == null || (up && !bestUp) || (up == bestUp && load < bestLoad)) {
+                best = s;
+                bestLoad = load;
+                bestUp = up;
+            }
+        }
+        return best;
+    }
+
+    private void armParkedRetry() {
+        if (parkedRetry != null && !parkedRetry.isDone()) {
+            return;
+        }
+        long earliest = 0;
+        boolean any = false;
+        for (int i = 0; i < slots.length; i++) {
+            if (slots[i] == null && backingOff[i]) {
+                earliest = any ? LeaseMath.earliest(earliest, retryAt[i]) : retryAt[i];
+                any = true;
+            }
+        }
+        if (any) {
+            parkedRetry = engine.schedule(this::retryParked, earliest);
+        }
+    }
+
+    private void retryParked() {
+        List<Outbound> retry;
+        synchronized (this) {
+            parkedRetry = null;
+            retry = new ArrayList<>(parked);
+            parked.clear();
+        }
+        for (Outbound o : retry) {
+            if (!o.isDone()) {
+                submit(o);
+            }
+        }
+    }
+}

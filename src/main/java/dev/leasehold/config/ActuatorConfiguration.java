@@ -1,0 +1,52 @@
+package dev.leasehold.config;
+
+import org.springframework.beans.factory.ObjectProvider;
+import org.springframework.context.annotation.Bean;
+import org.springframework.context.annotation.Configuration;
+
+import dev.leasehold.health.LeaseholdHealthIndicator;
+import dev.leasehold.health.LeaseholdReadinessHealthIndicator;
+import dev.leasehold.metrics.LeaseholdMetrics;
+import dev.leasehold.metrics.RegistryEventMetrics;
+import dev.leasehold.registry.LockRegistry;
+import dev.leasehold.server.LeaseholdServer;
+import dev.leasehold.server.ServerStats;
+import dev.leasehold.store.ReservedTokens;
+import dev.leasehold.store.StorageStatus;
+import io.micrometer.core.instrument.MeterRegistry;
+
+/**
+ * Health components ({@code leasehold}, {@code leaseholdReadiness}: names come from the bean
+ * names minus "HealthIndicator") and Micrometer meters. Health groups are configured in
+ * application.yml.
+ */
+@Configuration(proxyBeanMethods = false)
+public class ActuatorConfiguration {
+
+    /**
+     * The registry's observer (see {@code LeaseholdConfiguration#lockRegistry}). Its meters are
+     * registered here, when the registry is built, so no event can come before them.
+     */
+    @Bean
+    RegistryEventMetrics registryEventMetrics(MeterRegistry meters) {
+        return new RegistryEventMetrics(meters);
+    }
+
+    @Bean
+    LeaseholdMetrics leaseholdMetrics(LockRegistry registry, ServerStats stats, ReservedTokens tokens,
+            ObjectProvider<StorageStatus> storage) {
+        return new LeaseholdMetrics(registry, stats, tokens, storage);
+    }
+
+    @Bean
+    LeaseholdHealthIndicator leaseholdHealthIndicator(LeaseholdServer server, LockRegistry registry,
+            ServerStats stats, ObjectProvider<StorageStatus> storage) {
+        return new LeaseholdHealthIndicator(server, registry, stats, storage);
+    }
+
+    @Bean
+    LeaseholdReadinessHealthIndicator leaseholdReadinessHealthIndicator(LeaseholdServer server,
+            LockRegistry registry, ServerStats stats) {
+        return new LeaseholdReadinessHealthIndicator(server, registry, stats);
+    }
+}

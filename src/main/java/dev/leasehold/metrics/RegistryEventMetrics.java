@@ -1,0 +1,149 @@
+package dev.leasehold.metrics;
+
+import java.time.Duration;
+import java.util.concurrent.TimeUnit;
+
+import dev.leasehold.registry.BusyReason;
+import dev.leasehold.registry.ExtendResult;
+import dev.leasehold.registry.RegistryObserver;
+import dev.leasehold.registry.ReleaseResult;
+import io.micrometer.core.instrument.Counter;
+import io.micrometer.core.instrument.MeterRegistry;
+import io.micrometer.core.instrument.Timer;
+
+/**
+ * Counts what the {@link dev.leasehold.registry.LockRegistry} decides: Acquire outcomes, Busy
+ * reasons, lease ends, Releases, Extends, queue waits and hold times.
+ *
+ * <p>Every meter is registered in the constructor, so each series is exported (at 0) before the
+ * first event, and each hook is a field read plus one Micrometer increment or record: no map
+ * lookup, no tag building, no lock. The hooks run on I/O threads and the timer thread, some under
+ * a lane lock. No per-key tags: a lock server's key space is unbounded.
+ */
+public final class RegistryEventMetrics implements RegistryObserver {
+
+    /** Queue waits are bounded by the protocol's largest wait, 255 s. */
+    private static final Duration[] QUEUE_WAIT_BUCKETS = {
+        Duration.ofMillis(1), Duration.ofMillis(5), Duration.ofMillis(10), Duration.ofMillis(50),
+        Duration.ofMillis(100), Duration.ofMillis(250), Duration.ofMillis(500), Duration.ofSeconds(1),
+        Duration.ofSeconds(2), Duration.ofSeconds(5), Duration.ofSeconds(10), Duration.ofSeconds(30),
+        Duration.ofSeconds(60), Duration.ofSeconds(120), Duration.ofSeconds(255) };
+
+    /** Holds last from milliseconds to as long as the holder keeps extending. */
+    private static final Duration[] HOLD_BUCKETS = {
+        Duration.ofMillis(10), Duration.ofMillis(100), Duration.ofMillis(500), Duration.ofSeconds(1),
+        Duration.ofSeconds(5), Duration.ofSeconds(10), Duration.ofSeconds(30), Duration.ofMinutes(1),
+        Duration.ofMinutes(5), Duration.ofMinutes(15), Duration.ofHours(1), Duration.ofHours(6) };
+
+    private final Counter acquired;
+    private final Counter timedOut;
+    private final Counter busy;
+    private final Counter[] busyByReason;
+    private final Counter leaseExpirations;
+    private final Timer queueWait;
+    private final Timer heldUntilRelease;
+    private final Timer heldUntilExpiry;
+    private final Counter released;
+    private final Counter releaseNotHeld;
+    private final Counter extended;
+    private final Counter extendNotHeld;
+
+    public RegistryEventMetrics(MeterRegistry meters) {
+        acquired = acquires(meters, "acquired");
+        timedOut = acquires(meters, "timeout");
+        busy = acquires(meters, "busy");
+        BusyReason[] reasons = BusyReason.values();
+        busyByReason = new Counter[reasons.length];
+        for (BusyReason reason : reasons) {
+            busyByReason[reason.ordinal()] = Counter.builder("leasehold.busy")
+                    .description("Acquires answered B (not granted, never will be), by the limit or state that refused them")
+                    .tag("reason", reason.tag())
+                    .register(meters);
+        }
+        leaseExpirations = Counter.builder("leasehold.lease.expirations")
+                .description("Grants that ended because their lease ran out rather than by Release")
+                .baseUnit("expirations")
+                .register(meters);
+        queueWait = Timer.builder("leasehold.queue.wait")
+                .description("Time from receipt of an Acquire to its grant, for Acquires that waited in a queue")
+                .serviceLevelObjectives(QUEUE_WAIT_BUCKETS)
+                .register(meters);
+        heldUntilRelease = hold(meters, "released");
+        heldUntilExpiry = hold(meters, "expired");
+        released = releases(meters, "released");
+        releaseNotHeld = releases(meters, "not_held");
+        extended = extendsCounter(meters, "extended");
+        extendNotHeld = extendsCounter(meters, "not_held");
+    }
+
+    private static Counter acquires(MeterRegistry meters, String outcome) {
+        return Counter.builder("leasehold.acquires")
+                .description("Acquire answers: A (acquired), T (timeout) or B (busy)")
+                .baseUnit("acquires")
+                .tag("outcome", outcome)
+                .register(meters);
+    }
+
+    private static Timer hold(MeterRegistry meters, String end) {
+        return Timer.builder("leasehold.hold")
+                .description("Time from grant to the end of the grant, by Release (released) or lease end (expired)")
+                .serviceLevelObjectives(HOLD_BUCKETS)
+                .tag("end", end)
+                .register(meters);
+    }
+
+    private static Counter releases(MeterRegistry meters, String outcome) {
+        return Counter.builder("leasehold.releases")
+                .description("Release answers: R (released) or N (not_held: token not the active grant)")
+                .baseUnit("releases")
+                .tag("outcome", outcome)
+                .register(meters);
+    }
+
+    private static Counter extendsCounter(MeterRegistry meters, String outcome) {
+        return Counter.builder("leasehold.extends")
+                .description("Extend answers: E (extended) or N (not_held: token not the active grant)")
+                .baseUnit("extends")
+                .tag("outcome", outcome)
+                .register(meters);
+    }
+
+    @Override
+    public void granted(long queuedNanos, boolean fromQueue) {
+        acquired.increment();
+        if (fromQueue) {
+            queueWait.record(queuedNanos, TimeUnit.NANOSECONDS);
+        }
+    }
+
+    @Override
+    public void ended(long heldNanos, boolean expired) {
+        if (expired) {
+            leaseExpirations.increment();
+            heldUntilExpiry.record(heldNanos, TimeUnit.NANOSECONDS);
+        } else {
+            heldUntilRelease.record(heldNanos, TimeUnit.NANOSECONDS);
+        }
+    }
+
+    @Override
+    public void timedOut() {
+        timedOut.increment();
+    }
+
+    @Override
+    public void busy(BusyReason reason) {
+        busy.increment();
+        busyByReason[reason.ordinal()].increment();
+    }
+
+    @Override
+    public void released(ReleaseResult result) {
+        (result == ReleaseResult.RELEASED ? released : releaseNotHeld).increment();
+    }
+
+    @Override
+    public void extended(ExtendResult result) {
+        (result == ExtendResult.EXTENDED ? extended : extendNotHeld).increment();
+    }
+}

@@ -1,0 +1,75 @@
+package dev.leasehold;
+
+import static com.tngtech.archunit.lang.syntax.ArchRuleDefinition.classes;
+import static com.tngtech.archunit.lang.syntax.ArchRuleDefinition.noClasses;
+
+import org.junit.jupiter.api.Test;
+
+import com.tngtech.archunit.core.domain.JavaClasses;
+import com.tngtech.archunit.core.importer.ClassFileImporter;
+import com.tngtech.archunit.core.importer.ImportOption;
+
+/**
+ * Dependencies go one way: server → protocol, registry; protocol and registry depend on nothing
+ * of ours. The official client is JDK-only so any JVM application can use it without dependency
+ * conflicts: {@code java.*} and the shared protocol package, nothing else.
+ */
+class ArchitectureTests {
+
+    static final JavaClasses MAIN = new ClassFileImporter()
+            .withImportOption(ImportOption.Predefined.DO_NOT_INCLUDE_TESTS)
+            .importPackages("dev.leasehold");
+
+    @Test
+    void protocolDependsOnlyOnTheJdk() {
+        classes().that().resideInAPackage("dev.leasehold.protocol..")
+                .should().onlyDependOnClassesThat().resideInAnyPackage("java..", "dev.leasehold.protocol..")
+                .check(MAIN);
+    }
+
+    @Test
+    void clientDependsOnlyOnTheJdkAndTheProtocol() {
+        classes().that().resideInAPackage("dev.leasehold.client..")
+                .should().onlyDependOnClassesThat()
+                .resideInAnyPackage("java..", "dev.leasehold.client..", "dev.leasehold.protocol..")
+                .check(MAIN);
+    }
+
+    @Test
+    void clientMechanicsDoNotDependOnThePublicClientApi() {
+        noClasses().that().resideInAPackage("dev.leasehold.client.internal..")
+                .should().dependOnClassesThat().resideInAPackage("dev.leasehold.client")
+                .check(MAIN);
+    }
+
+    @Test
+    void nothingOnTheServerSideUsesTheClient() {
+        noClasses().that().resideOutsideOfPackage("dev.leasehold.client..")
+                .should().dependOnClassesThat().resideInAPackage("dev.leasehold.client..")
+                .check(MAIN);
+    }
+
+    @Test
+    void registryKnowsNoNettyNoSpringAndNoOtherPartOfUs() {
+        noClasses().that().resideInAPackage("dev.leasehold.registry..")
+                .should().dependOnClassesThat().resideOutsideOfPackages("java..", "dev.leasehold.registry..",
+                        "dev.leasehold.protocol..")
+                .check(MAIN);
+    }
+
+    @Test
+    void storeDoesNotKnowTheServer() {
+        noClasses().that().resideInAPackage("dev.leasehold.store..")
+                .should().dependOnClassesThat().resideInAnyPackage("dev.leasehold.server..", "io.netty..",
+                        "reactor..", "org.springframework..")
+                .check(MAIN);
+    }
+
+    @Test
+    void serverDoesNotDependOnConfigOrActuatorAdapters() {
+        noClasses().that().resideInAPackage("dev.leasehold.server..")
+                .should().dependOnClassesThat().resideInAnyPackage("dev.leasehold.config..",
+                        "dev.leasehold.health..", "dev.leasehold.metrics..")
+                .check(MAIN);
+    }
+}

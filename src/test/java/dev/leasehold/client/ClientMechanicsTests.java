@@ -1,0 +1,209 @@
+package dev.leasehold.client;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Set;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
+
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+
+import dev.leasehold.client.internal.AcquireCall;
+import dev.leasehold.client.internal.AcquireResult;
+import dev.leasehold.testing.FakeLockServer;
+import dev.leasehold.testing.FaultProxy;
+
+/**
+ * Unit-level mechanics of the client (pipelining, correlation, pooling, threads) against a tiny
+ * in-test fake server. The protocol semantics are proven against the real server in
+ * {@code ClientSemanticsIntegrationTests}.
+ */
+class ClientMechanicsTests {
+
+    private FakeLockServer server;
+    private FaultProxy proxy;
+    private final List<AutoCloseable> closeables = new ArrayList<>();
+
+    @BeforeEach
+    void start() throws Exception {
+        server = FakeLockServer.start();
+        proxy = FaultProxy.start(server.port());
+    }
+
+    @AfterEach
+    void stop() throws Exception {
+        for (AutoCloseable c : closeables) {
+            c.close();
+        }
+        proxy.close();
+        server.close();
+    }
+
+    private LeaseholdClient client(ClientOptions.Builder options, FaultProxy... proxies) {
+        List<java.net.InetSocketAddress> list = new ArrayList<>();
+        for (FaultProxy p : proxies) {
+            list.add(p.address());
+        }
+        LeaseholdClient c = LeaseholdClient.create(options.build(), list);
+        closeables.add(c);
+        return c;
+    }
+
+    @Test
+    void acquireThenReleaseThroughTryWithResources() {
+        LeaseholdClient client = client(ClientOptions.builder(), proxy);
+        long before = System.nanoTime();
+        AcquireOutcome o = client.acquire("orders/42", 0, 10);
+        assertThat(o).isInstanceOf(AcquireOutcome.Acquired.class);
+        Ticket t = ((AcquireOutcome.Acquired) o).ticket();
+        try (t) {
+            assertThat(t.key()).isEqualTo("orders/42");
+            assertThat(t.token()).isPositive();
+            assertThat(t.isValid()).isTrue();
+            // validUntil = sendStart + 0 + 10 s - 100 ms, and sendStart is after 'before'
+            assertThat(t.validUntilNanos() - before).isGreaterThanOrEqualTo(9_900_000_000L);
+            assertThat(t.validUntilNanos() - System.nanoTime()).isLessThanOrEqualTo(9_900_000_000L);
+            assertThat(server.holder("orders/42")).isEqualTo(t.token());
+        }
+        assertThat(t.isValid()).isFalse();
+        assertThat(server.holder("orders/42")).isZero();
+        assertThat(t.release()).isEqualTo(ReleaseOutcome.RELEASED); // idempotent
+        assertThat(proxy.releasedTokens()).containsExactly(t.token());
+    }
+
+    @Test
+    void waitZeroOnAHeldKeyTimesOutAndIsSentWithWireWaitZero() {
+        LeaseholdClient client = client(ClientOptions.builder(), proxy);
+        Ticket t = ((AcquireOutcome.Acquired) client.acquire("k", 0, 10)).ticket();
+        assertThat(client.acquire("k", 0, 10)).isInstanceOf(AcquireOutcome.TimedOut.class);
+        assertThat(proxy.acquires()).extracting(FaultProxy.SeenAcquire::waitSeconds).containsExactly(0, 0);
+        t.release();
+    }
+
+    @Test
+    void answersAreCorrelatedOutOfOrderOnOneSession() throws Exception {
+        LeaseholdClient client = client(ClientOptions.builder().poolSize(1), proxy);
+        Ticket held = ((AcquireOutcome.Acquired) client.acquire("busy", 0, 30)).ticket();
+        CompletableFuture<AcquireOutcome> waiting = client.acquireAsync("busy", 10, 5);
+        CompletableFuture<AcquireOutcome> other = client.acquireAsync("free", 0, 5);
+        AcquireOutcome second = other.get(5, TimeUnit.SECONDS);
+        assertThat(second).isInstanceOf(AcquireOutcome.Acquired.class);
+        assertThat(waiting).isNotDone();
+        assertThat(held.release()).isEqualTo(ReleaseOutcome.RELEASED);
+        AcquireOutcome first = waiting.get(5, TimeUnit.SECONDS);
+        assertThat(first).isInstanceOf(AcquireOutcome.Acquired.class);
+        assertThat(((AcquireOutcome.Acquired) first).ticket().token()).isGreaterThan(held.token());
+        assertThat(proxy.connectionsAccepted()).isEqualTo(1);
+    }
+
+    @Test
+    void manyRequestsArePipelinedWithANewOwnerEach() throws Exception {
+        LeaseholdClient client = client(ClientOptions.builder().poolSize(1), proxy);
+        List<CompletableFuture<AcquireOutcome>> futures = new ArrayList<>();
+        for (int i = 0; i < 300; i++) {
+            futures.add(client.acquireAsync("key-" + i, 0, 30));
+        }
+        Set<Long> tokens = new HashSet<>();
+        for (CompletableFuture<AcquireOutcome> f : futures) {
+            AcquireOutcome o = f.get(10, TimeUnit.SECONDS);
+            assertThat(o).isInstanceOf(AcquireOutcome.Acquired.class);
+            tokens.add(((AcquireOutcome.Acquired) o).ticket().token());
+        }
+        assertThat(tokens).hasSize(300);
+        assertThat(proxy.acquires()).hasSize(300);
+        assertThat(proxy.acquires().stream().map(FaultProxy.SeenAcquire::owner).distinct()).hasSize(300);
+        assertThat(proxy.connectionsAccepted()).isEqualTo(1);
+    }
+
+    @Test
+    void answersForOneTokenComeInRequestOrder() throws Exception {
+        LeaseholdClient client = client(ClientOptions.builder().poolSize(1), proxy);
+        Ticket t = ((AcquireOutcome.Acquired) client.acquire("k", 0, 2)).ticket();
+        long validBefore = t.validUntilNanos();
+        CompletableFuture<ExtendOutcome> extend = t.extendAsync(20);
+        CompletableFuture<ExtendOutcome> extendAgain = t.extendAsync(30);
+        ExtendOutcome e1 = extend.get(5, TimeUnit.SECONDS);
+        ExtendOutcome e2 = extendAgain.get(5, TimeUnit.SECONDS);
+        assertThat(e1).isInstanceOf(ExtendOutcome.Extended.class);
+        assertThat(e2).isInstanceOf(ExtendOutcome.Extended.class);
+        assertThat(t.validUntilNanos() - validBefore).isGreaterThan(25_000_000_000L);
+        assertThat(t.release()).isEqualTo(ReleaseOutcome.RELEASED);
+        assertThat(t.extend(5)).isInstanceOf(ExtendOutcome.NotHeld.class);
+    }
+
+    @Test
+    void releaseAfterTheLeaseEndedIsNotHeldOrExpired() throws Exception {
+        // a wide margin keeps the client's upper bound of the lease end well after the server's
+        LeaseholdClient client = client(ClientOptions.builder().marginFloor(Duration.ofMillis(900)), proxy);
+        Ticket t = ((AcquireOutcome.Acquired) client.acquire("short", 0, 2)).ticket();
+        Thread.sleep(2300); // the server's 2 s lease is over; the client's bound (2.9 s) is not
+        assertThat(t.isValid()).isFalse();
+        assertThat(t.release()).isEqualTo(ReleaseOutcome.NOT_HELD);
+
+        LeaseholdClient plain = client(ClientOptions.builder(), proxy);
+        Ticket u = ((AcquireOutcome.Acquired) plain.acquire("short2", 0, 1)).ticket();
+        Thread.sleep(1300); // past lease + margin: certainly over, nothing is sent
+        int before = proxy.releasedTokens().size();
+        assertThat(u.release()).isEqualTo(ReleaseOutcome.EXPIRED);
+        assertThat(proxy.releasedTokens()).hasSize(before);
+    }
+
+    @Test
+    void pingMeasuresARoundTrip() throws Exception {
+        LeaseholdClient client = client(ClientOptions.builder(), proxy);
+        Duration rtt = client.ping();
+        assertThat(rtt).isPositive().isLessThan(Duration.ofSeconds(2));
+    }
+
+    @Test
+    void aRequestNotSentKeepsItsOwnerAndDeadlineOnAnotherSession() throws Exception {
+        try (FaultProxy dead = FaultProxy.start(server.port())) {
+            dead.closeNewConnections(true); // TCP connects, then the opening ping is never answered
+            LeaseholdClient client = client(ClientOptions.builder().poolSize(1), dead, proxy);
+            AcquireCall call = client.engine().acquire("k".getBytes(), 7, 5);
+            AcquireResult r = call.result().get(10, TimeUnit.SECONDS);
+            assertThat(r).isInstanceOf(AcquireResult.Granted.class);
+            assertThat(dead.connectionsAccepted()).isEqualTo(1);
+            assertThat(dead.acquireStarts()).isZero();
+            assertThat(proxy.acquires()).singleElement().satisfies(a -> {
+                assertThat(a.owner()).isEqualTo(call.owner());
+                assertThat(a.waitSeconds()).isBetween(1, 7);
+            });
+            call.compensate((AcquireResult.Granted) r);
+        }
+    }
+
+    @Test
+    void closeEndsEveryThreadAndSocket() throws Exception {
+        LeaseholdClient client = LeaseholdClient.create(
+                ClientOptions.builder().poolSize(3).threadNamePrefix("mech-close").build(), List.of(proxy.address()));
+        for (int i = 0; i < 20; i++) {
+            client.acquireAsync("c" + i, 0, 5);
+        }
+        client.ping();
+        assertThat(threadsNamed("mech-close")).isNotEmpty();
+        client.close();
+        assertThat(threadsNamed("mech-close")).isEmpty();
+        long until = System.nanoTime() + 2_000_000_000L;
+        while (proxy.openConnections() > 0 && System.nanoTime() < until) {
+            Thread.sleep(10);
+        }
+        assertThat(proxy.openConnections()).isZero();
+    }
+
+    static List<String> threadsNamed(String prefix) {
+        List<String> names = new ArrayList<>();
+        for (Thread t : Thread.getAllStackTraces().keySet()) {
+            if (t.getName().startsWith(prefix) && t.isAlive()) {
+                names.add(t.getName());
+            }
+        }
+        return names;
+    }
+}

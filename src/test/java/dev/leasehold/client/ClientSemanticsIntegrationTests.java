@@ -1,0 +1,531 @@
+package dev.leasehold.client;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
+import java.net.InetAddress;
+import java.net.InetSocketAddress;
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
+import java.util.function.UnaryOperator;
+
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.TestInfo;
+
+import dev.leasehold.client.internal.AcquireCall;
+import dev.leasehold.client.internal.AcquireResult;
+import dev.leasehold.testing.FaultProxy;
+import dev.leasehold.testing.TestServer;
+
+/**
+ * The client semantics of PROTOCOL.md section 9 (issue 3), each proven against the real server
+ * through a {@link FaultProxy} the test controls. Each test fails without the behaviour it names.
+ * Timing bounds are generous (two noisy cores); no fixed ports; everything is closed after each
+ * test.
+ */
+class ClientSemanticsIntegrationTests {
+
+    private static final long SECOND = 1_000_000_000L;
+
+    private static TestServer server;
+
+    private final List<AutoCloseable> closeables = new ArrayList<>();
+    private FaultProxy proxy;
+    private LeaseholdClient direct;
+    private String key;
+
+    @BeforeAll
+    static void startServer() {
+        server = TestServer.start(Map.of());
+    }
+
+    @AfterAll
+    static void stopServer() {
+        server.close();
+    }
+
+    @BeforeEach
+    void setUp(TestInfo info) throws Exception {
+        proxy = proxy(server);
+        direct = client(server, ClientOptions.builder());
+        key = info.getTestMethod().orElseThrow().getName();
+    }
+
+    @AfterEach
+    void tearDown() throws Exception {
+        for (int i = closeables.size() - 1; i >= 0; i--) {
+            closeables.get(i).close();
+        }
+    }
+
+    private FaultProxy proxy(TestServer target) throws Exception {
+        FaultProxy p = FaultProxy.start(target.port());
+        closeables.add(p);
+        return p;
+    }
+
+    private LeaseholdClient client(TestServer target, ClientOptions.Builder options) {
+        return client(options, new InetSocketAddress(InetAddress.getLoopbackAddress(), target.port()));
+    }
+
+    private LeaseholdClient via(FaultProxy p, UnaryOperator<ClientOptions.Builder> options) {
+        return client(options.apply(ClientOptions.builder()), p.address());
+    }
+
+    private LeaseholdClient client(ClientOptions.Builder options, InetSocketAddress... addresses) {
+        LeaseholdClient c = LeaseholdClient.create(options.build(), List.of(addresses));
+        closeables.add(c);
+        return c;
+    }
+
+    /** Takes {@code k} through the direct client (no proxy). */
+    private Ticket hold(String k, int leaseSeconds) {
+        AcquireOutcome o = direct.acquire(k, 0, leaseSeconds);
+        assertThat(o).as("holding %s", k).isInstanceOf(AcquireOutcome.Acquired.class);
+        return ((AcquireOutcome.Acquired) o).ticket();
+    }
+
+    private static long millisSince(long start) {
+        return (System.nanoTime() - start) / 1_000_000;
+    }
+
+    private void assertFreeSoon(String k) {
+        await().atMost(Duration.ofSeconds(8)).pollInterval(Duration.ofMillis(100)).untilAsserted(() -> {
+            AcquireOutcome o = direct.acquire(k, 0, 5);
+            assertThat(o).isInstanceOf(AcquireOutcome.Acquired.class);
+            ((AcquireOutcome.Acquired) o).ticket().release();
+        });
+    }
+
+    // 9.2 ------------------------------------------------------------------------------------
+
+    @Test
+    void everyCallGetsANewOwner() throws Exception {
+        Ticket held = hold(key, 30);
+        LeaseholdClient c = via(proxy, b -> b.poolSize(1));
+        for (int i = 0; i < 3; i++) {
+            assertThat(c.acquire(key, 0, 5)).isInstanceOf(AcquireOutcome.TimedOut.class);
+        }
+        List<CompletableFuture<AcquireOutcome>> concurrent = new ArrayList<>();
+        for (int i = 0; i < 20; i++) {
+            concurrent.add(c.acquireAsync(key, 0, 5));
+        }
+        for (CompletableFuture<AcquireOutcome> f : concurrent) {
+            assertThat(f.get(10, TimeUnit.SECONDS)).isInstanceOf(AcquireOutcome.TimedOut.class);
+        }
+        List<FaultProxy.SeenAcquire> seen = proxy.acquires();
+        assertThat(seen).hasSize(23).allSatisfy(a -> assertThat(a.key()).isEqualTo(key));
+        assertThat(seen.stream().map(FaultProxy.SeenAcquire::owner).distinct()).hasSize(23);
+        held.release();
+    }
+
+    // 9.3 and 9.5 -------------------------------------------------------------------------------
+
+    @Test
+    void aLateConnectionSendsOnlyTheWaitLeftOfTheOneDeadline() {
+        Ticket held = hold(key, 60);
+        proxy.acceptDelay(Duration.ofMillis(2200)); // the session comes up 2.2 s late
+        LeaseholdClient c = via(proxy, b -> b.poolSize(1).connectTimeout(Duration.ofSeconds(4)));
+        long start = System.nanoTime();
+        AcquireOutcome o = c.acquire(key, 5, 5);
+        long elapsed = millisSince(start);
+        // the wire wait is ceil(5 - 2.2) = 3, not a fresh 5: T comes about 5 s after the call,
+        // not 7.2 s (which would also pass D + grace = 7 s and end Indeterminate)
+        assertThat(o).isInstanceOf(AcquireOutcome.TimedOut.class);
+        assertThat(proxy.acquires()).singleElement()
+                .satisfies(a -> assertThat(a.waitSeconds()).isBetween(2, 3));
+        assertThat(elapsed).isBetween(4_500L, 6_900L);
+        held.release();
+    }
+
+    @Test
+    void wireWaitIsTheTimeLeftRoundedUpAndAtMost255() {
+        LeaseholdClient c = via(proxy, b -> b);
+        AcquireOutcome o = c.acquire(key, 255, 5);
+        assertThat(o).isInstanceOf(AcquireOutcome.Acquired.class);
+        ((AcquireOutcome.Acquired) o).ticket().release();
+        o = c.acquire(key, 7, 5);
+        ((AcquireOutcome.Acquired) o).ticket().release();
+        // a few microseconds have passed since the start: the round-up keeps the full seconds
+        assertThat(proxy.acquires()).extracting(FaultProxy.SeenAcquire::waitSeconds).containsExactly(255, 7);
+    }
+
+    // 9.4 --------------------------------------------------------------------------------------
+
+    @Test
+    void aRequestDefinitelyNotSentMovesToAnotherSessionWithItsOwnerAndDeadline() throws Exception {
+        Ticket held = hold(key, 60);
+        FaultProxy silent = proxy(server);
+        silent.stallServerToClient(true); // TCP works, but the session's opening ping is never answered
+        LeaseholdClient c = client(ClientOptions.builder().poolSize(1).connectTimeout(Duration.ofMillis(1500)),
+                silent.address(), proxy.address());
+        long start = System.nanoTime();
+        AcquireCall call = c.engine().acquire(key.getBytes(StandardCharsets.UTF_8), 5, 5);
+        AcquireResult r = call.result().get(10, TimeUnit.SECONDS);
+        long elapsed = millisSince(start);
+        assertThat(r).isInstanceOf(AcquireResult.TimedOut.class);
+        assertThat(silent.connectionsAccepted()).isEqualTo(1);
+        assertThat(silent.acquireStarts()).isZero();
+        // same owner, and the same deadline: 1.5 s were spent, so the wire wait is ceil(3.5) = 4
+        assertThat(proxy.acquires()).singleElement().satisfies(a -> {
+            assertThat(a.owner()).isEqualTo(call.owner());
+            assertThat(a.waitSeconds()).isBetween(3, 4);
+        });
+        assertThat(elapsed).as("T at the original D (5 s), not 1.5 s later").isBetween(4_500L, 6_300L);
+        held.release();
+    }
+
+    @Test
+    void aPossiblySentAcquireIsNeverResent() throws Exception {
+        // the opening ping (10 bytes) passes, then 6 bytes of the Acquire, then the cut
+        proxy.cutClientToServerAfter(16);
+        LeaseholdClient c = via(proxy, b -> b.poolSize(2));
+        long start = System.nanoTime();
+        AcquireOutcome o = c.acquire(key, 10, 5);
+        assertThat(o).isInstanceOf(AcquireOutcome.Indeterminate.class);
+        assertThat(millisSince(start)).as("at once, not at D").isLessThan(3_000L);
+        proxy.cutClientToServerAfter(-1);
+        Thread.sleep(1000);
+        assertThat(c.ping()).isPositive(); // other sessions work, and still nothing was resent
+        assertThat(proxy.acquireStarts()).isEqualTo(1);
+        assertThat(proxy.acquireCount()).isZero();
+        assertFreeSoon(key);
+    }
+
+    // 9.9 --------------------------------------------------------------------------------------
+
+    @Test
+    void aBrokenSessionMakesItsUnansweredAcquiresIndeterminateAtOnce() throws Exception {
+        List<Ticket> held = new ArrayList<>();
+        for (int i = 0; i < 5; i++) {
+            held.add(hold(key + i, 60));
+        }
+        LeaseholdClient c = via(proxy, b -> b.poolSize(1));
+        c.ping();
+        List<CompletableFuture<AcquireOutcome>> waiting = new ArrayList<>();
+        for (int i = 0; i < 5; i++) {
+            waiting.add(c.acquireAsync(key + i, 60, 5));
+        }
+        await().atMost(Duration.ofSeconds(5)).until(() -> proxy.acquireCount() == 5);
+        Thread.sleep(200);
+        long start = System.nanoTime();
+        proxy.closeAllConnections();
+        for (CompletableFuture<AcquireOutcome> f : waiting) {
+            assertThat(f.get(5, TimeUnit.SECONDS)).isInstanceOf(AcquireOutcome.Indeterminate.class);
+        }
+        assertThat(millisSince(start)).isLessThan(2_000L);
+        assertThat(proxy.acquireCount()).isEqualTo(5);
+        // the server dropped those waiters with the session: released keys become free
+        for (int i = 0; i < 5; i++) {
+            held.get(i).release();
+            assertFreeSoon(key + i);
+        }
+    }
+
+    @Test
+    void aGrantWhoseAnswerIsLostEndsWithItsLease() throws Exception {
+        proxy.cutServerToClientAfter(10 + 5); // the Pong passes, the A is cut after 5 bytes
+        LeaseholdClient c = via(proxy, b -> b.poolSize(1));
+        long start = System.nanoTime();
+        AcquireOutcome o = c.acquire(key, 5, 2);
+        assertThat(o).isInstanceOf(AcquireOutcome.Indeterminate.class);
+        assertThat(millisSince(start)).isLessThan(2_500L);
+        long owner = proxy.acquires().get(0).owner();
+        assertThat(proxy.grantedToken(owner)).as("the server did grant").isNotNull();
+        // unobserved grant: held until its 2 s lease ends, then free
+        assertThat(direct.acquire(key, 0, 5)).isInstanceOf(AcquireOutcome.TimedOut.class);
+        AcquireOutcome after = direct.acquire(key, 5, 5);
+        assertThat(after).isInstanceOf(AcquireOutcome.Acquired.class);
+        assertThat(millisSince(start)).isBetween(1_900L, 5_000L);
+        ((AcquireOutcome.Acquired) after).ticket().release();
+    }
+
+    // 9.7 --------------------------------------------------------------------------------------
+
+    @Test
+    void aGrantArrivingAfterTheDeadlineIsReleasedAndIndeterminate() throws Exception {
+        Ticket held = hold(key, 60);
+        LeaseholdClient c = via(proxy, b -> b.poolSize(1));
+        c.ping();
+        proxy.delayServerToClient(Duration.ofMillis(1200));
+        long start = System.nanoTime();
+        CompletableFuture<AcquireOutcome> f = c.acquireAsync(key, 2, 30);
+        Thread.sleep(Math.max(0, 1_400 - millisSince(start)));
+        assertThat(held.release()).isEqualTo(ReleaseOutcome.RELEASED); // grant at ~1.4 s, seen at ~2.6 s > D
+        AcquireOutcome o = f.get(10, TimeUnit.SECONDS);
+        assertThat(o).isInstanceOf(AcquireOutcome.Indeterminate.class);
+        long owner = proxy.acquires().get(0).owner();
+        Long token = proxy.grantedToken(owner);
+        assertThat(token).as("the server granted").isNotNull();
+        // compensating release of that exact token, and the key really becomes free
+        await().atMost(Duration.ofSeconds(8)).until(() -> proxy.releasedTokens().contains(token));
+        assertFreeSoon(key);
+        assertThat(millisSince(start)).as("freed long before the 30 s lease").isLessThan(15_000L);
+    }
+
+    @Test
+    void aGrantPastItsSafeValidityIsNotDelivered() {
+        // a 1 s lease with a 1.5 s margin is never valid: the gate must refuse it even before D
+        LeaseholdClient c = via(proxy, b -> b.marginFloor(Duration.ofMillis(1500)));
+        AcquireOutcome o = c.acquire(key, 0, 1);
+        assertThat(o).isInstanceOf(AcquireOutcome.Indeterminate.class);
+        Long token = proxy.grantedToken(proxy.acquires().get(0).owner());
+        assertThat(token).isNotNull();
+        await().atMost(Duration.ofSeconds(5)).until(() -> proxy.releasedTokens().contains(token));
+    }
+
+    // 9.8 --------------------------------------------------------------------------------------
+
+    @Test
+    void timedOutAfterTheDeadlineIsStillDefinitive() throws Exception {
+        Ticket held = hold(key, 60);
+        LeaseholdClient c = via(proxy, b -> b.transportDeadline(Duration.ofSeconds(1)));
+        c.ping();
+        proxy.delayServerToClient(Duration.ofMillis(1500));
+        long start = System.nanoTime();
+        assertThat(c.acquire(key, 1, 5)).isInstanceOf(AcquireOutcome.TimedOut.class); // D = 1 s
+        assertThat(millisSince(start)).as("T came after D").isGreaterThan(1_400L);
+        start = System.nanoTime();
+        assertThat(c.acquire(key, 0, 5)).isInstanceOf(AcquireOutcome.TimedOut.class); // D = 1 s
+        assertThat(millisSince(start)).as("T came after D").isGreaterThan(1_400L);
+        held.release();
+    }
+
+    @Test
+    void busyAfterTheDeadlineIsStillDefinitive() throws Exception {
+        try (TestServer small = TestServer.start(Map.of("leasehold.max-held-keys", "1"))) {
+            LeaseholdClient smallDirect = client(small, ClientOptions.builder());
+            AcquireOutcome first = smallDirect.acquire(key + "-a", 0, 30);
+            assertThat(first).isInstanceOf(AcquireOutcome.Acquired.class);
+            FaultProxy p = proxy(small);
+            LeaseholdClient c = via(p, b -> b.transportDeadline(Duration.ofSeconds(1)));
+            c.ping();
+            p.delayServerToClient(Duration.ofMillis(1500));
+            long start = System.nanoTime();
+            assertThat(c.acquire(key + "-b", 0, 5)).isInstanceOf(AcquireOutcome.Busy.class);
+            assertThat(millisSince(start)).isGreaterThan(1_400L);
+            start = System.nanoTime();
+            assertThat(c.acquire(key + "-b", 1, 5)).isInstanceOf(AcquireOutcome.Busy.class);
+            assertThat(millisSince(start)).isGreaterThan(1_400L);
+            ((AcquireOutcome.Acquired) first).ticket().release();
+            c.close();
+            smallDirect.close();
+        }
+    }
+
+    @Test
+    void noAnswerByDeadlinePlusGraceClosesThatSessionAndTheServerDropsTheWaiter() throws Exception {
+        Ticket held = hold(key, 60);
+        LeaseholdClient c = via(proxy, b -> b.poolSize(1).responseGrace(Duration.ofSeconds(1)));
+        c.ping();
+        // the Acquire reaches the server 2.5 s late with wire wait 3: the server would keep the
+        // waiter until about 5.5 s; D + grace is 4 s
+        proxy.delayClientToServer(Duration.ofMillis(2500));
+        proxy.swallowAnswers(true);
+        long start = System.nanoTime();
+        AcquireOutcome o = c.acquire(key, 3, 5);
+        long elapsed = millisSince(start);
+        assertThat(o).isInstanceOf(AcquireOutcome.Indeterminate.class);
+        assertThat(elapsed).isBetween(3_900L, 4_700L);
+        await().atMost(Duration.ofSeconds(2)).until(() -> proxy.openConnections() == 0);
+        // release while the dropped waiter's wait would still run: nobody may get the grant
+        held.release();
+        assertThat(millisSince(start)).isLessThan(5_300L);
+        AcquireOutcome now = direct.acquire(key, 0, 5);
+        assertThat(now).as("the closed session's waiter was dropped").isInstanceOf(AcquireOutcome.Acquired.class);
+        ((AcquireOutcome.Acquired) now).ticket().release();
+    }
+
+    @Test
+    void atTheDeadlineAQueuedRequestIsNotSentAndAPartlyWrittenOneClosesItsSession() throws Exception {
+        FaultProxy slow = FaultProxy.start(server.port(), 4096);
+        closeables.add(slow);
+        LeaseholdClient c = via(slow, b -> b.poolSize(1).responseGrace(Duration.ofMillis(500)));
+        c.ping();
+        slow.stallClientToServer(true); // nothing more is read from the client: its writes block
+        String longKey = key + "-" + "x".repeat(400); // with the index: under 512 bytes
+        List<AcquireCall> calls = new ArrayList<>();
+        java.util.concurrent.ConcurrentLinkedQueue<Long> lateness = new java.util.concurrent.ConcurrentLinkedQueue<>();
+        for (int i = 0; i < 12_000; i++) { // ~6 MB: more than loopback socket buffers absorb
+            AcquireCall call = c.engine().acquire((longKey + i).getBytes(StandardCharsets.UTF_8), 2, 5);
+            call.result().thenRun(() -> lateness.add((System.nanoTime() - call.deadline()) / 1_000_000));
+            calls.add(call);
+        }
+        List<Long> sentOwners = new ArrayList<>();
+        List<Long> unsentOwners = new ArrayList<>();
+        for (AcquireCall call : calls) {
+            AcquireResult r = call.result().get(10, TimeUnit.SECONDS);
+            if (r instanceof AcquireResult.Indeterminate) {
+                sentOwners.add(call.owner());
+            } else {
+                assertThat(r).isInstanceOf(AcquireResult.Unavailable.class);
+                unsentOwners.add(call.owner());
+            }
+        }
+        assertThat(lateness).hasSize(calls.size());
+        assertThat(lateness.stream().mapToLong(Long::longValue).max().orElseThrow())
+                .as("decided at D, not D + grace").isLessThan(400L);
+        assertThat(sentOwners).as("the batch being written when D passed").isNotEmpty();
+        assertThat(unsentOwners).as("requests still queued at D").isNotEmpty();
+        slow.stallClientToServer(false); // whatever the kernel still held may reach the server now
+        // that exact session was closed by the client (the proxy sees it once it reads again)
+        await().atMost(Duration.ofSeconds(5)).until(() -> !slow.isOpen(1));
+        assertThat(slow.acquires()).extracting(FaultProxy.SeenAcquire::owner).doesNotContainAnyElementsOf(unsentOwners);
+    }
+
+    @Test
+    void noBlockingCallWaitsPastItsDeadlinePlusGrace() throws Exception {
+        Ticket held = hold(key, 60);
+        LeaseholdClient c = via(proxy, b -> b.poolSize(1).responseGrace(Duration.ofMillis(800))
+                .transportDeadline(Duration.ofMillis(1500)));
+        c.ping();
+        proxy.stallServerToClient(true); // no answer ever comes back
+        int[] waits = {0, 1, 2};
+        long[] bounds = {1_500 + 800, 1_000 + 800, 2_000 + 800};
+        List<CompletableFuture<long[]>> calls = new ArrayList<>();
+        for (int i = 0; i < waits.length; i++) {
+            int w = waits[i];
+            calls.add(CompletableFuture.supplyAsync(() -> {
+                long start = System.nanoTime();
+                AcquireOutcome o = c.acquire(key, w, 5);
+                return new long[] {millisSince(start), o instanceof AcquireOutcome.Indeterminate ? 1 : 0};
+            }));
+        }
+        for (int i = 0; i < waits.length; i++) {
+            long[] r = calls.get(i).get(10, TimeUnit.SECONDS);
+            assertThat(r[1]).as("Indeterminate").isEqualTo(1);
+            // the first call to reach D + grace closes the shared session, which ends the others
+            // at once too (9.8, 9.9); none waits past its own D + grace
+            assertThat(r[0]).as("wait=%d returned after %d ms", waits[i], r[0]).isLessThan(bounds[i] + 400);
+        }
+        assertThat(calls.get(1).get()[0]).as("the first to expire").isGreaterThan(1_700L);
+        held.release();
+    }
+
+    @Test
+    void waitZeroIsOneImmediateAttemptUnderTheTransportDeadline() throws Exception {
+        Ticket held = hold(key, 60);
+        proxy.acceptDelay(Duration.ofMillis(1500)); // a late connection, still inside the 3 s deadline
+        LeaseholdClient c = via(proxy, b -> b.poolSize(1).transportDeadline(Duration.ofSeconds(3))
+                .connectTimeout(Duration.ofMillis(2500)));
+        long start = System.nanoTime();
+        assertThat(c.acquire(key, 0, 5)).isInstanceOf(AcquireOutcome.TimedOut.class);
+        assertThat(millisSince(start)).isBetween(1_400L, 3_000L);
+        assertThat(proxy.acquires()).singleElement().satisfies(a -> assertThat(a.waitSeconds()).isZero());
+
+        // a connection later than the transport deadline: nothing is sent, Unavailable at D
+        FaultProxy later = proxy(server);
+        later.acceptDelay(Duration.ofMillis(2500));
+        LeaseholdClient c2 = via(later, b -> b.poolSize(1).transportDeadline(Duration.ofSeconds(1))
+                .connectTimeout(Duration.ofSeconds(2)));
+        start = System.nanoTime();
+        assertThat(c2.acquire(key, 0, 5)).isInstanceOf(AcquireOutcome.Unavailable.class);
+        assertThat(millisSince(start)).isBetween(900L, 1_800L);
+        Thread.sleep(2000);
+        assertThat(later.acquireStarts()).isZero();
+        held.release();
+    }
+
+    @Test
+    void unavailableWhenNoSessionCouldSendTheRequest() throws Exception {
+        proxy.refuseConnections(true);
+        LeaseholdClient c = via(proxy, b -> b.transportDeadline(Duration.ofSeconds(1)));
+        long start = System.nanoTime();
+        AcquireOutcome o = c.acquire(key, 2, 5);
+        assertThat(o).isInstanceOf(AcquireOutcome.Unavailable.class);
+        assertThat(millisSince(start)).isBetween(1_900L, 3_000L);
+        start = System.nanoTime();
+        assertThat(c.acquire(key, 0, 5)).isInstanceOf(AcquireOutcome.Unavailable.class);
+        assertThat(millisSince(start)).isBetween(900L, 2_000L);
+        assertThat(proxy.connectionsAccepted()).isZero();
+        // and the client recovers when the server is reachable again
+        proxy.refuseConnections(false);
+        AcquireOutcome later = c.acquire(key, 5, 5);
+        assertThat(later).isInstanceOf(AcquireOutcome.Acquired.class);
+        ((AcquireOutcome.Acquired) later).ticket().release();
+    }
+
+    // 9.10 -------------------------------------------------------------------------------------
+
+    @Test
+    void releaseAndExtendAreRetriedOnOtherSessionsUntilAnswered() throws Exception {
+        LeaseholdClient c = via(proxy, b -> b.poolSize(1).responseGrace(Duration.ofMillis(500)));
+        Ticket t = ((AcquireOutcome.Acquired) c.acquire(key, 0, 30)).ticket();
+        proxy.cutClientToServerAfter(10 + 4); // new sessions: the ping passes, the next request is cut
+        proxy.closeAllConnections();
+        CompletableFuture<ExtendOutcome> extend = t.extendAsync(40);
+        await().atMost(Duration.ofSeconds(5)).until(() -> proxy.connectionsAccepted() >= 3);
+        assertThat(extend).isNotDone();
+        proxy.cutClientToServerAfter(-1);
+        assertThat(extend.get(10, TimeUnit.SECONDS)).isInstanceOf(ExtendOutcome.Extended.class);
+        assertThat(t.remaining()).isGreaterThan(Duration.ofSeconds(35));
+
+        // a Release whose answer is lost is retried; the retry finds the token released already
+        proxy.cutServerToClientAfter(10); // new sessions: the Pong passes, the next answer is cut
+        proxy.closeAllConnections();
+        CompletableFuture<ReleaseOutcome> release = t.releaseAsync();
+        await().atMost(Duration.ofSeconds(5)).until(() -> proxy.releasedTokens().size() >= 1);
+        proxy.cutServerToClientAfter(-1);
+        assertThat(release.get(10, TimeUnit.SECONDS)).isIn(ReleaseOutcome.RELEASED, ReleaseOutcome.NOT_HELD);
+        assertFreeSoon(key);
+    }
+
+    // pipelining ---------------------------------------------------------------------------------
+
+    @Test
+    void pipelinedAnswersAreCorrelatedOutOfOrder() throws Exception {
+        Ticket held = hold(key, 60);
+        LeaseholdClient c = via(proxy, b -> b.poolSize(1));
+        CompletableFuture<AcquireOutcome> queued = c.acquireAsync(key, 20, 5);
+        List<CompletableFuture<AcquireOutcome>> immediate = new ArrayList<>();
+        for (int i = 0; i < 50; i++) {
+            immediate.add(c.acquireAsync(key + "-" + i, 0, 5));
+        }
+        for (CompletableFuture<AcquireOutcome> f : immediate) {
+            AcquireOutcome o = f.get(10, TimeUnit.SECONDS);
+            assertThat(o).isInstanceOf(AcquireOutcome.Acquired.class);
+            ((AcquireOutcome.Acquired) o).ticket().releaseAsync();
+        }
+        assertThat(queued).isNotDone();
+        held.release();
+        AcquireOutcome o = queued.get(10, TimeUnit.SECONDS);
+        assertThat(o).isInstanceOf(AcquireOutcome.Acquired.class);
+        assertThat(((AcquireOutcome.Acquired) o).ticket().token()).isGreaterThan(held.token());
+        ((AcquireOutcome.Acquired) o).ticket().release();
+        assertThat(proxy.connectionsAccepted()).isEqualTo(1);
+    }
+
+    // close --------------------------------------------------------------------------------------
+
+    @Test
+    void closeLeavesNoThreadsOrSocketsBehind() throws Exception {
+        Ticket held = hold(key, 60);
+        LeaseholdClient c = LeaseholdClient.create(
+                ClientOptions.builder().poolSize(3).threadNamePrefix("semantics-close").build(),
+                List.of(proxy.address()));
+        c.ping();
+        List<CompletableFuture<AcquireOutcome>> waiting = new ArrayList<>();
+        for (int i = 0; i < 10; i++) {
+            waiting.add(c.acquireAsync(key, 30, 5));
+        }
+        await().atMost(Duration.ofSeconds(5)).until(() -> proxy.acquireCount() == 10);
+        assertThat(ClientMechanicsTests.threadsNamed("semantics-close")).isNotEmpty();
+        c.close();
+        for (CompletableFuture<AcquireOutcome> f : waiting) {
+            assertThat(f.get(2, TimeUnit.SECONDS)).isInstanceOf(AcquireOutcome.Indeterminate.class);
+        }
+        assertThat(ClientMechanicsTests.threadsNamed("semantics-close")).isEmpty();
+        await().atMost(Duration.ofSeconds(2)).until(() -> proxy.openConnections() == 0);
+        held.release();
+        assertFreeSoon(key);
+    }
+}

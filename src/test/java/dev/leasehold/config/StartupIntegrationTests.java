@@ -1,0 +1,74 @@
+package dev.leasehold.config;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import java.net.ServerSocket;
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.util.Map;
+
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.CsvSource;
+
+import dev.leasehold.testing.TestServer;
+
+/** Start-up: bad settings fail fast naming the property; Actuator shares the one HTTP port. */
+class StartupIntegrationTests {
+
+    @ParameterizedTest(name = "{0}={1}")
+    @CsvSource({
+            "leasehold.max-key-bytes, 0",
+            "leasehold.port, 70000",
+            "leasehold.max-waiters-per-key, -1",
+            "leasehold.max-held-keys, 0",
+            "leasehold.max-connections, 0",
+            "leasehold.frame-timeout, 0s",
+            "leasehold.token-block-size, 0"})
+    void invalidSettingFailsStartUpNamingTheProperty(String property, String value) {
+        assertThatThrownBy(() -> TestServer.start(Map.of(property, value)))
+                .satisfies(e -> assertThat(causes(e)).contains(property));
+    }
+
+    @Test
+    void sameExplicitPortForServerAndManagementServesActuatorThere() throws Exception {
+        int port;
+        try (ServerSocket probe = new ServerSocket(0)) {
+            port = probe.getLocalPort(); // a free port, chosen by the OS
+        }
+        try (TestServer server = TestServer.start(Map.of("server.port", String.valueOf(port),
+                "management.server.port", String.valueOf(port)))) {
+            HttpResponse<String> health = HttpClient.newHttpClient().send(
+                    HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + port + "/actuator/health")).build(),
+                    HttpResponse.BodyHandlers.ofString());
+            assertThat(health.statusCode()).isEqualTo(200);
+            assertThat(health.body()).contains("\"status\":\"UP\"");
+            assertThat(server.httpPort()).isEqualTo(port);
+        }
+    }
+
+    @Test
+    void defaultSettingsBindToTheDocumentedDefaults() throws Exception {
+        try (TestServer server = TestServer.start()) {
+            LeaseholdProperties p = server.bean(LeaseholdProperties.class);
+            assertThat(p.maxKeyBytes()).isEqualTo(512);
+            assertThat(p.frameTimeout()).hasSeconds(10);
+            assertThat(p.maxWaitersPerKey()).isEqualTo(1024);
+            HttpResponse<String> health = HttpClient.newHttpClient().send(
+                    HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + server.httpPort() + "/actuator/health"))
+                            .build(), HttpResponse.BodyHandlers.ofString());
+            assertThat(health.statusCode()).isEqualTo(200);
+        }
+    }
+
+    private static String causes(Throwable e) {
+        StringBuilder all = new StringBuilder();
+        for (Throwable t = e; t != null; t = t.getCause()) {
+            all.append(t.getMessage()).append(" | ");
+        }
+        return all.toString();
+    }
+}

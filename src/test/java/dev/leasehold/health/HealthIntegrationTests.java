@@ -1,0 +1,161 @@
+package dev.leasehold.health;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicReference;
+
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+
+import dev.leasehold.protocol.Answer;
+import dev.leasehold.protocol.Request;
+import dev.leasehold.registry.LockRegistry;
+import dev.leasehold.registry.NanoClock;
+import dev.leasehold.store.StorageStatus;
+import dev.leasehold.testing.Actuator;
+import dev.leasehold.testing.Actuator.Response;
+import dev.leasehold.testing.RawClient;
+import dev.leasehold.testing.TestServer;
+
+/**
+ * {@code /actuator/health} and its Kubernetes groups over HTTP, against the real application.
+ * The tests share one server and leave it as they found it; draining is final, so it has its
+ * own class ({@link DrainHealthIntegrationTests}). Two servers must not overlap in one JVM:
+ * closing one disposes Reactor Netty's global HTTP resources that the other one uses.
+ */
+class HealthIntegrationTests {
+
+    private static final Duration AWAIT = Duration.ofSeconds(10);
+
+    private static TestServer server;
+    private static Actuator actuator;
+
+    @BeforeAll
+    static void start() {
+        server = TestServer.start();
+        actuator = new Actuator(server.httpPort());
+    }
+
+    @AfterAll
+    static void stop() {
+        if (server != null) {
+            server.close();
+        }
+    }
+
+    @Test
+    void upWithPortSessionsHeldKeysAndWaiters() throws Exception {
+        try (RawClient holder = new RawClient(server.port()); RawClient waiter = new RawClient(server.port())) {
+            long token = ((Answer.Acquired) holder.send(acquire("h/up", 0, 30, 1)).next()).token();
+            waiter.send(acquire("h/up", 30, 30, 2));
+            await().atMost(AWAIT).untilAsserted(() -> {
+                Response r = actuator.get("/actuator/health");
+                assertThat(r.status()).as(r.body()).isEqualTo(200);
+                assertThat(r.<String>json("$.status")).isEqualTo("UP");
+                assertThat(r.<String>json("$.components.leasehold.status")).isEqualTo("UP");
+                assertThat(r.<Integer>json("$.components.leasehold.details.port")).isEqualTo(server.port());
+                assertThat(r.<Integer>json("$.components.leasehold.details.sessions")).isEqualTo(2);
+                assertThat(r.<Integer>json("$.components.leasehold.details.heldKeys")).isEqualTo(1);
+                assertThat(r.<Integer>json("$.components.leasehold.details.waiters")).isEqualTo(1);
+                assertThat(r.<Boolean>json("$.components.leasehold.details.draining")).isFalse();
+                assertThat(r.<Map<String, Object>>json("$.components.leasehold.details"))
+                        .doesNotContainKeys("recoveryGraceRemainingMs", "storageProblems");
+            });
+            holder.send(new Request.Release(token, key("h/up"))).next();
+            long second = ((Answer.Acquired) waiter.next()).token();
+            waiter.send(new Request.Release(second, key("h/up"))).next();
+        }
+    }
+
+    @Test
+    void probeGroupsHoldOnlyTheirComponents() {
+        Response live = actuator.get("/actuator/health/liveness");
+        assertThat(live.status()).isEqualTo(200);
+        assertThat(live.<Map<String, Object>>json("$.components").keySet()).containsExactly("livenessState");
+
+        Response ready = actuator.get("/actuator/health/readiness");
+        assertThat(ready.status()).isEqualTo(200);
+        assertThat(ready.<Map<String, Object>>json("$.components").keySet())
+                .containsExactlyInAnyOrder("readinessState", "leaseholdReadiness");
+        assertThat(ready.<Integer>json("$.components.leaseholdReadiness.details.port")).isEqualTo(server.port());
+
+        Response all = actuator.get("/actuator/health");
+        assertThat(all.<Map<String, Object>>json("$.components").keySet())
+                .contains("leasehold", "leaseholdReadiness", "diskSpace");
+        assertThat(all.<String>json("$.components.diskSpace.details.path"))
+                .as("diskSpace watches the data directory").isEqualTo(server.dataDir().toAbsolutePath().toString());
+    }
+
+    @Test
+    void recoveryGraceIsShownWithTimeLeftAndReadinessStaysUp() throws Exception {
+        LockRegistry registry = server.bean(LockRegistry.class);
+        NanoClock clock = server.bean(NanoClock.class);
+        registry.holdAllUntil(clock.nanoTime() + TimeUnit.SECONDS.toNanos(60));
+        try {
+            try (RawClient c = new RawClient(server.port())) {
+                assertThat(c.send(acquire("h/grace", 0, 30, 1)).next())
+                        .as("no grants during the grace").isEqualTo(new Answer.TimedOut(1));
+            }
+            Response all = actuator.get("/actuator/health");
+            assertThat(all.status()).isEqualTo(200);
+            assertThat(all.<String>json("$.components.leasehold.status")).isEqualTo("UP");
+            assertThat(all.<Integer>json("$.components.leasehold.details.recoveryGraceRemainingMs"))
+                    .isBetween(1, 60_000);
+            Response ready = actuator.get("/actuator/health/readiness");
+            assertThat(ready.status()).as(ready.body()).isEqualTo(200);
+            assertThat(ready.<String>json("$.status")).isEqualTo("UP");
+            assertThat(ready.<Integer>json("$.components.leaseholdReadiness.details.recoveryGraceRemainingMs"))
+                    .isBetween(1, 60_000);
+        } finally {
+            registry.holdAllUntil(clock.nanoTime()); // end the grace for the other tests
+        }
+        assertThat(actuator.get("/actuator/health").<Map<String, Object>>json("$.components.leasehold.details"))
+                .doesNotContainKey("recoveryGraceRemainingMs");
+    }
+
+    /**
+     * Every {@link StorageStatus} bean counts, including ones that appear after start (the lease
+     * horizon store of the restart issue will be one more).
+     */
+    @Test
+    void anyStorageStatusWithAProblemMakesLeaseholdDownButNotTheProbes() {
+        AtomicReference<String> problem = new AtomicReference<>("cannot write /data/horizon: No space left on device");
+        StorageStatus store = () -> Optional.ofNullable(problem.get());
+        server.context().getBeanFactory().registerSingleton("testFailingStore", store);
+        try {
+            Response all = actuator.get("/actuator/health");
+            assertThat(all.status()).as(all.body()).isEqualTo(503);
+            assertThat(all.<String>json("$.status")).isEqualTo("DOWN");
+            assertThat(all.<String>json("$.components.leasehold.status")).isEqualTo("DOWN");
+            assertThat(all.<List<String>>json("$.components.leasehold.details.storageProblems"))
+                    .containsExactly("cannot write /data/horizon: No space left on device");
+            assertThat(actuator.get("/actuator/health/liveness").status()).as("a full disk heals; no restart")
+                    .isEqualTo(200);
+            assertThat(actuator.get("/actuator/health/readiness").status()).as("one replica: stay reachable")
+                    .isEqualTo(200);
+            assertThat(actuator.scrape().value("leasehold_storage_failing")).isEqualTo(1);
+        } finally {
+            problem.set(null);
+        }
+        Response healed = actuator.get("/actuator/health");
+        assertThat(healed.status()).isEqualTo(200);
+        assertThat(healed.<String>json("$.components.leasehold.status")).isEqualTo("UP");
+        assertThat(actuator.scrape().value("leasehold_storage_failing")).isZero();
+    }
+
+    static Request.Acquire acquire(String key, int wait, int lease, long owner) {
+        return new Request.Acquire(wait, lease, owner, key(key));
+    }
+
+    static byte[] key(String k) {
+        return k.getBytes(StandardCharsets.UTF_8);
+    }
+}

@@ -1,0 +1,72 @@
+package dev.leasehold.registry;
+
+import java.nio.charset.StandardCharsets;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.atomic.AtomicLong;
+
+/** A registry on a manual clock, recording every answer it owes to waiters. */
+final class RegistryHarness {
+
+    final ManualClock clock = new ManualClock();
+    final AtomicLong tokenCounter = new AtomicLong();
+    final List<Waiter> answered = new ArrayList<>();
+    volatile boolean tokensAvailable = true;
+    final LockRegistry registry;
+
+    RegistryHarness(RegistryLimits limits) {
+        this(limits, LeaseHorizon.UNBOUNDED);
+    }
+
+    RegistryHarness(RegistryLimits limits, LeaseHorizon horizon) {
+        registry = new LockRegistry(limits, clock,
+                () -> tokensAvailable ? tokenCounter.incrementAndGet() : TokenSource.NONE, horizon,
+                w -> {
+                    synchronized (answered) {
+                        answered.add(w);
+                    }
+                }, RegistryObserver.NONE, 4);
+    }
+
+    static RegistryLimits roomy() {
+        return new RegistryLimits(100, 1000, 100, 1000);
+    }
+
+    AcquireResult acquire(String key, int wait, int lease, long owner, SessionHandle session) {
+        return registry.acquire(key(key), wait, lease, owner, clock.nanoTime(), session);
+    }
+
+    ReleaseResult release(String key, long token) {
+        return registry.release(key(key), token);
+    }
+
+    ExtendResult extend(String key, long token, int lease) {
+        return registry.extend(key(key), token, lease);
+    }
+
+    /** Moves time and runs the timer, as the server's timer thread would. */
+    void tick(long millis) {
+        clock.advanceMillis(millis);
+        registry.advance();
+    }
+
+    List<Waiter> takeAnswers() {
+        synchronized (answered) {
+            List<Waiter> copy = new ArrayList<>(answered);
+            answered.clear();
+            return copy;
+        }
+    }
+
+    static long token(AcquireResult r) {
+        return ((AcquireResult.Granted) r).token();
+    }
+
+    static Waiter waiter(AcquireResult r) {
+        return ((AcquireResult.Queued) r).waiter();
+    }
+
+    static byte[] key(String k) {
+        return k.getBytes(StandardCharsets.UTF_8);
+    }
+}

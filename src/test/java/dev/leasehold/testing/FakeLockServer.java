@@ -1,0 +1,256 @@
+package dev.leasehold.testing;
+
+import java.io.ByteArrayOutputStream;
+import java.io.IOException;
+import java.io.InputStream;
+import java.io.OutputStream;
+import java.net.InetAddress;
+import java.net.InetSocketAddress;
+import java.net.ServerSocket;
+import java.net.Socket;
+import java.nio.ByteBuffer;
+import java.util.ArrayDeque;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.Executors;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.ScheduledFuture;
+import java.util.concurrent.TimeUnit;
+
+import dev.leasehold.protocol.Answer;
+import dev.leasehold.protocol.FrameWriter;
+import dev.leasehold.protocol.RequestType;
+import dev.leasehold.protocol.Wire;
+
+/**
+ * A tiny in-test lock server for unit-level client mechanics only (the semantics tests run
+ * against the real server). One global lock; FIFO waiters; leases and waits on a timer; a
+ * closed session's waiters are dropped. No limits, no Busy, no persistence.
+ */
+public final class FakeLockServer implements AutoCloseable {
+
+    private final ServerSocket listener;
+    private final ScheduledExecutorService timer = Executors.newSingleThreadScheduledExecutor(r -> {
+        Thread t = new Thread(r, "fake-lock-server-timer");
+        t.setDaemon(true);
+        return t;
+    });
+    private final Map<String, KeyState> keys = new HashMap<>();
+    private final List<Socket> sockets = new CopyOnWriteArrayList<>();
+    private final List<Thread> threads = new CopyOnWriteArrayList<>();
+    private long nextToken = 1;
+
+    private static final class KeyState {
+        long token;
+        ScheduledFuture<?> leaseTimer;
+        final ArrayDeque<Waiter> waiters = new ArrayDeque<>();
+    }
+
+    private record Waiter(Conn conn, long owner, int lease, long receivedAt, ScheduledFuture<?>[] timer) {
+    }
+
+    private final class Conn {
+        final Socket socket;
+        final OutputStream out;
+        volatile boolean closed;
+
+        Conn(Socket socket) throws IOException {
+            this.socket = socket;
+            this.out = socket.getOutputStream();
+        }
+
+        void send(Answer a) {
+            if (closed) {
+                return;
+            }
+            try {
+                synchronized (out) {
+                    out.write(FrameWriter.encode(a));
+                }
+            } catch (IOException e) {
+                closed = true;
+            }
+        }
+    }
+
+    private FakeLockServer() throws IOException {
+        listener = new ServerSocket(0, 50, InetAddress.getLoopbackAddress());
+        Thread t = new Thread(this::acceptLoop, "fake-lock-server-accept");
+        t.setDaemon(true);
+        threads.add(t);
+        t.start();
+    }
+
+    public static FakeLockServer start() throws IOException {
+        return new FakeLockServer();
+    }
+
+    public int port() {
+        return listener.getLocalPort();
+    }
+
+    public InetSocketAddress address() {
+        return new InetSocketAddress(InetAddress.getLoopbackAddress(), port());
+    }
+
+    /** The active token of {@code key}, or 0 if free. */
+    public synchronized long holder(String key) {
+        KeyState s = keys.get(key);
+        return s == null ? 0 : s.token;
+    }
+
+    @Override
+    public void close() throws IOException {
+        listener.close();
+        for (Socket s : sockets) {
+            s.close();
+        }
+        timer.shutdownNow();
+        for (Thread t : threads) {
+            try {
+                t.join(2000);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+            }
+        }
+    }
+
+    private void acceptLoop() {
+        while (!listener.isClosed()) {
+            try {
+                Socket s = listener.accept();
+                s.setTcpNoDelay(true);
+                sockets.add(s);
+                Conn c = new Conn(s);
+                Thread t = new Thread(() -> readLoop(c), "fake-lock-server-conn");
+                t.setDaemon(true);
+                threads.add(t);
+                t.start();
+            } catch (IOException e) {
+                return;
+            }
+        }
+    }
+
+    private void readLoop(Conn c) {
+        ByteArrayOutputStream frame = new ByteArrayOutputStream();
+        RequestType type = null;
+        try {
+            InputStream in = c.socket.getInputStream();
+            int b;
+            while ((b = in.read()) >= 0) {
+                if (frame.size() == 0) {
+                    type = RequestType.fromByte(b);
+                    if (type == null) {
+                        c.send(new Answer.Error(1, "unknown op"));
+                        break;
+                    }
+                }
+                frame.write(b);
+                if (frame.size() >= type.headerBytes() + 1 && b == Wire.TERMINATOR
+                        && (type.hasKey() ? frame.size() > type.headerBytes() + 1 : true)) {
+                    handle(c, type, frame.toByteArray());
+                    frame.reset();
+                }
+            }
+        } catch (IOException e) {
+            // closed
+        }
+        c.closed = true;
+        synchronized (this) {
+            for (KeyState s : keys.values()) {
+                s.waiters.removeIf(w -> w.conn == c);
+            }
+        }
+        try {
+            c.socket.close();
+        } catch (IOException ignored) {
+            // closing
+        }
+    }
+
+    private synchronized void handle(Conn c, RequestType type, byte[] f) {
+        ByteBuffer bb = ByteBuffer.wrap(f);
+        bb.get();
+        int h = type.headerBytes();
+        String key = type.hasKey() ? new String(f, h, f.length - h - 1, java.nio.charset.StandardCharsets.UTF_8) : null;
+        switch (type) {
+            case ACQUIRE -> {
+                int wait = bb.get() & 0xFF;
+                int lease = bb.get() & 0xFF;
+                long owner = bb.getLong();
+                KeyState s = keys.computeIfAbsent(key, k -> new KeyState());
+                if (s.token == 0) {
+                    grant(key, s, c, owner, lease, System.nanoTime());
+                } else if (wait == 0) {
+                    c.send(new Answer.TimedOut(owner));
+                } else {
+                    ScheduledFuture<?>[] holder = new ScheduledFuture<?>[1];
+                    Waiter w = new Waiter(c, owner, lease, System.nanoTime(), holder);
+                    s.waiters.add(w);
+                    holder[0] = timer.schedule(() -> {
+                        synchronized (this) {
+                            if (s.waiters.remove(w)) {
+                                c.send(new Answer.TimedOut(owner));
+                            }
+                        }
+                    }, wait, TimeUnit.SECONDS);
+                }
+            }
+            case RELEASE -> {
+                long token = bb.getLong();
+                KeyState s = keys.get(key);
+                if (s != null && s.token == token && token != 0) {
+                    c.send(new Answer.Released(token));
+                    s.leaseTimer.cancel(false);
+                    handOver(key, s);
+                } else {
+                    c.send(new Answer.NotHeld(token));
+                }
+            }
+            case EXTEND -> {
+                int lease = bb.get() & 0xFF;
+                long token = bb.getLong();
+                KeyState s = keys.get(key);
+                if (s != null && s.token == token && token != 0) {
+                    long remaining = s.leaseTimer.getDelay(TimeUnit.NANOSECONDS);
+                    if (lease * 1_000_000_000L > remaining) {
+                        s.leaseTimer.cancel(false);
+                        s.leaseTimer = timer.schedule(() -> expire(key, s, token), lease, TimeUnit.SECONDS);
+                    }
+                    c.send(new Answer.Extended(token));
+                } else {
+                    c.send(new Answer.NotHeld(token));
+                }
+            }
+            case PING -> c.send(new Answer.Pong(bb.getLong()));
+        }
+    }
+
+    private void grant(String key, KeyState s, Conn c, long owner, int lease, long receivedAt) {
+        long token = nextToken++;
+        s.token = token;
+        s.leaseTimer = timer.schedule(() -> expire(key, s, token), lease, TimeUnit.SECONDS);
+        c.send(new Answer.Acquired(owner, token, (System.nanoTime() - receivedAt) / 1_000_000));
+    }
+
+    private synchronized void expire(String key, KeyState s, long token) {
+        if (s.token == token) {
+            handOver(key, s);
+        }
+    }
+
+    private void handOver(String key, KeyState s) {
+        s.token = 0;
+        Waiter w;
+        while ((w = s.waiters.poll()) != null) {
+            if (!w.conn.closed) {
+                w.timer[0].cancel(false);
+                grant(key, s, w.conn, w.owner, w.lease, w.receivedAt);
+                return;
+            }
+        }
+    }
+}
