@@ -12,7 +12,8 @@ import org.springframework.boot.context.properties.bind.DefaultValue;
  * Invalid values fail start-up with a message that names the property.
  *
  * @param port TCP port of the lock protocol; 0 picks a free port (tests).
- * @param dataDir directory for the token high-water mark (and, later, the lease horizon).
+ * @param dataDir directory for the fencing-token high-water mark and the lease horizon; created if
+ *        missing; start-up fails, naming it, if it cannot be written or holds a corrupt token file.
  * @param maxKeyBytes largest key in UTF-8 bytes; a longer key is protocol error 4.
  * @param maxWaitersPerKey queued Acquires allowed on one key; one more gets {@code B}.
  * @param maxWaitersTotal queued Acquires allowed over all keys; one more gets {@code B}.
@@ -22,6 +23,14 @@ import org.springframework.boot.context.properties.bind.DefaultValue;
  * @param frameTimeout a frame not finished this long after its first byte gets {@code X 5}.
  * @param tokenBlockSize fencing tokens reserved per fsync'd write of the high-water mark.
  * @param ioThreads event-loop threads for the protocol port; 0 means one per CPU core.
+ * @param recoveryGrace after start-up, no key is granted for this long, so that leases handed out
+ *        before a crash or restart have run out: {@code auto} (from the stored lease horizon, at
+ *        most 255 s; assumes the wall clock does not step forward across the restart by more than
+ *        5 s), a duration up to {@code 255s} ({@code 255s} is always safe), or {@code 0s} to turn
+ *        it off (a key can then have two holders right after a restart). See {@link RecoveryGrace}.
+ * @param drainTimeout bound on the graceful stop (SIGTERM, context close): the server stops
+ *        accepting sessions, answers {@code B} to every queued Acquire, flushes and closes
+ *        sessions; sessions still not flushed when it runs out are closed anyway.
  */
 @ConfigurationProperties("leasehold")
 public record LeaseholdProperties(
@@ -35,7 +44,9 @@ public record LeaseholdProperties(
         @DefaultValue("20000") int maxConnections,
         @DefaultValue("10s") Duration frameTimeout,
         @DefaultValue("1000000") long tokenBlockSize,
-        @DefaultValue("0") int ioThreads) {
+        @DefaultValue("0") int ioThreads,
+        @DefaultValue("auto") RecoveryGrace recoveryGrace,
+        @DefaultValue("10s") Duration drainTimeout) {
 
     public LeaseholdProperties {
         check(port >= 0 && port <= 65535, "leasehold.port", port, "must be 0..65535");
@@ -52,6 +63,10 @@ public record LeaseholdProperties(
         check(tokenBlockSize >= 1 && tokenBlockSize <= 1L << 40,
                 "leasehold.token-block-size", tokenBlockSize, "must be 1..2^40");
         check(ioThreads >= 0 && ioThreads <= 1024, "leasehold.io-threads", ioThreads, "must be 0..1024");
+        check(recoveryGrace != null, "leasehold.recovery-grace", recoveryGrace, "must be auto or a duration 0s..255s");
+        check(drainTimeout != null && !drainTimeout.isNegative() && !drainTimeout.isZero()
+                && drainTimeout.compareTo(Duration.ofMinutes(10)) <= 0,
+                "leasehold.drain-timeout", drainTimeout, "must be more than 0 and at most 10m");
     }
 
     /** Event-loop threads to start: {@link #ioThreads()} or, when 0, one per core. */
