@@ -18,7 +18,8 @@ import dev.leasehold.server.KeyAcl;
  * Invalid values fail start-up with a message that names the property.
  *
  * @param port TCP port of the lock protocol; 0 picks a free port (tests).
- * @param dataDir directory for the token high-water mark (and, later, the lease horizon).
+ * @param dataDir directory for the fencing-token high-water mark and the lease horizon; created if
+ *        missing; start-up fails, naming it, if it cannot be written or holds a corrupt token file.
  * @param maxKeyBytes largest key in UTF-8 bytes; a longer key is protocol error 4.
  * @param maxWaitersPerKey queued Acquires allowed on one key; one more gets {@code B}.
  * @param maxWaitersTotal queued Acquires allowed over all keys; one more gets {@code B}.
@@ -28,6 +29,14 @@ import dev.leasehold.server.KeyAcl;
  * @param frameTimeout a frame not finished this long after its first byte gets {@code X 5}.
  * @param tokenBlockSize fencing tokens reserved per fsync'd write of the high-water mark.
  * @param ioThreads event-loop threads for the protocol port; 0 means one per CPU core.
+ * @param recoveryGrace after start-up, no key is granted for this long, so that leases handed out
+ *        before a crash or restart have run out: {@code auto} (from the stored lease horizon, at
+ *        most 255 s; assumes the wall clock does not step forward across the restart by more than
+ *        5 s), a duration up to {@code 255s} ({@code 255s} is always safe), or {@code 0s} to turn
+ *        it off (a key can then have two holders right after a restart). See {@link RecoveryGrace}.
+ * @param drainTimeout bound on the graceful stop (SIGTERM, context close): the server stops
+ *        accepting sessions, answers {@code B} to every queued Acquire, flushes and closes
+ *        sessions; sessions still not flushed when it runs out are closed anyway.
  * @param tls TLS on the protocol port from a Spring SSL bundle; off unless {@code tls.bundle} is set.
  * @param acl key ACLs for mutual-TLS clients: identity ({@code subject:<DN>}, {@code dns:<name>},
  *        {@code uri:<uri>}, {@code email:<address>} or {@code ip:<address>}; in YAML write the key in
@@ -47,6 +56,8 @@ public record LeaseholdProperties(
         @DefaultValue("10s") Duration frameTimeout,
         @DefaultValue("1000000") long tokenBlockSize,
         @DefaultValue("0") int ioThreads,
+        @DefaultValue("auto") RecoveryGrace recoveryGrace,
+        @DefaultValue("10s") Duration drainTimeout,
         @DefaultValue Tls tls,
         Map<String, List<String>> acl) {
 
@@ -65,6 +76,10 @@ public record LeaseholdProperties(
         check(tokenBlockSize >= 1 && tokenBlockSize <= 1L << 40,
                 "leasehold.token-block-size", tokenBlockSize, "must be 1..2^40");
         check(ioThreads >= 0 && ioThreads <= 1024, "leasehold.io-threads", ioThreads, "must be 0..1024");
+        check(recoveryGrace != null, "leasehold.recovery-grace", recoveryGrace, "must be auto or a duration 0s..255s");
+        check(drainTimeout != null && !drainTimeout.isNegative() && !drainTimeout.isZero()
+                && drainTimeout.compareTo(Duration.ofMinutes(10)) <= 0,
+                "leasehold.drain-timeout", drainTimeout, "must be more than 0 and at most 10m");
         tls = tls != null ? tls : new Tls(null, ClientAuth.NONE);
         acl = acl == null ? Map.of() : Collections.unmodifiableMap(new LinkedHashMap<>(acl));
         for (String identity : acl.keySet()) {

@@ -32,6 +32,7 @@ import org.springframework.core.env.PropertySource;
 import org.springframework.core.io.ByteArrayResource;
 
 import dev.leasehold.config.LeaseholdProperties;
+import dev.leasehold.config.RecoveryGrace;
 
 /**
  * The Helm chart in {@code helm/leasehold}, rendered by real Helm (helm-java embeds Helm 3.16)
@@ -179,6 +180,8 @@ class HelmChartTests {
         assertThat(defaults.maxHeldKeys()).isEqualTo(1_000_000);
         assertThat(defaults.tokenBlockSize()).isEqualTo(1_000_000L);
         assertThat(defaults.frameTimeout()).isEqualTo(Duration.ofSeconds(10));
+        assertThat(defaults.recoveryGrace()).isEqualTo(RecoveryGrace.AUTO);
+        assertThat(defaults.drainTimeout()).isEqualTo(Duration.ofSeconds(10));
 
         LeaseholdProperties tuned = bind(render(t -> t.set("leasehold.maxKeyBytes", 300)
                 .set("leasehold.frameTimeout", "1500ms").set("leasehold.ioThreads", 3)
@@ -188,6 +191,15 @@ class HelmChartTests {
         assertThat(tuned.ioThreads()).isEqualTo(3);
         assertThat(tuned.tokenBlockSize()).isEqualTo(77L);
         assertThat(tuned.dataDir()).isEqualTo(Path.of("/srv/lh"));
+
+        // recovery-grace renders as text ("auto", "255s", "0s") and binds onto RecoveryGrace.
+        LeaseholdProperties full = bind(render(t -> t.set("leasehold.recoveryGrace", "255s")
+                .set("leasehold.drainTimeout", "1500ms")));
+        assertThat(full.recoveryGrace().fixed()).isEqualTo(Duration.ofSeconds(255));
+        assertThat(full.drainTimeout()).isEqualTo(Duration.ofMillis(1500));
+        assertThat(bind(render(t -> t.set("leasehold.recoveryGrace", "0s"))).recoveryGrace().isOff()).isTrue();
+        assertThat(bind(render(t -> t.set("leasehold.recoveryGrace", "PT30S"))).recoveryGrace().fixed())
+                .isEqualTo(Duration.ofSeconds(30));
     }
 
     static LeaseholdProperties bind(List<Map<String, Object>> docs) throws IOException {
