@@ -18,8 +18,9 @@ final class CommandLine {
 
     static final List<String> COMMANDS = List.of("run", "acquire", "release", "extend", "ping");
 
-    private static final Set<String> GLOBAL_VALUED = Set.of("--server", "--timeout");
-    private static final Set<String> GLOBAL_SWITCHES = Set.of("--verbose", "--help");
+    private static final Set<String> GLOBAL_VALUED = Set.of("--server", "--timeout", "--cacert", "--cert",
+            "--cert-key");
+    private static final Set<String> GLOBAL_SWITCHES = Set.of("--verbose", "--help", "--tls");
     private static final Map<String, Set<String>> VALUED = Map.of(
             "run", Set.of("--key", "--wait", "--lease", "--kill-grace"),
             "acquire", Set.of("--key", "--wait", "--lease"),

@@ -1,6 +1,7 @@
 package dev.leasehold.client.cli;
 
 import java.io.PrintStream;
+import java.nio.file.Path;
 import java.nio.CharBuffer;
 import java.nio.charset.CharacterCodingException;
 import java.nio.charset.CodingErrorAction;
@@ -12,6 +13,7 @@ import java.util.Map;
 
 import dev.leasehold.client.AcquireOutcome;
 import dev.leasehold.client.ClientOptions;
+import dev.leasehold.client.ClientTls;
 import dev.leasehold.client.LeaseholdClient;
 import dev.leasehold.protocol.Keys;
 import dev.leasehold.protocol.Wire;
@@ -32,6 +34,7 @@ final class Context {
     private final PrintStream err;
     private final String servers;
     private final long timeoutMillis;
+    private final ClientTls tls;
 
     Context(CommandLine line, PrintStream out, PrintStream err, Map<String, String> env) throws UsageException {
         this.line = line;
@@ -49,6 +52,40 @@ final class Context {
             throw new UsageException("--timeout must be more than 0 and at most " + Wire.MAX_SECONDS + "s, not '"
                     + timeout + "'");
         }
+        this.tls = tls(line, env);
+    }
+
+    /** {@code --tls}, {@code --cacert}, {@code --cert} + {@code --cert-key} (or their variables): TLS, else null. */
+    private static ClientTls tls(CommandLine line, Map<String, String> env) throws UsageException {
+        String ca = valueOrEnv(line, "--cacert", env, "LEASEHOLD_CACERT");
+        String cert = valueOrEnv(line, "--cert", env, "LEASEHOLD_CERT");
+        String key = valueOrEnv(line, "--cert-key", env, "LEASEHOLD_CERT_KEY");
+        if (!line.has("--tls") && ca == null && cert == null && key == null) {
+            return null;
+        }
+        if ((cert == null) != (key == null)) {
+            throw new UsageException("--cert and --cert-key go together (a client certificate and its key)");
+        }
+        ClientTls.Builder b = ClientTls.builder();
+        if (ca != null) {
+            b.trustCertificates(Path.of(ca));
+        }
+        if (cert != null) {
+            b.keyPem(Path.of(cert), Path.of(key));
+        }
+        try {
+            return b.build();
+        } catch (IllegalArgumentException e) {
+            throw new UsageException("bad TLS settings: " + e.getMessage());
+        }
+    }
+
+    private static String valueOrEnv(CommandLine line, String option, Map<String, String> env, String variable) {
+        String v = line.value(option);
+        if (v == null) {
+            v = env.get(variable);
+        }
+        return v == null || v.isBlank() ? null : v.trim();
     }
 
     CommandLine line() {
@@ -83,6 +120,7 @@ final class Context {
                 .connectTimeout(timeout.compareTo(ClientOptions.DEFAULT_CONNECT_TIMEOUT) < 0 ? timeout
                         : ClientOptions.DEFAULT_CONNECT_TIMEOUT)
                 .threadNamePrefix("leasehold-cli")
+                .tls(tls)
                 .build();
         try {
             return LeaseholdClient.create(options, servers.split(","));

@@ -9,6 +9,13 @@ final class Help {
                                  the server; default $LEASEHOLD_SERVER, else 127.0.0.1:7420
               --timeout DUR      how long to try to reach the server for ping, release, extend
                                  and --wait 0 acquires (default 5s)
+              --tls              connect with TLS (implied by --cacert and --cert); the server
+                                 certificate must name the host connected to
+              --cacert FILE      trust these PEM CA certificates (default: the JDK's; or
+                                 $LEASEHOLD_CACERT)
+              --cert FILE --cert-key FILE
+                                 client certificate chain (PEM) and unencrypted PKCS#8 key for
+                                 mutual TLS (or $LEASEHOLD_CERT, $LEASEHOLD_CERT_KEY)
               -v, --verbose      progress lines on stderr
               -h, --help         help
             """;
