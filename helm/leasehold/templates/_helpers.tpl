@@ -94,6 +94,19 @@ they render as integers whichever way they were given (values file or --set).
 */}}
 {{- define "leasehold.applicationYaml" -}}
 {{- $l := .Values.leasehold }}
+{{- $tlsBundle := include "leasehold.tlsBundle" . }}
+{{- $clientAuth := $l.tls.clientAuth | default "none" }}
+{{- if and (ne $clientAuth "none") (not $tlsBundle) }}
+{{- fail (printf "leasehold.tls.clientAuth=%s needs TLS: set tls.secretName (or leasehold.tls.bundle)" $clientAuth) }}
+{{- end }}
+{{- if and $l.acl (eq $clientAuth "none") }}
+{{- fail "leasehold.acl needs client certificates: set leasehold.tls.clientAuth to want or need (and tls.secretName)" }}
+{{- end }}
+{{- /* Spring Boot keeps only [a-z0-9-.] in map keys unless they are in brackets. */}}
+{{- $acl := dict }}
+{{- range $identity, $prefixes := ($l.acl | default dict) }}
+{{- $_ := set $acl (printf "[%s]" $identity) $prefixes }}
+{{- end }}
 {{- $leasehold := dict
       "port" ($l.port | int64)
       "data-dir" .Values.persistence.mountPath
@@ -107,8 +120,32 @@ they render as integers whichever way they were given (values file or --set).
       "token-block-size" ($l.tokenBlockSize | int64)
       "io-threads" ($l.ioThreads | int64)
       "recovery-grace" (toString $l.recoveryGrace)
-      "drain-timeout" (toString $l.drainTimeout) }}
+      "drain-timeout" (toString $l.drainTimeout)
+      "tls" (dict "bundle" $tlsBundle "client-auth" $clientAuth)
+      "acl" $acl }}
 {{- $owned := dict "leasehold" $leasehold "server" (dict "port" (.Values.management.port | int64)) }}
+{{- with .Values.tls.secretName }}
+{{- $dir := trimSuffix "/" $.Values.tls.mountPath }}
+{{- $bundle := dict
+      "reload-on-update" $.Values.tls.reloadOnUpdate
+      "keystore" (dict "certificate" (printf "file:%s/tls.crt" $dir) "private-key" (printf "file:%s/tls.key" $dir)) }}
+{{- if ne $clientAuth "none" }}
+{{- $_ := set $bundle "truststore" (dict "certificate" (printf "file:%s/ca.crt" $dir)) }}
+{{- end }}
+{{- $_ := set $owned "spring" (dict "ssl" (dict "bundle" (dict "pem" (dict "leasehold" $bundle)))) }}
+{{- end }}
 {{- $config := mergeOverwrite (deepCopy (.Values.extraConfig | default dict)) $owned }}
 {{- toYaml $config }}
+{{- end }}
+
+{{/*
+The SSL bundle of the protocol port: leasehold.tls.bundle, else "leasehold" (the chart's bundle
+from tls.secretName) when a Secret is set, else "" (plaintext).
+*/}}
+{{- define "leasehold.tlsBundle" -}}
+{{- if .Values.leasehold.tls.bundle }}
+{{- .Values.leasehold.tls.bundle }}
+{{- else if .Values.tls.secretName }}
+{{- "leasehold" }}
+{{- end }}
 {{- end }}

@@ -12,7 +12,8 @@ import com.tngtech.archunit.core.importer.ImportOption;
 /**
  * Dependencies go one way: server → protocol, registry; protocol and registry depend on nothing
  * of ours. The official client is JDK-only so any JVM application can use it without dependency
- * conflicts: {@code java.*} and the shared protocol package, nothing else.
+ * conflicts: {@code java.*}, the JDK's TLS ({@code javax.net.ssl}) and the shared protocol package,
+ * nothing else.
  */
 class ArchitectureTests {
 
@@ -31,7 +32,7 @@ class ArchitectureTests {
     void clientDependsOnlyOnTheJdkAndTheProtocol() {
         classes().that().resideInAPackage("dev.leasehold.client..")
                 .should().onlyDependOnClassesThat()
-                .resideInAnyPackage("java..", "dev.leasehold.client..", "dev.leasehold.protocol..")
+                .resideInAnyPackage("java..", "javax.net.ssl..", "dev.leasehold.client..", "dev.leasehold.protocol..")
                 .check(MAIN);
     }
 

@@ -21,6 +21,8 @@ import java.time.Duration;
  * <tr><td>{@code marginFloor}</td><td>50 ms</td><td>smallest lease safety margin</td></tr>
  * <tr><td>{@code driftRate}</td><td>0.01</td><td>assumed worst clock-rate difference between client
  *   and server; the margin is {@code max(floor, rate × (queued + lease))}</td></tr>
+ * <tr><td>{@code tls}</td><td>none (plaintext)</td><td>TLS, and optionally a client certificate for
+ *   mutual TLS: see {@link ClientTls}</td></tr>
  * </table>
  */
 public final class ClientOptions {
@@ -47,6 +49,7 @@ public final class ClientOptions {
     private final Duration marginFloor;
     private final double driftRate;
     private final String threadNamePrefix;
+    private final ClientTls tls;
 
     private ClientOptions(Builder b) {
         this.poolSize = b.poolSize;
@@ -56,6 +59,7 @@ public final class ClientOptions {
         this.marginFloor = b.marginFloor;
         this.driftRate = b.driftRate;
         this.threadNamePrefix = b.threadNamePrefix;
+        this.tls = b.tls;
     }
 
     /** The defaults. */
@@ -78,6 +82,7 @@ public final class ClientOptions {
         b.marginFloor = marginFloor;
         b.driftRate = driftRate;
         b.threadNamePrefix = threadNamePrefix;
+        b.tls = tls;
         return b;
     }
 
@@ -110,11 +115,16 @@ public final class ClientOptions {
         return threadNamePrefix;
     }
 
+    /** TLS settings, or {@code null} for plaintext TCP. */
+    public ClientTls tls() {
+        return tls;
+    }
+
     @Override
     public String toString() {
         return "ClientOptions[poolSize=" + poolSize + ", connectTimeout=" + connectTimeout + ", transportDeadline="
                 + transportDeadline + ", responseGrace=" + responseGrace + ", marginFloor=" + marginFloor
-                + ", driftRate=" + driftRate + "]";
+                + ", driftRate=" + driftRate + ", tls=" + tls + "]";
     }
 
     /** Mutable builder of {@link ClientOptions}; not thread-safe. */
@@ -127,6 +137,7 @@ public final class ClientOptions {
         private Duration marginFloor = DEFAULT_MARGIN_FLOOR;
         private double driftRate = DEFAULT_DRIFT_RATE;
         private String threadNamePrefix;
+        private ClientTls tls;
 
         private Builder() {
         }
@@ -170,6 +181,12 @@ public final class ClientOptions {
         /** Prefix of thread names (e.g. to tell two clients apart in a thread dump). */
         public Builder threadNamePrefix(String threadNamePrefix) {
             this.threadNamePrefix = threadNamePrefix;
+            return this;
+        }
+
+        /** Speak TLS (and, with a client certificate, mutual TLS); {@code null} for plaintext (default). */
+        public Builder tls(ClientTls tls) {
+            this.tls = tls;
             return this;
         }
 

@@ -15,6 +15,7 @@ import dev.leasehold.client.internal.AcquireCall;
 import dev.leasehold.client.internal.AcquireResult;
 import dev.leasehold.client.internal.Config;
 import dev.leasehold.client.internal.Engine;
+import dev.leasehold.client.internal.TokenResult;
 import dev.leasehold.protocol.Wire;
 
 /**
@@ -71,7 +72,9 @@ public final class LeaseholdClient implements AutoCloseable {
                 : "leasehold-client-" + INSTANCES.incrementAndGet();
         this.engine = new Engine(new Config(servers, options.poolSize(), options.connectTimeout().toNanos(),
                 options.transportDeadline().toNanos(), options.responseGrace().toNanos(),
-                options.marginFloor().toNanos(), options.driftRate(), name));
+                options.marginFloor().toNanos(), options.driftRate(), name,
+                options.tls() == null ? null : options.tls().sslContext(),
+                options.tls() == null || options.tls().hostnameVerification()));
     }
 
     /**
@@ -165,6 +168,51 @@ public final class LeaseholdClient implements AutoCloseable {
     }
 
     /**
+     * Releases {@code token} of {@code key} for a caller that holds no {@link Ticket}, e.g. a
+     * token handed over by another process (the command line's {@code release}). Like
+     * {@link Ticket#release()} it names the exact token, so it is retried on any session after a
+     * failure; here for at most {@code retryFor}, because only the holder knows when the lease
+     * ends.
+     *
+     * @return RELEASED, NOT_HELD, or EXPIRED when no answer came within {@code retryFor} (the
+     *         grant, if any, then ends with its lease)
+     * @throws IllegalArgumentException for a bad key or a {@code retryFor} that is not positive
+     * @throws IllegalStateException if the client is closed
+     */
+    public ReleaseOutcome release(String key, long token, Duration retryFor) {
+        byte[] bytes = Arguments.key(key);
+        long giveUpAt = System.nanoTime() + positive(retryFor);
+        var r = await(engine.release(bytes, token, giveUpAt).result(), giveUpAt);
+        if (r instanceof TokenResult.Released) {
+            return ReleaseOutcome.RELEASED;
+        }
+        return r instanceof TokenResult.NotHeld ? ReleaseOutcome.NOT_HELD
+                : ReleaseOutcome.EXPIRED;
+    }
+
+    /**
+     * Extends {@code token} of {@code key} by {@code leaseSeconds} for a caller that holds no
+     * {@link Ticket} (the command line's {@code extend}), retried on any session for at most
+     * {@code retryFor}.
+     *
+     * @return Extended with the local validity (PROTOCOL.md 9.6 with queued_ms = 0), NotHeld, or
+     *         Expired when no answer came within {@code retryFor}
+     * @throws IllegalArgumentException for a bad key, lease or {@code retryFor}
+     * @throws IllegalStateException if the client is closed
+     */
+    public ExtendOutcome extend(String key, long token, int leaseSeconds, Duration retryFor) {
+        byte[] bytes = Arguments.key(key);
+        Arguments.leaseSeconds(leaseSeconds);
+        long giveUpAt = System.nanoTime() + positive(retryFor);
+        var r = await(engine.extend(bytes, token, leaseSeconds, giveUpAt).result(), giveUpAt);
+        if (r instanceof TokenResult.Extended e) {
+            return new ExtendOutcome.Extended(e.validUntil());
+        }
+        return r instanceof TokenResult.NotHeld ? new ExtendOutcome.NotHeld()
+                : new ExtendOutcome.Expired();
+    }
+
+    /**
      * Round trip of a Ping on a pooled session (from just before the write to the decoded Pong),
      * for health checks. Opens a session if none is open.
      *
@@ -205,6 +253,28 @@ public final class LeaseholdClient implements AutoCloseable {
     /** The mechanics, for tests in this module. */
     Engine engine() {
         return engine;
+    }
+
+    private static long positive(Duration retryFor) {
+        if (retryFor == null || retryFor.isNegative() || retryFor.isZero()) {
+            throw new IllegalArgumentException("retryFor must be positive, not " + retryFor);
+        }
+        return retryFor.toNanos();
+    }
+
+    private TokenResult await(
+            CompletableFuture<TokenResult> f, long giveUpAt) {
+        try {
+            return f.get(Math.max(0, giveUpAt - System.nanoTime()) + options.responseGrace().toNanos(),
+                    TimeUnit.NANOSECONDS);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new IllegalStateException("interrupted; the call goes on in the background", e);
+        } catch (TimeoutException e) {
+            return new TokenResult.Expired();
+        } catch (ExecutionException e) {
+            throw e.getCause() instanceof RuntimeException r ? r : new IllegalStateException(e.getCause());
+        }
     }
 
     private static byte[] checked(String key, int waitSeconds, int leaseSeconds) {

@@ -40,8 +40,9 @@ public class ActuatorConfiguration {
 
     @Bean
     LeaseholdHealthIndicator leaseholdHealthIndicator(LeaseholdServer server, LockRegistry registry,
-            ServerStats stats, ObjectProvider<StorageStatus> storage) {
-        return new LeaseholdHealthIndicator(server, registry, stats, storage);
+            ServerStats stats, ObjectProvider<StorageStatus> storage, LeaseholdProperties props) {
+        RecoveryGrace grace = props.recoveryGrace();
+        return new LeaseholdHealthIndicator(server, registry, stats, storage, grace.isOff() ? "off" : grace.toString());
     }
 
     @Bean

@@ -1,27 +1,37 @@
 package dev.leasehold.config;
 
 import java.io.IOException;
-import java.io.UncheckedIOException;
 import java.nio.file.Path;
+import java.time.Duration;
 
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+import org.springframework.beans.factory.ObjectProvider;
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
 
-import dev.leasehold.registry.LeaseHorizon;
 import dev.leasehold.registry.LockRegistry;
 import dev.leasehold.registry.NanoClock;
 import dev.leasehold.registry.RegistryLimits;
 import dev.leasehold.registry.RegistryObserver;
 import dev.leasehold.server.LeaseholdServer;
 import dev.leasehold.server.RegistryTimer;
+import dev.leasehold.server.ServerSecurity;
 import dev.leasehold.server.ServerStats;
 import dev.leasehold.server.SessionNotifier;
 import dev.leasehold.store.DataDirectory;
+import dev.leasehold.store.DurableFiles;
+import dev.leasehold.store.LeaseHorizonStore;
 import dev.leasehold.store.ReservedTokens;
 
-/** Wires the lock server: data directory, tokens, registry, timer, protocol port. */
+/**
+ * Wires the lock server: data directory, tokens, lease horizon, registry (with the recovery
+ * grace applied before anything is served), timer, protocol port.
+ */
 @Configuration(proxyBeanMethods = false)
 public class LeaseholdConfiguration {
+
+    private static final Logger log = LoggerFactory.getLogger(LeaseholdConfiguration.class);
 
     @Bean
     NanoClock nanoClock() {
@@ -34,11 +44,23 @@ public class LeaseholdConfiguration {
     }
 
     @Bean(destroyMethod = "close")
-    ReservedTokens reservedTokens(Path leaseholdDataDir, LeaseholdProperties props) {
+    ReservedTokens reservedTokens(Path leaseholdDataDir, LeaseholdProperties props, ObjectProvider<DurableFiles> files) {
+        Path file = leaseholdDataDir.resolve("tokens");
         try {
-            return ReservedTokens.open(leaseholdDataDir, props.tokenBlockSize());
+            return ReservedTokens.open(files.getIfAvailable(() -> DurableFiles.REAL).open(file, "tokens"),
+                    props.tokenBlockSize());
         } catch (IOException e) {
-            throw new UncheckedIOException("leasehold.data-dir: cannot reserve fencing tokens: " + e.getMessage(), e);
+            throw DataDirectory.openFailure(file, "reserve fencing tokens", e);
+        }
+    }
+
+    /** Closed after the protocol server has drained (beans are destroyed after lifecycle stop). */
+    @Bean(destroyMethod = "close")
+    LeaseHorizonStore leaseHorizonStore(Path leaseholdDataDir, ObjectProvider<DurableFiles> files) {
+        try {
+            return LeaseHorizonStore.open(leaseholdDataDir, files.getIfAvailable(() -> DurableFiles.REAL));
+        } catch (IOException e) {
+            throw DataDirectory.openFailure(leaseholdDataDir.resolve("lease-horizon"), "write the lease horizon", e);
         }
     }
 
@@ -49,11 +71,36 @@ public class LeaseholdConfiguration {
 
     @Bean
     LockRegistry lockRegistry(LeaseholdProperties props, NanoClock clock, ReservedTokens tokens,
-            org.springframework.beans.factory.ObjectProvider<RegistryObserver> observer) {
+            LeaseHorizonStore horizon, ObjectProvider<RegistryObserver> observer) {
         RegistryLimits limits = new RegistryLimits(props.maxWaitersPerKey(), props.maxWaitersTotal(),
                 props.maxPendingPerSession(), props.maxHeldKeys());
-        return new LockRegistry(limits, clock, tokens, LeaseHorizon.UNBOUNDED, new SessionNotifier(),
+        LockRegistry registry = new LockRegistry(limits, clock, tokens, horizon, new SessionNotifier(),
                 observer.getIfAvailable(() -> RegistryObserver.NONE));
+        applyRecoveryGrace(registry, props.recoveryGrace(), horizon.previous(), tokens);
+        return registry;
+    }
+
+    /**
+     * Holds every key until the grace ends; counted from when the horizon was read, which is
+     * before anything can be served.
+     */
+    static void applyRecoveryGrace(LockRegistry registry, RecoveryGrace setting, LeaseHorizonStore.Previous previous,
+            ReservedTokens tokens) {
+        Duration grace = setting.resolve(previous.autoGrace());
+        String how = setting.isAuto() ? "auto: " + previous.describe()
+                : "leasehold.recovery-grace=" + setting;
+        if (grace.isZero()) {
+            if (setting.isOff()) {
+                log.warn("Recovery grace is OFF (leasehold.recovery-grace=0s): keys are granted at once, so a lease"
+                        + " handed out before this start may still be in use and a key can have two holders");
+            } else {
+                log.info("Recovery grace 0 ms ({}); tokens continue above {}", how, tokens.lastIssued());
+            }
+            return;
+        }
+        registry.holdAllUntil(previous.readNanos() + grace.toNanos());
+        log.info("Recovery grace {} ms: no key is granted until leases of the previous run have ended ({});"
+                + " tokens continue above {}", grace.toMillis(), how, tokens.lastIssued());
     }
 
     @Bean
@@ -63,8 +110,9 @@ public class LeaseholdConfiguration {
 
     @Bean
     LeaseholdServer leaseholdServer(LeaseholdProperties props, LockRegistry registry, NanoClock clock,
-            ServerStats stats) {
+            ServerStats stats, ServerSecurity security) {
         return new LeaseholdServer(new LeaseholdServer.Settings("0.0.0.0", props.port(), props.maxKeyBytes(),
-                props.frameTimeout(), props.maxConnections(), props.effectiveIoThreads()), registry, clock, stats);
+                props.frameTimeout(), props.maxConnections(), props.effectiveIoThreads(), props.drainTimeout()),
+                registry, clock, stats, security);
     }
 }

@@ -2,9 +2,15 @@ package dev.leasehold.config;
 
 import java.nio.file.Path;
 import java.time.Duration;
+import java.util.Collections;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
 
 import org.springframework.boot.context.properties.ConfigurationProperties;
 import org.springframework.boot.context.properties.bind.DefaultValue;
+
+import dev.leasehold.server.KeyAcl;
 
 /**
  * Every {@code leasehold.*} setting, tuned in {@code application.yml}. Limits exist so that
@@ -12,7 +18,8 @@ import org.springframework.boot.context.properties.bind.DefaultValue;
  * Invalid values fail start-up with a message that names the property.
  *
  * @param port TCP port of the lock protocol; 0 picks a free port (tests).
- * @param dataDir directory for the token high-water mark (and, later, the lease horizon).
+ * @param dataDir directory for the fencing-token high-water mark and the lease horizon; created if
+ *        missing; start-up fails, naming it, if it cannot be written or holds a corrupt token file.
  * @param maxKeyBytes largest key in UTF-8 bytes; a longer key is protocol error 4.
  * @param maxWaitersPerKey queued Acquires allowed on one key; one more gets {@code B}.
  * @param maxWaitersTotal queued Acquires allowed over all keys; one more gets {@code B}.
@@ -22,6 +29,19 @@ import org.springframework.boot.context.properties.bind.DefaultValue;
  * @param frameTimeout a frame not finished this long after its first byte gets {@code X 5}.
  * @param tokenBlockSize fencing tokens reserved per fsync'd write of the high-water mark.
  * @param ioThreads event-loop threads for the protocol port; 0 means one per CPU core.
+ * @param recoveryGrace after start-up, no key is granted for this long, so that leases handed out
+ *        before a crash or restart have run out: {@code auto} (from the stored lease horizon, at
+ *        most 255 s; assumes the wall clock does not step forward across the restart by more than
+ *        5 s), a duration up to {@code 255s} ({@code 255s} is always safe), or {@code 0s} to turn
+ *        it off (a key can then have two holders right after a restart). See {@link RecoveryGrace}.
+ * @param drainTimeout bound on the graceful stop (SIGTERM, context close): the server stops
+ *        accepting sessions, answers {@code B} to every queued Acquire, flushes and closes
+ *        sessions; sessions still not flushed when it runs out are closed anyway.
+ * @param tls TLS on the protocol port from a Spring SSL bundle; off unless {@code tls.bundle} is set.
+ * @param acl key ACLs for mutual-TLS clients: identity ({@code subject:<DN>}, {@code dns:<name>},
+ *        {@code uri:<uri>}, {@code email:<address>} or {@code ip:<address>}; in YAML write the key in
+ *        brackets, {@code "[subject:CN=orders,O=Example]"}) to the key prefixes it may use. Empty: every
+ *        client may use every key. Needs {@code tls.client-auth} want or need.
  */
 @ConfigurationProperties("leasehold")
 public record LeaseholdProperties(
@@ -35,7 +55,11 @@ public record LeaseholdProperties(
         @DefaultValue("20000") int maxConnections,
         @DefaultValue("10s") Duration frameTimeout,
         @DefaultValue("1000000") long tokenBlockSize,
-        @DefaultValue("0") int ioThreads) {
+        @DefaultValue("0") int ioThreads,
+        @DefaultValue("auto") RecoveryGrace recoveryGrace,
+        @DefaultValue("10s") Duration drainTimeout,
+        @DefaultValue Tls tls,
+        Map<String, List<String>> acl) {
 
     public LeaseholdProperties {
         check(port >= 0 && port <= 65535, "leasehold.port", port, "must be 0..65535");
@@ -52,6 +76,58 @@ public record LeaseholdProperties(
         check(tokenBlockSize >= 1 && tokenBlockSize <= 1L << 40,
                 "leasehold.token-block-size", tokenBlockSize, "must be 1..2^40");
         check(ioThreads >= 0 && ioThreads <= 1024, "leasehold.io-threads", ioThreads, "must be 0..1024");
+        check(recoveryGrace != null, "leasehold.recovery-grace", recoveryGrace, "must be auto or a duration 0s..255s");
+        check(drainTimeout != null && !drainTimeout.isNegative() && !drainTimeout.isZero()
+                && drainTimeout.compareTo(Duration.ofMinutes(10)) <= 0,
+                "leasehold.drain-timeout", drainTimeout, "must be more than 0 and at most 10m");
+        tls = tls != null ? tls : new Tls(null, ClientAuth.NONE);
+        acl = acl == null ? Map.of() : Collections.unmodifiableMap(new LinkedHashMap<>(acl));
+        for (String identity : acl.keySet()) {
+            try {
+                KeyAcl.checkIdentity(identity);
+            } catch (IllegalArgumentException e) {
+                check(false, "leasehold.acl", identity, e.getMessage());
+            }
+            check(acl.get(identity) != null, "leasehold.acl", identity, "needs a list of key prefixes");
+        }
+        check(acl.isEmpty() || tls.clientAuth() != ClientAuth.NONE, "leasehold.acl", acl.keySet(),
+                "key ACLs need client certificates: set leasehold.tls.bundle and leasehold.tls.client-auth "
+                        + "to want or need");
+    }
+
+    /**
+     * TLS on the protocol port. Every session is TLS when {@code bundle} is set; there is no
+     * plaintext fallback.
+     *
+     * @param bundle name of a Spring SSL bundle ({@code spring.ssl.bundle.pem.<name>} or
+     *        {@code .jks.<name>}) with the server's key and certificate, and, for client
+     *        certificates, the trust material they are checked against. With the bundle's
+     *        {@code reload-on-update: true}, new sessions use a rotated certificate; open ones go on.
+     * @param clientAuth client certificates: {@code none}, {@code want} (checked when sent) or
+     *        {@code need} (a session without a trusted one fails its handshake).
+     */
+    public record Tls(String bundle, @DefaultValue("none") ClientAuth clientAuth) {
+
+        public Tls {
+            clientAuth = clientAuth != null ? clientAuth : ClientAuth.NONE;
+            check(clientAuth == ClientAuth.NONE || (bundle != null && !bundle.isBlank()), "leasehold.tls.client-auth",
+                    clientAuth.name().toLowerCase(java.util.Locale.ROOT), "needs leasehold.tls.bundle");
+        }
+
+        /** True when the protocol port speaks TLS. */
+        public boolean enabled() {
+            return bundle != null && !bundle.isBlank();
+        }
+    }
+
+    /** Whether the server asks for client certificates (mutual TLS). */
+    public enum ClientAuth {
+        /** No client certificates. */
+        NONE,
+        /** Asked for and verified when sent; a client without one may connect (and, with ACLs, use no key). */
+        WANT,
+        /** Required: a client without a trusted certificate fails the handshake. */
+        NEED
     }
 
     /** Event-loop threads to start: {@link #ioThreads()} or, when 0, one per core. */

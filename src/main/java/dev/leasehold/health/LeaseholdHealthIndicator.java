@@ -28,25 +28,33 @@ public final class LeaseholdHealthIndicator implements HealthIndicator {
     private final LockRegistry registry;
     private final ServerStats stats;
     private final Iterable<? extends StorageStatus> storage;
+    private final String recoveryGraceSetting;
 
     /**
      * @param storage every durable store; iterated at each health request, so a lazily
      *        resolved collection (such as Spring's {@code ObjectProvider}) sees all of them
+     * @param recoveryGraceSetting {@code leasehold.recovery-grace} as configured ("auto", "off",
+     *        or a duration): shown so that a server running without the grace is visible
      */
     public LeaseholdHealthIndicator(LeaseholdServer server, LockRegistry registry, ServerStats stats,
-            Iterable<? extends StorageStatus> storage) {
+            Iterable<? extends StorageStatus> storage, String recoveryGraceSetting) {
         this.server = server;
         this.registry = registry;
         this.stats = stats;
         this.storage = storage;
+        this.recoveryGraceSetting = recoveryGraceSetting;
     }
 
     @Override
     public Health health() {
-        return health(LeaseholdSnapshot.read(server, registry, stats, storage));
+        return health(LeaseholdSnapshot.read(server, registry, stats, storage), recoveryGraceSetting);
     }
 
     static Health health(LeaseholdSnapshot s) {
+        return health(s, null);
+    }
+
+    static Health health(LeaseholdSnapshot s, String recoveryGraceSetting) {
         Health.Builder b;
         if (!s.bound()) {
             b = Health.down().withDetail("error", "protocol port not bound");
@@ -62,6 +70,9 @@ public final class LeaseholdHealthIndicator implements HealthIndicator {
                 .withDetail("heldKeys", s.heldKeys())
                 .withDetail("waiters", s.waiters())
                 .withDetail("draining", s.draining());
+        if (recoveryGraceSetting != null) {
+            b.withDetail("recoveryGrace", recoveryGraceSetting);
+        }
         if (s.graceRemainingNanos() > 0) {
             b.withDetail("recoveryGraceRemainingMs", s.graceRemainingMillis());
         }

@@ -97,7 +97,11 @@ public final class LockRegistry {
                 answers = settle(lane, s, now, answers);
             }
             boolean free = (s == null || (!s.isHeld() && s.head == null)) && !inGrace(now);
-            if (free) {
+            if (draining) {
+                // Checked again under the lane lock: drain() sets the flag before it sweeps each
+                // lane, so an Acquire racing with it is either swept or refused here, never left queued.
+                result = busy(BusyReason.DRAINING);
+            } else if (free) {
                 if (s == null || !lane.keys.contains(s)) {
                     s = new KeyState(key, hash);
                 }
@@ -168,8 +172,11 @@ public final class LockRegistry {
                         s.leaseEndNanos = end;
                         result = ExtendResult.EXTENDED;
                     } else {
-                        // Cannot promise the longer lease across a restart. The grant keeps its
-                        // current end, which the client must then respect: say so with N.
+                        // The longer lease is not on disk (the data directory is failing, or the
+                        // server is stopping), so it cannot be promised across a restart. E would
+                        // be a lie; N makes the client stop acting as holder. The grant keeps its
+                        // current end (the client's earlier validity is still honoured), so it is
+                        // not released here: the key frees when that end comes.
                         result = ExtendResult.NOT_HELD;
                     }
                 }

@@ -1,6 +1,9 @@
 package dev.leasehold.server;
 
 import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.TimeUnit;
 
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -8,8 +11,15 @@ import org.springframework.context.SmartLifecycle;
 
 import dev.leasehold.registry.LockRegistry;
 import dev.leasehold.registry.NanoClock;
+import io.netty.buffer.Unpooled;
+import io.netty.channel.Channel;
+import io.netty.channel.ChannelFuture;
+import io.netty.channel.ChannelFutureListener;
 import io.netty.channel.ChannelOption;
 import io.netty.channel.WriteBufferWaterMark;
+import io.netty.channel.group.ChannelGroup;
+import io.netty.channel.group.DefaultChannelGroup;
+import io.netty.util.concurrent.GlobalEventExecutor;
 import reactor.core.publisher.Mono;
 import reactor.netty.DisposableServer;
 import reactor.netty.resources.LoopResources;
@@ -20,6 +30,16 @@ import reactor.netty.tcp.TcpServer;
  * {@link #stop()}. Each connection gets its own {@link RequestDecoder} and {@link SessionHandler}
  * in front of Reactor's bridge; requests never reach a reactive stream, so there is no per-frame
  * subscription cost.
+ *
+ * <h2>Drain</h2>
+ * {@link #stop()} (SIGTERM, context close) drains within {@code leasehold.drain-timeout}: it
+ * closes the listening socket (new connections are refused), makes the registry answer
+ * {@code B} to every queued Acquire and to every Acquire from then on, flushes every session
+ * and closes it once its answers are written. Held grants get no answer: they stay the
+ * holders' until their leases end, which the next start's recovery grace respects. A session
+ * that does not read its answers is closed when the timeout runs out. The stop is synchronous,
+ * so Spring's {@code spring.lifecycle.timeout-per-shutdown-phase} does not cut it short; the
+ * phase makes it stop before the web server (Actuator) begins its own graceful shutdown.
  */
 public final class LeaseholdServer implements SmartLifecycle {
 
@@ -35,22 +55,33 @@ public final class LeaseholdServer implements SmartLifecycle {
     private final LockRegistry registry;
     private final NanoClock clock;
     private final ServerStats stats;
+    private final ServerSecurity security;
     private volatile DisposableServer server;
     private LoopResources loops;
+    /** Open sessions, for the drain. Closed channels leave the group by themselves. */
+    private final ChannelGroup sessions = new DefaultChannelGroup("leasehold-sessions", GlobalEventExecutor.INSTANCE);
 
     /**
      * @param port 0 binds a free port; {@link #port()} tells which
      * @param ioThreads event-loop threads
+     * @param drainTimeout bound on {@link #stop()}
      */
     public record Settings(String host, int port, int maxKeyBytes, Duration frameTimeout, int maxConnections,
-            int ioThreads) {
+            int ioThreads, Duration drainTimeout) {
     }
 
     public LeaseholdServer(Settings settings, LockRegistry registry, NanoClock clock, ServerStats stats) {
+        this(settings, registry, clock, stats, ServerSecurity.NONE);
+    }
+
+    /** @param security TLS (every session, no plaintext fallback) and key ACLs, or {@link ServerSecurity#NONE} */
+    public LeaseholdServer(Settings settings, LockRegistry registry, NanoClock clock, ServerStats stats,
+            ServerSecurity security) {
         this.settings = settings;
         this.registry = registry;
         this.clock = clock;
         this.stats = stats;
+        this.security = security;
     }
 
     @Override
@@ -58,7 +89,13 @@ public final class LeaseholdServer implements SmartLifecycle {
         loops = LoopResources.create("leasehold-io", settings.ioThreads(), true);
         ConnectionLimiter limiter = new ConnectionLimiter(settings.maxConnections());
         long frameTimeoutNanos = settings.frameTimeout().toNanos();
+        ServerTls tls = security.tls();
         server = TcpServer.create()
+                .doOnChannelInit((observer, channel, remote) -> {
+                    if (tls != null) {
+                        tls.install(channel); // before the channel is active: no byte is read in plaintext
+                    }
+                })
                 .host(settings.host())
                 .port(settings.port())
                 .runOn(loops)
@@ -66,8 +103,9 @@ public final class LeaseholdServer implements SmartLifecycle {
                 .childOption(ChannelOption.WRITE_BUFFER_WATER_MARK, WATER_MARK)
                 .doOnConnection(conn -> {
                     if (limiter.admit(conn.channel())) {
+                        sessions.add(conn.channel());
                         conn.addHandlerLast(DECODER, new RequestDecoder(settings.maxKeyBytes(), frameTimeoutNanos))
-                                .addHandlerLast(SESSION, new SessionHandler(registry, clock, stats));
+                                .addHandlerLast(SESSION, new SessionHandler(registry, clock, stats, security.acl()));
                         // Reactor Netty reads on demand of a reactive subscriber; there is none here:
                         // SessionHandler consumes every frame and manages reads itself (backpressure).
                         conn.channel().config().setAutoRead(true);
@@ -75,20 +113,53 @@ public final class LeaseholdServer implements SmartLifecycle {
                 })
                 .handle((in, out) -> Mono.never())
                 .bindNow(Duration.ofSeconds(30));
-        log.info("Leasehold protocol listening on {}:{}", settings.host(), server.port());
+        log.info("Leasehold protocol listening on {}:{} ({}{})", settings.host(), server.port(),
+                tls != null ? "TLS" : "plaintext TCP", security.acl() != null ? ", key ACLs" : "");
     }
 
     @Override
     public void stop() {
         DisposableServer s = server;
         if (s != null) {
-            s.disposeNow(Duration.ofSeconds(10));
+            drain(s);
+            s.disposeNow(Duration.ofSeconds(2));
             server = null;
         }
         if (loops != null) {
-            loops.disposeLater(Duration.ZERO, Duration.ofSeconds(5)).block(Duration.ofSeconds(10));
+            loops.disposeLater(Duration.ZERO, Duration.ofSeconds(2)).block(Duration.ofSeconds(5));
             loops = null;
         }
+    }
+
+    private void drain(DisposableServer s) {
+        long start = System.nanoTime();
+        long deadline = start + settings.drainTimeout().toNanos();
+        // 1. No new sessions: close the listening socket.
+        s.channel().close().awaitUninterruptibly(remainingMillis(deadline));
+        // 2. B to every queued Acquire, and to every Acquire that still arrives. The answers
+        //    are queued on each channel's event loop ahead of the flush-and-close below.
+        int waiters = registry.waiters();
+        registry.drain();
+        // 3. Flush every session, close it once its answers are out.
+        List<ChannelFuture> closing = new ArrayList<>();
+        for (Channel ch : sessions) {
+            ch.writeAndFlush(Unpooled.EMPTY_BUFFER).addListener(ChannelFutureListener.CLOSE);
+            closing.add(ch.closeFuture());
+        }
+        int stuck = 0;
+        for (ChannelFuture f : closing) {
+            if (!f.awaitUninterruptibly(remainingMillis(deadline))) {
+                stuck++;
+                f.channel().close(); // not flushed in time (a client that does not read): close anyway
+            }
+        }
+        log.info("Drained in {} ms: {} queued Acquires answered B, {} sessions closed{}",
+                TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - start), waiters, closing.size(),
+                stuck == 0 ? "" : " (" + stuck + " closed before their answers were flushed: leasehold.drain-timeout)");
+    }
+
+    private static long remainingMillis(long deadlineNanos) {
+        return Math.max(0, TimeUnit.NANOSECONDS.toMillis(deadlineNanos - System.nanoTime()));
     }
 
     @Override
@@ -104,7 +175,9 @@ public final class LeaseholdServer implements SmartLifecycle {
 
     @Override
     public int getPhase() {
-        // Stop (and so, later, drain) before the web server that carries the health endpoints.
-        return SmartLifecycle.DEFAULT_PHASE - 1024;
+        // Stops (drains) before Boot's web server graceful shutdown (DEFAULT_PHASE - 1024) and the
+        // web server itself (DEFAULT_PHASE - 2048), so /actuator/health answers during the drain.
+        // Starts after them, and after the RegistryTimer.
+        return SmartLifecycle.DEFAULT_PHASE - 512;
     }
 }

@@ -4,6 +4,8 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 import dev.leasehold.protocol.AnswerType;
+import dev.leasehold.protocol.ErrorCode;
+import dev.leasehold.protocol.Keys;
 import dev.leasehold.protocol.Request;
 import dev.leasehold.registry.AcquireResult;
 import dev.leasehold.registry.ExtendResult;
@@ -35,13 +37,21 @@ final class SessionHandler extends ChannelInboundHandlerAdapter {
     private final LockRegistry registry;
     private final NanoClock clock;
     private final ServerStats stats;
+    private final KeyAcl acl;
+    private KeyAcl.Grant grant;
     private Session session;
     private boolean failed;
 
     SessionHandler(LockRegistry registry, NanoClock clock, ServerStats stats) {
+        this(registry, clock, stats, null);
+    }
+
+    /** @param acl key permissions per client identity, or null to allow every key */
+    SessionHandler(LockRegistry registry, NanoClock clock, ServerStats stats, KeyAcl acl) {
         this.registry = registry;
         this.clock = clock;
         this.stats = stats;
+        this.acl = acl;
     }
 
     @Override
@@ -54,6 +64,9 @@ final class SessionHandler extends ChannelInboundHandlerAdapter {
     @Override
     public void channelRead(ChannelHandlerContext ctx, Object msg) {
         if (failed) {
+            return;
+        }
+        if (acl != null && !(msg instanceof ProtocolError) && !permitted(ctx, msg)) {
             return;
         }
         if (msg instanceof Request.Acquire a) {
@@ -78,6 +91,33 @@ final class SessionHandler extends ChannelInboundHandlerAdapter {
         }
     }
 
+    /**
+     * The ACL check, last of the checks on a frame (PROTOCOL.md section 4: after the key's UTF-8
+     * check, which the decoder made). A denied key is {@code X 7}: the session closes, and the
+     * log line names the client's identities and prefixes, with the key escaped.
+     */
+    private boolean permitted(ChannelHandlerContext ctx, Object msg) {
+        byte[] key;
+        if (msg instanceof Request.Acquire a) {
+            key = a.key();
+        } else if (msg instanceof Request.Release r) {
+            key = r.key();
+        } else if (msg instanceof Request.Extend e) {
+            key = e.key();
+        } else {
+            return true; // Ping names no key
+        }
+        if (grant == null) {
+            grant = acl.grantFor(ServerTls.peerCertificate(ctx.channel())); // once per session
+        }
+        if (grant.allows(key)) {
+            return true;
+        }
+        reject(ctx, new ProtocolError(ErrorCode.FORBIDDEN, "forbidden"),
+                "key " + Keys.printable(key) + " denied to " + grant.describe());
+        return false;
+    }
+
     private void acquire(ChannelHandlerContext ctx, Request.Acquire a) {
         AcquireResult result = registry.acquire(a.key(), a.waitSeconds(), a.leaseSeconds(), a.owner(),
                 clock.nanoTime(), session);
@@ -94,12 +134,16 @@ final class SessionHandler extends ChannelInboundHandlerAdapter {
     }
 
     private void reject(ChannelHandlerContext ctx, ProtocolError error) {
+        reject(ctx, error, null);
+    }
+
+    private void reject(ChannelHandlerContext ctx, ProtocolError error, String detail) {
         failed = true;
         registry.closeSession(session);
         stats.protocolError(error.code());
         session.writeBatch(ctx); // answers to the frames before the bad one go first
-        log.warn("Closing {}: protocol error {} ({})", ctx.channel().remoteAddress(), error.code().code(),
-                error.message());
+        log.warn("Closing {}: protocol error {} ({}){}", ctx.channel().remoteAddress(), error.code().code(),
+                error.message(), detail == null ? "" : ": " + detail);
         ctx.writeAndFlush(Answers.error(ctx.alloc(), error.code(), error.message()))
                 .addListener(ChannelFutureListener.CLOSE);
     }

@@ -21,7 +21,7 @@ import java.util.zip.CRC32;
  *
  * <p>Blocking I/O: call only from a thread made for it, or at start-up.
  */
-public final class DurableLong {
+public final class DurableLong implements DurableValue {
 
     private final Path file;
     private final String kind;
@@ -34,6 +34,7 @@ public final class DurableLong {
         this.kind = kind;
     }
 
+    @Override
     public Path file() {
         return file;
     }
@@ -43,6 +44,7 @@ public final class DurableLong {
      *
      * @throws CorruptStateException if the file exists but is not a value written by this class
      */
+    @Override
     public OptionalLong read() throws IOException {
         String text;
         try {
@@ -67,6 +69,7 @@ public final class DurableLong {
     }
 
     /** Durably replaces the value; when this returns, a crash cannot lose it. */
+    @Override
     public void write(long value) throws IOException {
         String header = "leasehold-" + kind + " v1";
         byte[] bytes = (header + "\n" + value + "\n" + checksum(header, value) + "\n")

@@ -19,6 +19,7 @@ class ClientOptionsTests {
         assertThat(o.marginFloor()).isEqualTo(Duration.ofMillis(50));
         assertThat(o.driftRate()).isEqualTo(0.01);
         assertThat(o.threadNamePrefix()).isNull();
+        assertThat(o.tls()).as("plaintext by default").isNull();
     }
 
     @Test
@@ -33,6 +34,9 @@ class ClientOptionsTests {
         assertThat(copy.responseGrace()).isEqualTo(Duration.ofMillis(500));
         assertThat(copy.driftRate()).isEqualTo(0.02);
         assertThat(first.driftRate()).isEqualTo(0.01);
+        ClientTls tls = ClientTls.builder().build(); // the JDK's default trust, hostname verification on
+        assertThat(tls.hostnameVerification()).isTrue();
+        assertThat(first.toBuilder().tls(tls).build().toBuilder().build().tls()).isSameAs(tls);
     }
 
     @Test

@@ -288,7 +288,8 @@ class ClientSemanticsIntegrationTests {
     @Test
     void timedOutAfterTheDeadlineIsStillDefinitive() throws Exception {
         Ticket held = hold(key, 60);
-        LeaseholdClient c = via(proxy, b -> b.transportDeadline(Duration.ofSeconds(1)));
+        // A wide response grace: the answer must arrive after D, not race D + grace on a loaded CI machine.
+        LeaseholdClient c = via(proxy, b -> b.transportDeadline(Duration.ofSeconds(1)).responseGrace(Duration.ofSeconds(8)));
         c.ping();
         proxy.delayServerToClient(Duration.ofMillis(1500));
         long start = System.nanoTime();
@@ -307,7 +308,7 @@ class ClientSemanticsIntegrationTests {
             AcquireOutcome first = smallDirect.acquire(key + "-a", 0, 30);
             assertThat(first).isInstanceOf(AcquireOutcome.Acquired.class);
             FaultProxy p = proxy(small);
-            LeaseholdClient c = via(p, b -> b.transportDeadline(Duration.ofSeconds(1)));
+            LeaseholdClient c = via(p, b -> b.transportDeadline(Duration.ofSeconds(1)).responseGrace(Duration.ofSeconds(8)));
             c.ping();
             p.delayServerToClient(Duration.ofMillis(1500));
             long start = System.nanoTime();
@@ -327,19 +328,20 @@ class ClientSemanticsIntegrationTests {
         Ticket held = hold(key, 60);
         LeaseholdClient c = via(proxy, b -> b.poolSize(1).responseGrace(Duration.ofSeconds(1)));
         c.ping();
-        // the Acquire reaches the server 2.5 s late with wire wait 3: the server would keep the
-        // waiter until about 5.5 s; D + grace is 4 s
-        proxy.delayClientToServer(Duration.ofMillis(2500));
+        // the Acquire reaches the server 4 s late with wire wait 5: the server would keep the
+        // waiter until about 9 s; D + grace is 6 s (wide margins: CI machines are noisy)
+        proxy.delayClientToServer(Duration.ofMillis(4000));
         proxy.swallowAnswers(true);
         long start = System.nanoTime();
-        AcquireOutcome o = c.acquire(key, 3, 5);
+        AcquireOutcome o = c.acquire(key, 5, 5);
         long elapsed = millisSince(start);
         assertThat(o).isInstanceOf(AcquireOutcome.Indeterminate.class);
-        assertThat(elapsed).isBetween(3_900L, 4_700L);
+        assertThat(elapsed).isBetween(5_900L, 7_500L);
         await().atMost(Duration.ofSeconds(2)).until(() -> proxy.openConnections() == 0);
         // release while the dropped waiter's wait would still run: nobody may get the grant
         held.release();
-        assertThat(millisSince(start)).isLessThan(5_300L);
+        assertThat(millisSince(start)).as("released while the dropped waiter's wait would still run")
+                .isLessThan(8_500L);
         AcquireOutcome now = direct.acquire(key, 0, 5);
         assertThat(now).as("the closed session's waiter was dropped").isInstanceOf(AcquireOutcome.Acquired.class);
         ((AcquireOutcome.Acquired) now).ticket().release();
@@ -349,7 +351,7 @@ class ClientSemanticsIntegrationTests {
     void atTheDeadlineAQueuedRequestIsNotSentAndAPartlyWrittenOneClosesItsSession() throws Exception {
         FaultProxy slow = FaultProxy.start(server.port(), 4096);
         closeables.add(slow);
-        LeaseholdClient c = via(slow, b -> b.poolSize(1).responseGrace(Duration.ofMillis(500)));
+        LeaseholdClient c = via(slow, b -> b.poolSize(1).responseGrace(Duration.ofSeconds(3)));
         c.ping();
         slow.stallClientToServer(true); // nothing more is read from the client: its writes block
         String longKey = key + "-" + "x".repeat(400); // with the index: under 512 bytes
@@ -373,7 +375,7 @@ class ClientSemanticsIntegrationTests {
         }
         assertThat(lateness).hasSize(calls.size());
         assertThat(lateness.stream().mapToLong(Long::longValue).max().orElseThrow())
-                .as("decided at D, not D + grace").isLessThan(400L);
+                .as("decided at D, not D + grace (3 s)").isLessThan(1_500L);
         assertThat(sentOwners).as("the batch being written when D passed").isNotEmpty();
         assertThat(unsentOwners).as("requests still queued at D").isNotEmpty();
         slow.stallClientToServer(false); // whatever the kernel still held may reach the server now
@@ -405,7 +407,7 @@ class ClientSemanticsIntegrationTests {
             assertThat(r[1]).as("Indeterminate").isEqualTo(1);
             // the first call to reach D + grace closes the shared session, which ends the others
             // at once too (9.8, 9.9); none waits past its own D + grace
-            assertThat(r[0]).as("wait=%d returned after %d ms", waits[i], r[0]).isLessThan(bounds[i] + 400);
+            assertThat(r[0]).as("wait=%d returned after %d ms", waits[i], r[0]).isLessThan(bounds[i] + 1_000);
         }
         assertThat(calls.get(1).get()[0]).as("the first to expire").isGreaterThan(1_700L);
         held.release();
@@ -429,7 +431,7 @@ class ClientSemanticsIntegrationTests {
                 .connectTimeout(Duration.ofSeconds(2)));
         start = System.nanoTime();
         assertThat(c2.acquire(key, 0, 5)).isInstanceOf(AcquireOutcome.Unavailable.class);
-        assertThat(millisSince(start)).isBetween(900L, 1_800L);
+        assertThat(millisSince(start)).isBetween(900L, 2_400L);
         Thread.sleep(2000);
         assertThat(later.acquireStarts()).isZero();
         held.release();
@@ -523,7 +525,9 @@ class ClientSemanticsIntegrationTests {
         for (CompletableFuture<AcquireOutcome> f : waiting) {
             assertThat(f.get(2, TimeUnit.SECONDS)).isInstanceOf(AcquireOutcome.Indeterminate.class);
         }
-        assertThat(ClientMechanicsTests.threadsNamed("semantics-close")).isEmpty();
+        // A pool thread that has just finished its last task is still alive for a moment.
+        await().atMost(Duration.ofSeconds(2)).untilAsserted(
+                () -> assertThat(ClientMechanicsTests.threadsNamed("semantics-close")).isEmpty());
         await().atMost(Duration.ofSeconds(2)).until(() -> proxy.openConnections() == 0);
         held.release();
         assertFreeSoon(key);

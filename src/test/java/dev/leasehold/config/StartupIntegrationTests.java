@@ -27,7 +27,8 @@ class StartupIntegrationTests {
             "leasehold.max-held-keys, 0",
             "leasehold.max-connections, 0",
             "leasehold.frame-timeout, 0s",
-            "leasehold.token-block-size, 0"})
+            "leasehold.token-block-size, 0",
+            "leasehold.tls.client-auth, need"})     // without leasehold.tls.bundle
     void invalidSettingFailsStartUpNamingTheProperty(String property, String value) {
         assertThatThrownBy(() -> TestServer.start(Map.of(property, value)))
                 .satisfies(e -> assertThat(causes(e)).contains(property));

@@ -32,6 +32,7 @@ import org.springframework.core.env.PropertySource;
 import org.springframework.core.io.ByteArrayResource;
 
 import dev.leasehold.config.LeaseholdProperties;
+import dev.leasehold.config.RecoveryGrace;
 
 /**
  * The Helm chart in {@code helm/leasehold}, rendered by real Helm (helm-java embeds Helm 3.16)
@@ -179,6 +180,8 @@ class HelmChartTests {
         assertThat(defaults.maxHeldKeys()).isEqualTo(1_000_000);
         assertThat(defaults.tokenBlockSize()).isEqualTo(1_000_000L);
         assertThat(defaults.frameTimeout()).isEqualTo(Duration.ofSeconds(10));
+        assertThat(defaults.recoveryGrace()).isEqualTo(RecoveryGrace.AUTO);
+        assertThat(defaults.drainTimeout()).isEqualTo(Duration.ofSeconds(10));
 
         LeaseholdProperties tuned = bind(render(t -> t.set("leasehold.maxKeyBytes", 300)
                 .set("leasehold.frameTimeout", "1500ms").set("leasehold.ioThreads", 3)
@@ -188,6 +191,15 @@ class HelmChartTests {
         assertThat(tuned.ioThreads()).isEqualTo(3);
         assertThat(tuned.tokenBlockSize()).isEqualTo(77L);
         assertThat(tuned.dataDir()).isEqualTo(Path.of("/srv/lh"));
+
+        // recovery-grace renders as text ("auto", "255s", "0s") and binds onto RecoveryGrace.
+        LeaseholdProperties full = bind(render(t -> t.set("leasehold.recoveryGrace", "255s")
+                .set("leasehold.drainTimeout", "1500ms")));
+        assertThat(full.recoveryGrace().fixed()).isEqualTo(Duration.ofSeconds(255));
+        assertThat(full.drainTimeout()).isEqualTo(Duration.ofMillis(1500));
+        assertThat(bind(render(t -> t.set("leasehold.recoveryGrace", "0s"))).recoveryGrace().isOff()).isTrue();
+        assertThat(bind(render(t -> t.set("leasehold.recoveryGrace", "PT30S"))).recoveryGrace().fixed())
+                .isEqualTo(Duration.ofSeconds(30));
     }
 
     static LeaseholdProperties bind(List<Map<String, Object>> docs) throws IOException {
@@ -198,6 +210,98 @@ class HelmChartTests {
         assertThat(binder.bind("server.port", Integer.class).get()).isEqualTo(
                 (Integer) ports(container(Rendered.of(docs).one("StatefulSet"))).get("http"));
         return binder.bind("leasehold", LeaseholdProperties.class).get();
+    }
+
+    // ---------------------------------------------------------------- TLS and ACLs
+
+    @Test
+    void withoutTlsValuesTheProtocolPortIsPlaintextAndNoSecretIsMounted() {
+        Rendered r = Rendered.of(render(t -> t));
+        Map<String, Object> leasehold = map(applicationYml(r.one("ConfigMap")), "leasehold");
+        assertThat(map(leasehold, "tls")).containsEntry("bundle", "").containsEntry("client-auth", "none");
+        assertThat(map(leasehold, "acl")).isEmpty();
+        assertThat(applicationYml(r.one("ConfigMap"))).doesNotContainKey("spring");
+        Map<String, Object> sts = r.one("StatefulSet");
+        assertThat(volumes(map(map(map(sts, "spec"), "template"), "spec"))).doesNotContainKey("tls");
+        assertThat(mounts(container(sts))).doesNotContainKey("tls");
+    }
+
+    @Test
+    void certManagerSecretIsMountedAsADirectoryAndBecomesTheSslBundleWithMtlsAndAcls(@TempDir Path dir)
+            throws IOException {
+        Path values = dir.resolve("values.yaml");
+        Files.writeString(values, """
+                tls:
+                  secretName: leasehold-tls
+                leasehold:
+                  tls:
+                    clientAuth: need
+                  acl:
+                    "subject:CN=orders,O=Example": ["orders/", "shared/"]
+                    "uri:spiffe://cluster.local/ns/billing/sa/billing": ["billing/"]
+                    "dns:worker.jobs.svc": [""]
+                """);
+        List<Map<String, Object>> docs = render(t -> t.withValuesFile(values));
+        Rendered r = Rendered.of(docs);
+        Map<String, Object> sts = r.one("StatefulSet");
+        Map<String, Object> pod = map(map(map(sts, "spec"), "template"), "spec");
+        Map<String, Object> secret = map(volumes(pod).get("tls"), "secret");
+        assertThat(secret).containsEntry("secretName", "leasehold-tls").containsEntry("defaultMode", 0440);
+        Map<String, Object> mount = list(container(sts), "volumeMounts").stream()
+                .filter(m -> "tls".equals(m.get("name"))).findFirst().orElseThrow();
+        assertThat(mount).containsEntry("mountPath", "/etc/leasehold/tls").containsEntry("readOnly", true)
+                .doesNotContainKey("subPath"); // a subPath mount would never see a renewed certificate
+
+        Map<String, Object> app = applicationYml(r.one("ConfigMap"));
+        Map<String, Object> leasehold = map(app, "leasehold");
+        assertThat(map(leasehold, "tls")).containsEntry("bundle", "leasehold").containsEntry("client-auth", "need");
+        assertThat(map(leasehold, "acl"))
+                .containsEntry("[subject:CN=orders,O=Example]", List.of("orders/", "shared/"))
+                .containsEntry("[uri:spiffe://cluster.local/ns/billing/sa/billing]", List.of("billing/"));
+        Map<String, Object> bundle = map(map(map(map(app, "spring"), "ssl"), "bundle"), "pem");
+        bundle = map(bundle, "leasehold");
+        assertThat(bundle).containsEntry("reload-on-update", true);
+        assertThat(map(bundle, "keystore")).containsEntry("certificate", "file:/etc/leasehold/tls/tls.crt")
+                .containsEntry("private-key", "file:/etc/leasehold/tls/tls.key");
+        assertThat(map(bundle, "truststore")).containsEntry("certificate", "file:/etc/leasehold/tls/ca.crt");
+
+        // Spring Boot reads the identities back whole, brackets removed, ':' '=' ',' kept.
+        LeaseholdProperties bound = bind(docs);
+        assertThat(bound.tls().bundle()).isEqualTo("leasehold");
+        assertThat(bound.tls().clientAuth()).isEqualTo(LeaseholdProperties.ClientAuth.NEED);
+        assertThat(bound.acl()).containsEntry("subject:CN=orders,O=Example", List.of("orders/", "shared/"))
+                .containsEntry("uri:spiffe://cluster.local/ns/billing/sa/billing", List.of("billing/"))
+                .containsEntry("dns:worker.jobs.svc", List.of(""));
+    }
+
+    @Test
+    void serverOnlyTlsNeedsNoCaAndAnOwnBundleReplacesTheChartsBundle() throws IOException {
+        Map<String, Object> app = applicationYml(Rendered.of(render(t -> t.set("tls.secretName", "s")
+                .set("tls.mountPath", "/tls/").set("tls.reloadOnUpdate", false))).one("ConfigMap"));
+        Map<String, Object> bundle = map(map(map(map(map(app, "spring"), "ssl"), "bundle"), "pem"), "leasehold");
+        assertThat(bundle).containsEntry("reload-on-update", false).doesNotContainKey("truststore"); // ACME: no ca.crt
+        assertThat(map(bundle, "keystore")).containsEntry("certificate", "file:/tls/tls.crt");
+        assertThat(map(map(app, "leasehold"), "tls")).containsEntry("bundle", "leasehold")
+                .containsEntry("client-auth", "none");
+
+        Map<String, Object> own = applicationYml(Rendered.of(render(t -> t.set("leasehold.tls.bundle", "mine")
+                .set("leasehold.tls.clientAuth", "want")
+                .set("extraConfig.spring.ssl.bundle.jks.mine.keystore.location", "file:/x/k.p12"))).one("ConfigMap"));
+        assertThat(map(map(own, "leasehold"), "tls")).containsEntry("bundle", "mine").containsEntry("client-auth", "want");
+        assertThat(map(map(map(own, "spring"), "ssl"), "bundle")).containsOnlyKeys("jks");
+    }
+
+    @Test
+    void inconsistentTlsValuesFailTheRender() {
+        assertThatThrownBy(() -> render(t -> t.set("leasehold.tls.clientAuth", "need")))
+                .hasMessageContaining("needs TLS: set tls.secretName");
+        assertThatThrownBy(() -> render(t -> t.set("tls.secretName", "s")
+                .set("leasehold.acl.dns:a[0]", "a/")))
+                .hasMessageContaining("leasehold.acl needs client certificates");
+        assertThatThrownBy(() -> render(t -> t.set("leasehold.tls.clientAuth", "required")))
+                .hasMessageContaining("clientAuth");
+        assertThatThrownBy(() -> render(t -> t.set("tls.secretName", "s").set("leasehold.tls.clientAuth", "need")
+                .set("leasehold.acl.orders[0]", "a/"))).hasMessageContaining("orders");
     }
 
     @Test

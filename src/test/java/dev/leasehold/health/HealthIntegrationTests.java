@@ -66,6 +66,8 @@ class HealthIntegrationTests {
                 assertThat(r.<Integer>json("$.components.leasehold.details.heldKeys")).isEqualTo(1);
                 assertThat(r.<Integer>json("$.components.leasehold.details.waiters")).isEqualTo(1);
                 assertThat(r.<Boolean>json("$.components.leasehold.details.draining")).isFalse();
+                // TestServer turns the grace off: a server running without it must say so
+                assertThat(r.<String>json("$.components.leasehold.details.recoveryGrace")).isEqualTo("off");
                 assertThat(r.<Map<String, Object>>json("$.components.leasehold.details"))
                         .doesNotContainKeys("recoveryGraceRemainingMs", "storageProblems");
             });

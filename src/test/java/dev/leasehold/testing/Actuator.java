@@ -14,7 +14,12 @@ import com.jayway.jsonpath.JsonPath;
 /** Plain HTTP calls to a running server's Actuator endpoints, as Kubernetes and Prometheus make them. */
 public final class Actuator {
 
-    private final HttpClient http = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(5)).build();
+    /**
+     * HTTP/1.1 only: the JDK client otherwise sends an h2c upgrade on plain http, which the server
+     * ignores; an intermittent hang after a 503 answer was seen with it under heavy load.
+     */
+    private final HttpClient http = HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1)
+            .connectTimeout(Duration.ofSeconds(5)).build();
     private final int port;
 
     public Actuator(int httpPort) {
@@ -24,7 +29,7 @@ public final class Actuator {
     /** A GET of {@code path} (e.g. {@code /actuator/health/readiness}). */
     public Response get(String path) {
         HttpRequest request = HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + port + path))
-                .timeout(Duration.ofSeconds(10)).GET().build();
+                .timeout(Duration.ofSeconds(20)).GET().build();
         try {
             HttpResponse<String> r = http.send(request, HttpResponse.BodyHandlers.ofString());
             return new Response(r.statusCode(), r.body());

@@ -435,12 +435,15 @@ public final class FaultProxy implements AutoCloseable {
                         byte[] bytes = c.bytes;
                         long cut = c2s ? cutC2sAfter : cutS2cAfter;
                         boolean cutNow = cut >= 0 && forwarded + bytes.length > cut;
-                        int len = cutNow ? (int) (cut - forwarded) : bytes.length;
-                        out.write(bytes, 0, len);
-                        out.flush();
+                        // a cut set after this connection forwarded more than it cuts at once
+                        int len = cutNow ? (int) Math.max(0, cut - forwarded) : bytes.length;
                         if (c2s) {
+                            // recorded just before the write: once written, the server may answer
+                            // before this thread runs again, and tests look the request up then
                             parser.feed(bytes, len);
                         }
+                        out.write(bytes, 0, len);
+                        out.flush();
                         forwarded += len;
                         if (cutNow) {
                             Connection.this.close();

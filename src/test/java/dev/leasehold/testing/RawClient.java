@@ -35,6 +35,13 @@ public final class RawClient implements AutoCloseable {
         out = socket.getOutputStream();
     }
 
+    /** Over a socket the test connected itself, e.g. a TLS socket after its handshake. */
+    public RawClient(Socket connected) throws IOException {
+        socket = connected;
+        in = socket.getInputStream();
+        out = socket.getOutputStream();
+    }
+
     public RawClient send(Request... requests) throws IOException {
         for (Request r : requests) {
             out.write(FrameWriter.encode(r));

@@ -38,12 +38,22 @@ public final class TestServer implements AutoCloseable {
         return start(Map.of());
     }
 
-    /** Starts with these extra properties (e.g. {@code "leasehold.max-waiters-per-key", "2"}). */
+    /**
+     * Starts with these extra properties (e.g. {@code "leasehold.max-waiters-per-key", "2"}).
+     * The recovery grace is off ({@code leasehold.recovery-grace=0s}) unless a test sets it:
+     * a fresh data directory has no lease horizon, which would otherwise mean 255 s of grace.
+     */
     public static TestServer start(Map<String, String> extraProperties) {
+        return start(extraProperties, new Class<?>[0]);
+    }
+
+    /** As {@link #start(Map)}, with extra configuration classes (e.g. beans that replace a seam). */
+    public static TestServer start(Map<String, String> extraProperties, Class<?>... extraSources) {
         Map<String, String> props = new LinkedHashMap<>();
         props.put("leasehold.port", "0");
         props.put("server.port", "0");
         props.put("leasehold.io-threads", "2");
+        props.put("leasehold.recovery-grace", "0s");
         props.putAll(extraProperties);
         boolean owns = !props.containsKey("leasehold.data-dir");
         Path dir;
@@ -55,7 +65,9 @@ public final class TestServer implements AutoCloseable {
         props.put("leasehold.data-dir", dir.toString());
         List<String> args = new ArrayList<>();
         props.forEach((k, v) -> args.add("--" + k + "=" + v));
-        SpringApplication app = new SpringApplicationBuilder(LeaseholdApplication.class).build();
+        List<Class<?>> sources = new ArrayList<>(List.of(LeaseholdApplication.class));
+        sources.addAll(List.of(extraSources));
+        SpringApplication app = new SpringApplicationBuilder(sources.toArray(Class<?>[]::new)).build();
         try {
             return new TestServer(app.run(args.toArray(String[]::new)), dir, owns);
         } catch (RuntimeException e) {

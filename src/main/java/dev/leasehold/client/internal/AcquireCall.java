@@ -205,7 +205,9 @@ public final class AcquireCall extends Outbound {
             switch (state) {
                 case QUEUED -> {
                     state = State.DONE;
-                    done = new AcquireResult.Unavailable("no session could send the request before its deadline");
+                    String why = engine.pool().lastSetupFailure();
+                    done = new AcquireResult.Unavailable("no session could send the request before its deadline"
+                            + (why == null ? "" : " (last connection failure: " + why + ")"));
                 }
                 case WRITING -> {
                     state = State.DONE;

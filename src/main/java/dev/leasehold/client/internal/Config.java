@@ -3,6 +3,8 @@ package dev.leasehold.client.internal;
 import java.net.InetSocketAddress;
 import java.util.List;
 
+import javax.net.ssl.SSLContext;
+
 /**
  * The settings the mechanics need, copied from the public options so that this package does not
  * depend on the public one. Durations are in nanoseconds.
@@ -17,10 +19,12 @@ import java.util.List;
  * @param marginFloorNanos smallest lease safety margin
  * @param driftRate assumed worst clock-rate difference between client and server
  * @param name prefix of thread names
+ * @param sslContext TLS for every session, or {@code null} for plaintext TCP
+ * @param verifyHostname with TLS: check that the server's certificate names the host connected to
  */
 public record Config(List<InetSocketAddress> addresses, int poolSize, long connectTimeoutNanos,
         long transportDeadlineNanos, long responseGraceNanos, long marginFloorNanos, double driftRate,
-        String name) {
+        String name, SSLContext sslContext, boolean verifyHostname) {
 
     public Config {
         addresses = List.copyOf(addresses);

@@ -6,12 +6,17 @@ import java.io.InputStream;
 import java.io.OutputStream;
 import java.net.InetSocketAddress;
 import java.net.Socket;
+import java.net.SocketTimeoutException;
 import java.nio.ByteBuffer;
 import java.util.ArrayDeque;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
+
+import javax.net.ssl.SSLException;
+import javax.net.ssl.SSLParameters;
+import javax.net.ssl.SSLSocket;
 
 import dev.leasehold.protocol.Answer;
 import dev.leasehold.protocol.AnswerDecoder;
@@ -186,6 +191,9 @@ public final class Session {
                 // closing anyway
             }
         }
+        if (!wasUp) {
+            pool.setupFailed(reason);
+        }
         pool.ended(this, wasUp);
         for (Outbound o : lost) {
             o.lost(this, reason);
@@ -240,8 +248,12 @@ public final class Session {
             s.setTcpNoDelay(true);
             s.setKeepAlive(true);
             s.connect(target, (int) Math.max(1, c.connectTimeoutNanos() / 1_000_000));
-            out = s.getOutputStream();
-            in = s.getInputStream();
+            Socket io = c.sslContext() == null ? s : handshake(s, c, connectDeadline);
+            out = io.getOutputStream();
+            in = io.getInputStream();
+        } catch (SSLException e) {
+            close("TLS handshake with " + address + " failed: " + e.getMessage());
+            return;
         } catch (IOException e) {
             close("could not connect to " + address + ": " + e.getMessage());
             return;
@@ -265,6 +277,30 @@ public final class Session {
         }
         pool.up(this);
         drain(out);
+    }
+
+    /**
+     * TLS over the connected socket, within the connect timeout. The session keeps closing the
+     * plain socket: that aborts a blocked read or write at once, where closing the TLS socket
+     * could wait to send close_notify.
+     */
+    private SSLSocket handshake(Socket plain, Config c, long connectDeadline) throws IOException {
+        SSLSocket ssl = (SSLSocket) c.sslContext().getSocketFactory()
+                .createSocket(plain, address.getHostString(), address.getPort(), true);
+        ssl.setUseClientMode(true);
+        if (c.verifyHostname()) {
+            SSLParameters params = ssl.getSSLParameters();
+            params.setEndpointIdentificationAlgorithm("HTTPS");
+            ssl.setSSLParameters(params);
+        }
+        long left = connectDeadline - System.nanoTime();
+        if (left <= 0) {
+            throw new SocketTimeoutException("connect timeout before the TLS handshake");
+        }
+        ssl.setSoTimeout((int) Math.max(1, left / 1_000_000));
+        ssl.startHandshake();
+        ssl.setSoTimeout(0);
+        return ssl;
     }
 
     private boolean awaitHandshake(long connectDeadline) {

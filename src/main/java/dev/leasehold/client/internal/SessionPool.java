@@ -23,6 +23,7 @@ final class SessionPool {
     private static final long MAX_BACKOFF = 1_000_000_000L;
 
     private final Engine engine;
+    private volatile String lastSetupFailure;
     private final List<InetSocketAddress> addresses;
     private final Session[] slots;
     private final int[] addressIndex;
@@ -80,6 +81,16 @@ final class SessionPool {
     /** A session finished its opening handshake. */
     synchronized void up(Session s) {
         failures[s.slot()] = 0;
+        lastSetupFailure = null;
+    }
+
+    /** Why the last session that never came up failed (e.g. a TLS handshake), or null. */
+    String lastSetupFailure() {
+        return lastSetupFailure;
+    }
+
+    void setupFailed(String reason) {
+        lastSetupFailure = reason;
     }
 
     /** A session closed; {@code wasUp} is false when it never came up (a connect failure). */

@@ -1,0 +1,272 @@
+package dev.leasehold.client.cli;
+
+import java.io.PrintStream;
+import java.nio.file.Path;
+import java.nio.CharBuffer;
+import java.nio.charset.CharacterCodingException;
+import java.nio.charset.CodingErrorAction;
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.LinkedHashMap;
+import java.util.Map;
+
+import dev.leasehold.client.AcquireOutcome;
+import dev.leasehold.client.ClientOptions;
+import dev.leasehold.client.ClientTls;
+import dev.leasehold.client.LeaseholdClient;
+import dev.leasehold.protocol.Keys;
+import dev.leasehold.protocol.Wire;
+
+/**
+ * What every command needs: the parsed global options (server, timeout, output style), the
+ * output streams, and the shared reporting of outcomes, so that each result is one line: on
+ * stdout when it is what was asked for, on stderr with {@code leasehold:} when it is a failure,
+ * and with {@code --json} always one JSON object on stdout.
+ */
+final class Context {
+
+    static final String DEFAULT_SERVER = "127.0.0.1:" + Wire.DEFAULT_PORT;
+    static final long DEFAULT_TIMEOUT_MS = 5_000;
+
+    private final CommandLine line;
+    private final PrintStream out;
+    private final PrintStream err;
+    private final String servers;
+    private final long timeoutMillis;
+    private final ClientTls tls;
+
+    Context(CommandLine line, PrintStream out, PrintStream err, Map<String, String> env) throws UsageException {
+        this.line = line;
+        this.out = out;
+        this.err = err;
+        String server = line.value("--server");
+        if (server == null) {
+            String fromEnv = env.get("LEASEHOLD_SERVER");
+            server = fromEnv == null || fromEnv.isBlank() ? DEFAULT_SERVER : fromEnv.trim();
+        }
+        this.servers = server;
+        String timeout = line.value("--timeout");
+        this.timeoutMillis = timeout == null ? DEFAULT_TIMEOUT_MS : Durations.millis("--timeout", timeout);
+        if (timeoutMillis <= 0 || timeoutMillis > Wire.MAX_SECONDS * 1000L) {
+            throw new UsageException("--timeout must be more than 0 and at most " + Wire.MAX_SECONDS + "s, not '"
+                    + timeout + "'");
+        }
+        this.tls = tls(line, env);
+    }
+
+    /** {@code --tls}, {@code --cacert}, {@code --cert} + {@code --cert-key} (or their variables): TLS, else null. */
+    private static ClientTls tls(CommandLine line, Map<String, String> env) throws UsageException {
+        String ca = valueOrEnv(line, "--cacert", env, "LEASEHOLD_CACERT");
+        String cert = valueOrEnv(line, "--cert", env, "LEASEHOLD_CERT");
+        String key = valueOrEnv(line, "--cert-key", env, "LEASEHOLD_CERT_KEY");
+        if (!line.has("--tls") && ca == null && cert == null && key == null) {
+            return null;
+        }
+        if ((cert == null) != (key == null)) {
+            throw new UsageException("--cert and --cert-key go together (a client certificate and its key)");
+        }
+        ClientTls.Builder b = ClientTls.builder();
+        if (ca != null) {
+            b.trustCertificates(Path.of(ca));
+        }
+        if (cert != null) {
+            b.keyPem(Path.of(cert), Path.of(key));
+        }
+        try {
+            return b.build();
+        } catch (IllegalArgumentException e) {
+            throw new UsageException("bad TLS settings: " + e.getMessage());
+        }
+    }
+
+    private static String valueOrEnv(CommandLine line, String option, Map<String, String> env, String variable) {
+        String v = line.value(option);
+        if (v == null) {
+            v = env.get(variable);
+        }
+        return v == null || v.isBlank() ? null : v.trim();
+    }
+
+    CommandLine line() {
+        return line;
+    }
+
+    boolean json() {
+        return line.has("--json");
+    }
+
+    boolean verbose() {
+        return line.has("--verbose");
+    }
+
+    String servers() {
+        return servers;
+    }
+
+    long timeoutMillis() {
+        return timeoutMillis;
+    }
+
+    /**
+     * A client for the servers: {@code --timeout} is its transport deadline (ping, wait-0
+     * acquires) and caps its connect timeout. Opens no connection yet.
+     */
+    LeaseholdClient client() throws UsageException {
+        Duration timeout = Duration.ofMillis(timeoutMillis);
+        ClientOptions options = ClientOptions.builder()
+                .poolSize(1)
+                .transportDeadline(timeout)
+                .connectTimeout(timeout.compareTo(ClientOptions.DEFAULT_CONNECT_TIMEOUT) < 0 ? timeout
+                        : ClientOptions.DEFAULT_CONNECT_TIMEOUT)
+                .threadNamePrefix("leasehold-cli")
+                .tls(tls)
+                .build();
+        try {
+            return LeaseholdClient.create(options, servers.split(","));
+        } catch (IllegalArgumentException e) {
+            throw new UsageException("bad server address '" + servers + "': " + e.getMessage());
+        }
+    }
+
+    /** {@code --key}: present and a valid key (1 to 512 UTF-8 bytes, no newline). */
+    String key() throws UsageException {
+        String key = line.required("--key");
+        byte[] bytes;
+        try {
+            var encoded = StandardCharsets.UTF_8.newEncoder().onMalformedInput(CodingErrorAction.REPORT)
+                    .onUnmappableCharacter(CodingErrorAction.REPORT).encode(CharBuffer.wrap(key));
+            bytes = new byte[encoded.remaining()];
+            encoded.get(bytes);
+        } catch (CharacterCodingException e) {
+            throw new UsageException("bad --key: not valid Unicode");
+        }
+        String problem = Keys.problem(bytes, Wire.DEFAULT_MAX_KEY_BYTES);
+        if (problem != null) {
+            throw new UsageException("bad --key: " + problem);
+        }
+        return key;
+    }
+
+    /** {@code --token}: an unsigned 64-bit decimal, not 0. */
+    long token() throws UsageException {
+        String text = line.required("--token");
+        try {
+            long token = Long.parseUnsignedLong(text);
+            if (token != 0) {
+                return token;
+            }
+        } catch (NumberFormatException e) {
+            // below
+        }
+        throw new UsageException("bad --token '" + text + "': a fencing token is a whole number from 1 to "
+                + Long.toUnsignedString(-1L));
+    }
+
+    /** {@code --wait}, 0 to 255 whole seconds. */
+    int waitSeconds() throws UsageException {
+        String v = line.value("--wait");
+        return v == null ? 30 : Durations.seconds("--wait", v, 0, Wire.MAX_SECONDS);
+    }
+
+    /** {@code --lease}, 1 to 255 whole seconds. */
+    int leaseSeconds() throws UsageException {
+        String v = line.value("--lease");
+        return v == null ? 30 : Durations.seconds("--lease", v, 1, Wire.MAX_SECONDS);
+    }
+
+    /** A key fit for a one-line message: in double quotes, control characters escaped, long keys cut. */
+    static String quote(String key) {
+        return Keys.printable(key.getBytes(StandardCharsets.UTF_8));
+    }
+
+    /**
+     * Converts a {@link System#nanoTime()} deadline to wall-clock epoch milliseconds, rounding
+     * down (so the wall-clock value is never later than the monotonic deadline it stands for, as
+     * long as the wall clock is not stepped).
+     */
+    static long epochMillis(long nanoDeadline) {
+        long now = System.nanoTime();
+        long wall = System.currentTimeMillis();
+        return wall + Math.floorDiv(nanoDeadline - now, 1_000_000L);
+    }
+
+    static String instant(long epochMillis) {
+        return Instant.ofEpochMilli(epochMillis).toString();
+    }
+
+    static Map<String, Object> fields(String outcome) {
+        Map<String, Object> m = new LinkedHashMap<>();
+        m.put("outcome", outcome);
+        return m;
+    }
+
+    static Json.Raw unsigned(long value) {
+        return new Json.Raw(Long.toUnsignedString(value));
+    }
+
+    /**
+     * Reports one result and returns its exit code: JSON on stdout with {@code --json}, else the
+     * human line on stdout for OK and on stderr for anything else.
+     */
+    int report(ExitCode code, String human, Map<String, Object> json) {
+        if (json()) {
+            out.println(Json.object(json));
+        } else if (code == ExitCode.OK) {
+            out.println(human);
+        } else {
+            err.println("leasehold: " + human);
+        }
+        out.flush();
+        return code.code();
+    }
+
+    /** One progress line on stderr with {@code --verbose}. */
+    void progress(String message) {
+        if (verbose()) {
+            err.println("leasehold: " + message);
+            err.flush();
+        }
+    }
+
+    /** One line on stderr, always. */
+    void warn(String message) {
+        err.println("leasehold: " + message);
+        err.flush();
+    }
+
+    /** Reports an acquire that did not grant (or was not delivered), for run and acquire. */
+    int acquireFailure(String key, int wait, int lease, AcquireOutcome outcome) {
+        Map<String, Object> m;
+        if (outcome instanceof AcquireOutcome.TimedOut) {
+            m = fields("timed_out");
+            m.put("key", key);
+            return report(ExitCode.TIMED_OUT, "timed out: " + quote(key) + (wait == 0
+                    ? " is held by someone else (--wait 0: one attempt)"
+                    : " stayed held for the whole wait (" + wait + "s)"), with(m, "wait_s", wait));
+        } else if (outcome instanceof AcquireOutcome.Busy) {
+            m = fields("busy");
+            m.put("key", key);
+            return report(ExitCode.BUSY, "busy: the server refused " + quote(key)
+                    + " (one of its limits is reached, or it is shutting down)", m);
+        } else if (outcome instanceof AcquireOutcome.Indeterminate i) {
+            m = fields("indeterminate");
+            m.put("key", key);
+            m.put("reason", i.reason());
+            return report(ExitCode.INDETERMINATE, "indeterminate: no definitive answer for " + quote(key) + " ("
+                    + i.reason() + "); not holding it; a grant nobody saw ends with its lease, within " + lease
+                    + "s", m);
+        }
+        String reason = ((AcquireOutcome.Unavailable) outcome).reason();
+        m = fields("unavailable");
+        m.put("key", key);
+        m.put("server", servers);
+        m.put("reason", reason);
+        return report(ExitCode.UNAVAILABLE, "unavailable: cannot reach " + servers + " (" + reason + ")", m);
+    }
+
+    private static Map<String, Object> with(Map<String, Object> m, String k, Object v) {
+        m.put(k, v);
+        return m;
+    }
+}

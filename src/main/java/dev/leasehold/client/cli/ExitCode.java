@@ -1,0 +1,40 @@
+package dev.leasehold.client.cli;
+
+/**
+ * The command line's own exit codes (docs/cli.md). {@code run} otherwise exits with its command's
+ * status. Whenever the command line exits with one of these (but 0), it has written one line on
+ * stderr saying why.
+ */
+enum ExitCode {
+
+    /** Done: acquired, released, extended, pong; or {@code run}'s command exited 0. */
+    OK(0),
+    /** Bad command line: unknown command or option, bad duration, key or token. */
+    USAGE(64),
+    /** The key stayed held for the whole wait ({@code T}); no grant exists. */
+    TIMED_OUT(65),
+    /** A server limit was reached or it is draining ({@code B}); no grant exists. */
+    BUSY(66),
+    /** The request may have reached the server, and no definitive answer came. */
+    INDETERMINATE(67),
+    /** The server could not be reached: the request was never sent. */
+    UNAVAILABLE(68),
+    /** {@code run}: the lease was lost or could not be extended in time; the command was stopped. */
+    LOCK_LOST(69),
+    /** {@code release}, {@code extend}: the token is not the key's active grant. */
+    NOT_HELD(70),
+    /** An unexpected failure of the command line itself (a bug). */
+    INTERNAL(71),
+    /** {@code run}: the command could not be started (not found, not executable). */
+    CANNOT_START(127);
+
+    private final int code;
+
+    ExitCode(int code) {
+        this.code = code;
+    }
+
+    int code() {
+        return code;
+    }
+}

@@ -1,0 +1,146 @@
+package dev.leasehold.client.cli;
+
+/** The {@code --help} texts; docs/cli.md says the same at more length. */
+final class Help {
+
+    private static final String GLOBAL = """
+            Global options (before or after the command):
+              --server HOST:PORT[,HOST:PORT...]
+                                 the server; default $LEASEHOLD_SERVER, else 127.0.0.1:7420
+              --timeout DUR      how long to try to reach the server for ping, release, extend
+                                 and --wait 0 acquires (default 5s)
+              --tls              connect with TLS (implied by --cacert and --cert); the server
+                                 certificate must name the host connected to
+              --cacert FILE      trust these PEM CA certificates (default: the JDK's; or
+                                 $LEASEHOLD_CACERT)
+              --cert FILE --cert-key FILE
+                                 client certificate chain (PEM) and unencrypted PKCS#8 key for
+                                 mutual TLS (or $LEASEHOLD_CERT, $LEASEHOLD_CERT_KEY)
+              -v, --verbose      progress lines on stderr
+              -h, --help         help
+            """;
+
+    private static final String DURATIONS = """
+
+            Durations: 500ms, 30s, 2m (a bare number is seconds).
+            """;
+
+    private static final String EXIT_CODES = """
+            Exit codes: 0 done, 64 usage error, 65 timed out, 66 busy, 67 indeterminate,
+              68 unavailable (server unreachable, nothing sent), 69 lock lost (run),
+              70 not held (release, extend), 71 internal error, 127 command not startable (run).
+            """;
+
+    static final String MAIN = """
+            usage: leasehold [--server HOST:PORT] COMMAND [OPTIONS]
+
+            Commands:
+              run      acquire a lock, run a command while holding it, release when it exits
+              acquire  acquire a lock and print its fencing token (held until release or lease end)
+              release  release a token
+              extend   extend a token's lease
+              ping     check that the server answers
+
+            Run 'leasehold COMMAND --help' for a command's options.
+
+            """ + GLOBAL + "  --json             one JSON object on stdout (acquire, release, extend, ping)\n"
+            + DURATIONS + "\n" + EXIT_CODES;
+
+    static final String RUN = """
+            usage: leasehold run --key KEY [--wait 30s] [--lease 30s] [--kill-grace 5s] -- CMD [ARGS...]
+
+            Acquires KEY, runs CMD while holding it, and releases when CMD exits. CMD gets
+              LEASEHOLD_KEY             the key
+              LEASEHOLD_TOKEN           the fencing token: pass it to the resource you guard
+              LEASEHOLD_VALID_UNTIL_MS  the lock's validity when CMD started, as Unix epoch
+                                        milliseconds (wall clock, rounded down)
+            The lease is extended in the background while CMD runs. If the lease is lost or cannot
+            be extended in time, CMD and its descendants get SIGTERM, then SIGKILL after
+            --kill-grace, always before the lock's validity ends; the exit code is then 69.
+            Otherwise the exit code is CMD's own (128+N if a signal N ended it).
+
+            Options:
+              --key KEY          the lock's key (1 to 512 UTF-8 bytes)
+              --wait DUR         how long to wait for the key, 0s to 255s, whole seconds
+                                 (default 30s; 0 = one attempt)
+              --lease DUR        lease, 1s to 255s, whole seconds (default 30s)
+              --kill-grace DUR   time between SIGTERM and SIGKILL (default 5s); at most 2/3 of the
+                                 lease minus a safety of lease/10 (200ms to 1s)
+
+            """ + GLOBAL + DURATIONS + "\n" + EXIT_CODES;
+
+    static final String ACQUIRE = """
+            usage: leasehold acquire --key KEY [--wait 30s] [--lease 30s] [--json]
+
+            Acquires KEY and prints its fencing token and validity. The lock stays held after this
+            command exits, until 'leasehold release' or the end of the lease.
+
+            Options:
+              --key KEY          the lock's key (1 to 512 UTF-8 bytes)
+              --wait DUR         how long to wait for the key, 0s to 255s, whole seconds
+                                 (default 30s; 0 = one attempt)
+              --lease DUR        lease, 1s to 255s, whole seconds (default 30s)
+              --json             print {"outcome":"acquired","key":..,"token":..,"valid_until_ms":..,
+                                 "lease_s":..} (or the failure's outcome) on stdout
+
+            """ + GLOBAL + DURATIONS + "\n" + EXIT_CODES;
+
+    static final String RELEASE = """
+            usage: leasehold release --key KEY --token TOKEN [--json]
+
+            Releases TOKEN of KEY. Exit code 0 if released, 70 if the token is not the key's active
+            grant (its lease ended, or it was already released).
+
+            Options:
+              --key KEY          the lock's key
+              --token TOKEN      the fencing token from acquire
+              --json             print {"outcome":"released"|"not_held"|...,"key":..,"token":..}
+
+            """ + GLOBAL + DURATIONS + "\n" + EXIT_CODES;
+
+    static final String EXTEND = """
+            usage: leasehold extend --key KEY --token TOKEN [--lease 30s] [--json]
+
+            Extends TOKEN of KEY so that its lease runs at least --lease from now, and prints the
+            new validity. Exit code 0 if extended, 70 if the token is not the key's active grant.
+
+            Options:
+              --key KEY          the lock's key
+              --token TOKEN      the fencing token from acquire
+              --lease DUR        new lease from now, 1s to 255s, whole seconds (default 30s)
+              --json             print {"outcome":"extended","key":..,"token":..,"valid_until_ms":..,
+                                 "lease_s":..} (or the failure's outcome)
+
+            """ + GLOBAL + DURATIONS + "\n" + EXIT_CODES;
+
+    static final String PING = """
+            usage: leasehold ping [--json]
+
+            Sends a Ping and prints the round trip. Exit code 0 if answered, 68 if not.
+
+            Options:
+              --json             print {"outcome":"pong","server":..,"rtt_ms":..}
+
+            """ + GLOBAL + DURATIONS + "\n" + EXIT_CODES;
+
+    private Help() {
+    }
+
+    static String of(String command) {
+        if (command == null) {
+            return MAIN;
+        }
+        switch (command) {
+            case "run":
+                return RUN;
+            case "acquire":
+                return ACQUIRE;
+            case "release":
+                return RELEASE;
+            case "extend":
+                return EXTEND;
+            default:
+                return PING;
+        }
+    }
+}

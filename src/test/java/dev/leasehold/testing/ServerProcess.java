@@ -1,0 +1,149 @@
+package dev.leasehold.testing;
+
+import java.io.IOException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.TimeUnit;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+
+import dev.leasehold.LeaseholdApplication;
+
+/**
+ * The real server in its own JVM ({@code java -cp <test classpath> dev.leasehold.LeaseholdApplication}),
+ * for what only a separate process can show: {@code kill -9}, SIGTERM, the exit, and what the
+ * log says. Random ports; the protocol port is read from the log line
+ * "Leasehold protocol listening on 0.0.0.0:NNNN". {@link #close()} kills it (-9) if still alive.
+ */
+public final class ServerProcess implements AutoCloseable {
+
+    private static final Pattern LISTENING = Pattern.compile("Leasehold protocol listening on 0\\.0\\.0\\.0:(\\d+)");
+    private static final Pattern GRACE = Pattern.compile("Recovery grace (\\d+) ms");
+
+    private final Process process;
+    private final Path log;
+    private int port = -1;
+
+    private ServerProcess(Process process, Path log) {
+        this.process = process;
+        this.log = log;
+    }
+
+    /** Starts a server on {@code dataDir} and waits until its protocol port is listening. */
+    public static ServerProcess start(Path dataDir, Map<String, String> properties) throws IOException {
+        ServerProcess p = launch(dataDir, properties);
+        try {
+            p.awaitListening(60_000);
+        } catch (IOException | RuntimeException e) {
+            p.close();
+            throw e;
+        }
+        return p;
+    }
+
+    /** Starts a server and does not wait (for start-ups expected to fail). */
+    public static ServerProcess launch(Path dataDir, Map<String, String> properties) throws IOException {
+        List<String> cmd = new ArrayList<>(List.of(
+                Path.of(System.getProperty("java.home"), "bin", "java").toString(),
+                "-XX:TieredStopAtLevel=1", "-XX:+UseSerialGC", "-Xmx256m", "-Xshare:auto",
+                "-cp", System.getProperty("java.class.path"),
+                LeaseholdApplication.class.getName(),
+                "--leasehold.port=0", "--server.port=0", "--leasehold.io-threads=2",
+                "--leasehold.data-dir=" + dataDir));
+        properties.forEach((k, v) -> cmd.add("--" + k + "=" + v));
+        Path log = Files.createTempFile("leasehold-process", ".log");
+        Process process = new ProcessBuilder(cmd).redirectErrorStream(true).redirectOutput(log.toFile()).start();
+        return new ServerProcess(process, log);
+    }
+
+    private void awaitListening(long timeoutMillis) throws IOException {
+        long deadline = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(timeoutMillis);
+        while (System.nanoTime() < deadline) {
+            Matcher m = LISTENING.matcher(output());
+            if (m.find()) {
+                port = Integer.parseInt(m.group(1));
+                return;
+            }
+            if (!process.isAlive()) {
+                throw new IOException("server exited with " + process.exitValue() + " before listening:\n" + output());
+            }
+            sleep(20);
+        }
+        throw new IOException("server not listening after " + timeoutMillis + " ms:\n" + output());
+    }
+
+    public int port() {
+        return port;
+    }
+
+    public long pid() {
+        return process.pid();
+    }
+
+    /** Everything the process printed so far. */
+    public String output() throws IOException {
+        return Files.readString(log, StandardCharsets.UTF_8);
+    }
+
+    /** The recovery grace it logged at start, in ms (0 if it logged none, e.g. grace off). */
+    public long graceMillis() throws IOException {
+        Matcher m = GRACE.matcher(output());
+        return m.find() ? Long.parseLong(m.group(1)) : 0;
+    }
+
+    /** {@code kill -9}: no shutdown hook, no drain, nothing written. */
+    public void kill9() throws InterruptedException {
+        process.destroyForcibly();
+        process.waitFor(10, TimeUnit.SECONDS);
+    }
+
+    /** SIGTERM (what Kubernetes sends); returns the exit code, or null if still alive after the timeout. */
+    public Integer terminate(long timeoutMillis) throws InterruptedException {
+        process.destroy();
+        return process.waitFor(timeoutMillis, TimeUnit.MILLISECONDS) ? process.exitValue() : null;
+    }
+
+    /** Waits for the process to exit by itself; its exit code, or null on timeout. */
+    public Integer awaitExit(long timeoutMillis) throws InterruptedException {
+        return process.waitFor(timeoutMillis, TimeUnit.MILLISECONDS) ? process.exitValue() : null;
+    }
+
+    @Override
+    public void close() {
+        if (process.isAlive()) {
+            process.destroyForcibly();
+            try {
+                process.waitFor(10, TimeUnit.SECONDS);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+            }
+        }
+        try {
+            Files.deleteIfExists(log);
+        } catch (IOException ignored) {
+            // temp file
+        }
+    }
+
+    private static void sleep(long millis) {
+        try {
+            Thread.sleep(millis);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new IllegalStateException(e);
+        }
+    }
+
+    /** Properties as a map, from "k", "v", "k", "v". */
+    public static Map<String, String> props(String... kv) {
+        Map<String, String> m = new java.util.LinkedHashMap<>();
+        for (int i = 0; i < kv.length; i += 2) {
+            m.put(kv[i], kv[i + 1]);
+        }
+        return m;
+    }
+}
