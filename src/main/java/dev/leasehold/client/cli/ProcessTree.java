@@ -35,6 +35,8 @@ final class ProcessTree {
         for (ProcessHandle p : tree) {
             p.destroy();
         }
+        // Polling on the CLI's own supervisor thread (no event loop in this process): grandchildren
+        // have no exit callback, and zombies must be read from /proc (see alive()).
         while (System.nanoTime() - killAtNanos < 0 && anyAlive(tree)) {
             Thread.sleep(Math.max(1, Math.min(POLL_NANOS, killAtNanos - System.nanoTime()) / 1_000_000L));
         }
