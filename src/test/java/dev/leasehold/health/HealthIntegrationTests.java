@@ -153,6 +153,26 @@ class HealthIntegrationTests {
         assertThat(actuator.scrape().value("leasehold_storage_failing")).isZero();
     }
 
+    /**
+     * Back-to-back requests from one client that tries to keep its connection alive (the JDK
+     * client, like Python's, sends the next request the moment it has read an answer): without
+     * {@code server.netty.max-keep-alive-requests: 1} one of them was never answered within a
+     * few dozen requests.
+     */
+    @Test
+    void backToBackHealthRequestsFromOneKeepAliveClientAreAllAnswered() throws Exception {
+        java.net.http.HttpClient http = java.net.http.HttpClient.newBuilder()
+                .version(java.net.http.HttpClient.Version.HTTP_1_1).build();
+        for (int i = 0; i < 200; i++) {
+            String path = i % 2 == 0 ? "/actuator/health/liveness" : "/actuator/health";
+            java.net.http.HttpResponse<String> r = http.send(java.net.http.HttpRequest
+                    .newBuilder(java.net.URI.create("http://127.0.0.1:" + server.httpPort() + path))
+                    .timeout(java.time.Duration.ofSeconds(5)).GET().build(),
+                    java.net.http.HttpResponse.BodyHandlers.ofString());
+            assertThat(r.statusCode()).as("request %d", i).isEqualTo(200);
+        }
+    }
+
     static Request.Acquire acquire(String key, int wait, int lease, long owner) {
         return new Request.Acquire(wait, lease, owner, key(key));
     }

@@ -25,10 +25,9 @@ public final class Actuator {
         HttpRequest request = HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + port + path))
                 .timeout(Duration.ofSeconds(20)).GET().build();
         try {
-            // A new connection per request, as Kubernetes probes make them: a request on a reused
-            // (keep-alive) connection to a health endpoint sometimes gets no answer from the
-            // WebFlux server (reproduced with Python's http.client too; see the known issues in
-            // docs/metrics.md). HTTP/1.1 only: no h2c upgrade on plain http.
+            // A new connection per request, as Kubernetes probes make them (the server closes each
+            // one anyway: server.netty.max-keep-alive-requests, see docs/metrics.md).
+            // HTTP/1.1 only: no h2c upgrade on plain http.
             HttpClient http = HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1)
                     .connectTimeout(Duration.ofSeconds(5)).build();
             HttpResponse<String> r = http.send(request, HttpResponse.BodyHandlers.ofString());
