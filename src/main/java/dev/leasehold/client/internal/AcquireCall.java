@@ -1,7 +1,6 @@
 package dev.leasehold.client.internal;
 
 import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.ScheduledFuture;
 
 import dev.leasehold.protocol.Answer;
 import dev.leasehold.protocol.FrameWriter;
@@ -23,8 +22,6 @@ public final class AcquireCall extends Outbound {
     private final long deadline;
     private final CompletableFuture<AcquireResult> result = new CompletableFuture<>();
 
-    /** Guarded by {@code this}. */
-    private ScheduledFuture<?> timer;
     /** The wire wait of the (single) write; -1 before it. Guarded by {@code this}. */
     private int wireWait = -1;
 
@@ -40,16 +37,7 @@ public final class AcquireCall extends Outbound {
 
     /** Arms the deadline timer; called once, before the first submit. */
     void start() {
-        ScheduledFuture<?> t = engine.schedule(this::onDeadline, deadline);
-        synchronized (this) {
-            if (state != State.DONE) {
-                timer = t;
-                return;
-            }
-        }
-        if (t != null) {
-            t.cancel(false);
-        }
+        armTimer(this::onDeadline, deadline);
     }
 
     /** The correlation id of this call, the same on every attempt. */
@@ -220,16 +208,7 @@ public final class AcquireCall extends Outbound {
             }
         }
         if (armGrace) {
-            ScheduledFuture<?> t = engine.schedule(this::onGraceEnd, deadline + engine.config().responseGraceNanos());
-            synchronized (this) {
-                if (state != State.DONE) {
-                    timer = t;
-                    return;
-                }
-            }
-            if (t != null) {
-                t.cancel(false);
-            }
+            armTimer(this::onGraceEnd, deadline + engine.config().responseGraceNanos());
             return;
         }
         if (done != null) {
@@ -255,14 +234,7 @@ public final class AcquireCall extends Outbound {
     }
 
     private void finish(AcquireResult r) {
-        ScheduledFuture<?> t;
-        synchronized (this) {
-            t = timer;
-            timer = null;
-        }
-        if (t != null) {
-            t.cancel(false);
-        }
+        cancelTimer();
         result.complete(r);
     }
 

@@ -1,5 +1,7 @@
 package dev.leasehold.client.internal;
 
+import java.util.concurrent.ScheduledFuture;
+
 /**
  * A request on its way to the server, as its session's writer and reader see it.
  *
@@ -32,8 +34,40 @@ abstract class Outbound {
     /** nanoTime just before the current attempt's first byte was written; guarded by {@code this}. */
     protected long sendStart;
 
+    /** The one pending timer of this request (deadline, grace or give-up); guarded by {@code this}. */
+    private ScheduledFuture<?> timer;
+
     Outbound(Engine engine) {
         this.engine = engine;
+    }
+
+    /**
+     * Schedules {@code task} at {@code atNanos} as this request's timer (the one before it has
+     * fired), unless the request finished meanwhile: then the new timer is cancelled at once.
+     */
+    final void armTimer(Runnable task, long atNanos) {
+        ScheduledFuture<?> t = engine.schedule(task, atNanos);
+        synchronized (this) {
+            if (state != State.DONE) {
+                timer = t;
+                return;
+            }
+        }
+        if (t != null) {
+            t.cancel(false);
+        }
+    }
+
+    /** Cancels the pending timer, if any (called when the request gets its result). */
+    final void cancelTimer() {
+        ScheduledFuture<?> t;
+        synchronized (this) {
+            t = timer;
+            timer = null;
+        }
+        if (t != null) {
+            t.cancel(false);
+        }
     }
 
     /**

@@ -2,7 +2,6 @@ package dev.leasehold.client.internal;
 
 import java.io.IOException;
 import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.ScheduledFuture;
 
 import dev.leasehold.protocol.FrameWriter;
 import dev.leasehold.protocol.Request;
@@ -17,7 +16,6 @@ public final class PingCall extends Outbound {
     private final long nonce;
     private final long deadline;
     private final CompletableFuture<Long> result = new CompletableFuture<>();
-    private ScheduledFuture<?> timer;
 
     PingCall(Engine engine, long nonce, long deadline) {
         super(engine);
@@ -26,16 +24,7 @@ public final class PingCall extends Outbound {
     }
 
     void start() {
-        ScheduledFuture<?> t = engine.schedule(() -> fail("no Pong before the ping's deadline"), deadline);
-        synchronized (this) {
-            if (state != State.DONE) {
-                timer = t;
-                return;
-            }
-        }
-        if (t != null) {
-            t.cancel(false);
-        }
+        armTimer(() -> fail("no Pong before the ping's deadline"), deadline);
     }
 
     public long nonce() {
@@ -104,16 +93,5 @@ public final class PingCall extends Outbound {
         }
         cancelTimer();
         result.completeExceptionally(new IOException(reason));
-    }
-
-    private void cancelTimer() {
-        ScheduledFuture<?> t;
-        synchronized (this) {
-            t = timer;
-            timer = null;
-        }
-        if (t != null) {
-            t.cancel(false);
-        }
     }
 }

@@ -1,7 +1,6 @@
 package dev.leasehold.client.internal;
 
 import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.ScheduledFuture;
 
 import dev.leasehold.protocol.Answer;
 import dev.leasehold.protocol.FrameWriter;
@@ -27,7 +26,6 @@ public final class TokenCall extends Outbound {
     /** Guarded by {@code this}. */
     private int attempts;
     /** Guarded by {@code this}. */
-    private ScheduledFuture<?> giveUpTimer;
     /**
      * For an Extend: a bound on the lease end should a lost attempt have been applied; guarded
      * by {@code this}.
@@ -44,16 +42,7 @@ public final class TokenCall extends Outbound {
     }
 
     void start() {
-        ScheduledFuture<?> t = engine.schedule(this::giveUp, giveUpAt);
-        synchronized (this) {
-            if (state != State.DONE) {
-                giveUpTimer = t;
-                return;
-            }
-        }
-        if (t != null) {
-            t.cancel(false);
-        }
+        armTimer(this::giveUp, giveUpAt);
     }
 
     /** The exact token this call names. */
@@ -194,13 +183,7 @@ public final class TokenCall extends Outbound {
             }
         }
         if (done) {
-            ScheduledFuture<?> t;
-            synchronized (this) {
-                t = giveUpTimer;
-            }
-            if (t != null) {
-                t.cancel(false);
-            }
+            cancelTimer();
             result.completeExceptionally(new IllegalStateException(reason));
         }
     }
@@ -216,14 +199,7 @@ public final class TokenCall extends Outbound {
     }
 
     private void finish(TokenResult r) {
-        ScheduledFuture<?> t;
-        synchronized (this) {
-            t = giveUpTimer;
-            giveUpTimer = null;
-        }
-        if (t != null) {
-            t.cancel(false);
-        }
+        cancelTimer();
         result.complete(r);
     }
 }
