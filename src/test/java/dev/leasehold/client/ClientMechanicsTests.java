@@ -15,7 +15,6 @@ import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 
 import dev.leasehold.client.internal.AcquireCall;
-import dev.leasehold.client.internal.AcquireResult;
 import dev.leasehold.testing.FakeLockServer;
 import dev.leasehold.testing.FaultProxy;
 
@@ -166,16 +165,16 @@ class ClientMechanicsTests {
         try (FaultProxy dead = FaultProxy.start(server.port())) {
             dead.closeNewConnections(true); // TCP connects, then the opening ping is never answered
             LeaseholdClient client = client(ClientOptions.builder().poolSize(1), dead, proxy);
-            AcquireCall call = client.engine().acquire("k".getBytes(), 7, 5);
-            AcquireResult r = call.result().get(10, TimeUnit.SECONDS);
-            assertThat(r).isInstanceOf(AcquireResult.Granted.class);
+            AcquireCall call = client.startAcquire("k", 7, 5);
+            AcquireOutcome r = call.result().get(10, TimeUnit.SECONDS);
+            assertThat(r).isInstanceOf(AcquireOutcome.Acquired.class);
             assertThat(dead.connectionsAccepted()).isEqualTo(1);
             assertThat(dead.acquireStarts()).isZero();
             assertThat(proxy.acquires()).singleElement().satisfies(a -> {
                 assertThat(a.owner()).isEqualTo(call.owner());
                 assertThat(a.waitSeconds()).isBetween(1, 7);
             });
-            call.compensate((AcquireResult.Granted) r);
+            call.compensate();
         }
     }
 

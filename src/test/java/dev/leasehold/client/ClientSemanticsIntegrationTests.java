@@ -22,7 +22,6 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.TestInfo;
 
 import dev.leasehold.client.internal.AcquireCall;
-import dev.leasehold.client.internal.AcquireResult;
 import dev.leasehold.testing.FaultProxy;
 import dev.leasehold.testing.TestServer;
 
@@ -169,10 +168,10 @@ class ClientSemanticsIntegrationTests {
         LeaseholdClient c = client(ClientOptions.builder().poolSize(1).connectTimeout(Duration.ofMillis(1500)),
                 silent.address(), proxy.address());
         long start = System.nanoTime();
-        AcquireCall call = c.engine().acquire(key.getBytes(StandardCharsets.UTF_8), 5, 5);
-        AcquireResult r = call.result().get(10, TimeUnit.SECONDS);
+        AcquireCall call = c.startAcquire(key, 5, 5);
+        AcquireOutcome r = call.result().get(10, TimeUnit.SECONDS);
         long elapsed = millisSince(start);
-        assertThat(r).isInstanceOf(AcquireResult.TimedOut.class);
+        assertThat(r).isInstanceOf(AcquireOutcome.TimedOut.class);
         assertThat(silent.connectionsAccepted()).isEqualTo(1);
         assertThat(silent.acquireStarts()).isZero();
         // same owner, and the same deadline: 1.5 s were spent, so the wire wait is ceil(3.5) = 4
@@ -358,18 +357,18 @@ class ClientSemanticsIntegrationTests {
         List<AcquireCall> calls = new ArrayList<>();
         java.util.concurrent.ConcurrentLinkedQueue<Long> lateness = new java.util.concurrent.ConcurrentLinkedQueue<>();
         for (int i = 0; i < 12_000; i++) { // ~6 MB: more than loopback socket buffers absorb
-            AcquireCall call = c.engine().acquire((longKey + i).getBytes(StandardCharsets.UTF_8), 2, 5);
+            AcquireCall call = c.startAcquire((longKey + i), 2, 5);
             call.result().thenRun(() -> lateness.add((System.nanoTime() - call.deadline()) / 1_000_000));
             calls.add(call);
         }
         List<Long> sentOwners = new ArrayList<>();
         List<Long> unsentOwners = new ArrayList<>();
         for (AcquireCall call : calls) {
-            AcquireResult r = call.result().get(10, TimeUnit.SECONDS);
-            if (r instanceof AcquireResult.Indeterminate) {
+            AcquireOutcome r = call.result().get(10, TimeUnit.SECONDS);
+            if (r instanceof AcquireOutcome.Indeterminate) {
                 sentOwners.add(call.owner());
             } else {
-                assertThat(r).isInstanceOf(AcquireResult.Unavailable.class);
+                assertThat(r).isInstanceOf(AcquireOutcome.Unavailable.class);
                 unsentOwners.add(call.owner());
             }
         }

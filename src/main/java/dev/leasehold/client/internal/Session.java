@@ -39,7 +39,7 @@ import dev.leasehold.protocol.Request;
  * callable from any thread, and settles every request the session held: possibly sent ones are
  * told they are lost, queued ones go back to the pool.
  */
-public final class Session {
+public final class Session implements Link {
 
     private static final System.Logger LOG = System.getLogger("dev.leasehold.client");
     private static final int MAX_BATCH = 256;
@@ -55,9 +55,9 @@ public final class Session {
 
     private final Object lock = new Object();
     private Phase phase = Phase.CONNECTING;
-    private final ArrayDeque<Outbound> queue = new ArrayDeque<>();
+    private final ArrayDeque<Outbound<?>> queue = new ArrayDeque<>();
     private final Map<Long, AcquireCall> owners = new HashMap<>();
-    private final Map<Long, ArrayDeque<TokenCall>> tokens = new HashMap<>();
+    private final Map<Long, ArrayDeque<TokenCall<?>>> tokens = new HashMap<>();
     private final Map<Long, PingCall> pings = new HashMap<>();
     private int tokenCalls;
     private Socket socket;
@@ -113,7 +113,7 @@ public final class Session {
     }
 
     /** Queues a request for the writer; false if the session has closed. */
-    boolean enqueue(Outbound o) {
+    boolean enqueue(Outbound<?> o) {
         synchronized (lock) {
             if (phase == Phase.CLOSED) {
                 return false;
@@ -124,44 +124,30 @@ public final class Session {
         }
     }
 
-    boolean register(AcquireCall c) {
+    @Override
+    public boolean register(Outbound<?> o) {
         synchronized (lock) {
             if (phase == Phase.CLOSED) {
                 return false;
             }
-            owners.put(c.owner(), c);
-            return true;
-        }
-    }
-
-    boolean register(TokenCall c) {
-        synchronized (lock) {
-            if (phase == Phase.CLOSED) {
-                return false;
+            if (o instanceof AcquireCall c) {
+                owners.put(c.owner(), c);
+            } else if (o instanceof TokenCall<?> c) {
+                tokens.computeIfAbsent(c.token(), t -> new ArrayDeque<>()).add(c);
+                tokenCalls++;
+            } else if (o instanceof PingCall c) {
+                pings.put(c.nonce(), c);
+            } else {
+                throw new IllegalArgumentException("unknown request " + o);
             }
-            tokens.computeIfAbsent(c.token(), t -> new ArrayDeque<>()).add(c);
-            tokenCalls++;
             return true;
         }
     }
 
-    boolean register(PingCall c) {
-        synchronized (lock) {
-            if (phase == Phase.CLOSED) {
-                return false;
-            }
-            pings.put(c.nonce(), c);
-            return true;
-        }
-    }
-
-    /**
-     * Closes this exact session: its socket is closed (so the server drops its queued
-     * Acquires), possibly sent requests are lost, queued ones are offered to other sessions.
-     */
+    @Override
     public void close(String reason) {
-        List<Outbound> lost = new ArrayList<>();
-        List<Outbound> unsent;
+        List<Outbound<?>> lost = new ArrayList<>();
+        List<Outbound<?>> unsent;
         boolean wasUp;
         Socket s;
         synchronized (lock) {
@@ -195,10 +181,10 @@ public final class Session {
             pool.setupFailed(reason);
         }
         pool.ended(this, wasUp);
-        for (Outbound o : lost) {
+        for (Outbound<?> o : lost) {
             o.lost(this, reason);
         }
-        for (Outbound o : unsent) {
+        for (Outbound<?> o : unsent) {
             o.notSent(this);
         }
     }
@@ -232,6 +218,8 @@ public final class Session {
 
     private void writeLoop() {
         Config c = engine.config();
+        // Connect and handshake bounds are socket and wait timeouts, which only real time can
+        // drive; the ticker times the requests (sendStart, receivedAt), which tests move.
         long connectDeadline = System.nanoTime() + c.connectTimeoutNanos();
         Socket s = new Socket();
         synchronized (lock) {
@@ -329,8 +317,8 @@ public final class Session {
     }
 
     private void drain(OutputStream out) {
-        List<Outbound> batch = new ArrayList<>(MAX_BATCH);
-        List<Outbound> writing = new ArrayList<>(MAX_BATCH);
+        List<Outbound<?>> batch = new ArrayList<>(MAX_BATCH);
+        List<Outbound<?>> writing = new ArrayList<>(MAX_BATCH);
         ByteArrayOutputStream bytes = new ByteArrayOutputStream(8192);
         while (true) {
             synchronized (lock) {
@@ -349,8 +337,8 @@ public final class Session {
                     batch.add(queue.poll());
                 }
             }
-            long now = System.nanoTime();
-            for (Outbound o : batch) {
+            long now = engine.ticker().nanoTime();
+            for (Outbound<?> o : batch) {
                 byte[] frame = o.beginWrite(this, now);
                 if (frame == Outbound.NOT_SENT) {
                     o.notSent(this); // the session closed meanwhile
@@ -367,7 +355,7 @@ public final class Session {
                     close("write failed: " + e.getMessage());
                     return;
                 }
-                for (Outbound o : writing) {
+                for (Outbound<?> o : writing) {
                     o.written(this);
                 }
             }
@@ -387,7 +375,7 @@ public final class Session {
                     close("the server closed the connection");
                     return;
                 }
-                long receivedAt = System.nanoTime();
+                long receivedAt = engine.ticker().nanoTime();
                 ByteBuffer bb = ByteBuffer.wrap(buf, 0, n);
                 Answer a;
                 while ((a = decoder.next(bb)) != null) {
@@ -450,9 +438,9 @@ public final class Session {
     }
 
     private void tokenAnswer(long token, Answer a, long receivedAt) {
-        TokenCall call = null;
+        TokenCall<?> call = null;
         synchronized (lock) {
-            ArrayDeque<TokenCall> q = tokens.get(token);
+            ArrayDeque<TokenCall<?>> q = tokens.get(token);
             if (q != null) {
                 call = q.poll();
                 tokenCalls--;
