@@ -1,6 +1,8 @@
 package dev.leasehold.client.internal;
 
 import java.util.List;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.Executor;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.SynchronousQueue;
@@ -37,6 +39,8 @@ public final class Engine implements AutoCloseable {
     private final AtomicLong owners;
     private final AtomicLong nonces;
     private final AtomicBoolean closed = new AtomicBoolean();
+    /** Requests started and not yet decided, so that close can end those no session holds (one in back-off). */
+    private final Set<Outbound<?>> live = ConcurrentHashMap.newKeySet();
 
     public Engine(Config config) {
         this(config, SessionPool::new);
@@ -90,6 +94,7 @@ public final class Engine implements AutoCloseable {
         checkOpen();
         AcquireCall call = new AcquireCall(this, key, waitSeconds, leaseSeconds, owners.getAndIncrement(),
                 ticker.nanoTime(), tickets);
+        track(call);
         call.start();
         dispatcher.submit(call);
         return call;
@@ -111,12 +116,14 @@ public final class Engine implements AutoCloseable {
     public PingCall ping() {
         checkOpen();
         PingCall call = new PingCall(this, nextNonce(), ticker.nanoTime() + config.transportDeadlineNanos());
+        track(call);
         call.start();
         dispatcher.submit(call);
         return call;
     }
 
     private <R> TokenCall<R> startToken(TokenCall<R> call) {
+        track(call);
         call.start();
         dispatcher.submit(call);
         return call;
@@ -132,6 +139,11 @@ public final class Engine implements AutoCloseable {
         TokenCall<ReleaseOutcome> call = startToken(TokenCall.release(this, key, token, giveUpAt));
         call.result().whenComplete((r, e) -> LOG.log(System.Logger.Level.DEBUG,
                 () -> "compensating release of token " + token + ": " + (e != null ? e : r)));
+    }
+
+    private void track(Outbound<?> call) {
+        live.add(call);
+        call.result().whenComplete((r, e) -> live.remove(call));
     }
 
     long nextNonce() {
@@ -178,6 +190,9 @@ public final class Engine implements AutoCloseable {
                 s.join(deadline);
             }
             scheduler.shutdown(Math.max(0, deadline - System.nanoTime()));
+            for (Outbound<?> o : List.copyOf(live)) {
+                o.abandon("the client is closed"); // e.g. a Release waiting for its retry: no timer will run it
+            }
             delivery.awaitTermination(Math.max(0, deadline - System.nanoTime()), TimeUnit.NANOSECONDS);
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
