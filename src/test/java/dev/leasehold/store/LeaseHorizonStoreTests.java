@@ -201,7 +201,7 @@ class LeaseHorizonStoreTests {
         // Real clocks: 255 s + 200 ms ahead, rewritten every ~100 ms.
         try (LeaseHorizonStore store = LeaseHorizonStore.open(disk.open(dir.resolve("lease-horizon"), "lease-horizon"),
                 fast, System::nanoTime, System::currentTimeMillis, true)) {
-            Thread.sleep(550);
+            Thread.sleep(550); // real time: the store's own thread on real clocks is what is tested
             assertThat(store.writes()).isBetween(4L, 8L);
             assertThat(store.covers(System.nanoTime() + 255 * S)).isTrue();
         }

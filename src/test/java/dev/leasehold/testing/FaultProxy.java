@@ -341,7 +341,7 @@ public final class FaultProxy implements AutoCloseable {
             return;
         }
         try {
-            TimeUnit.NANOSECONDS.sleep(nanos);
+            TimeUnit.NANOSECONDS.sleep(nanos); // the injected delay itself: real time by design
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
         }
