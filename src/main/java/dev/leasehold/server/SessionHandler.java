@@ -42,10 +42,6 @@ final class SessionHandler extends ChannelInboundHandlerAdapter {
     private Session session;
     private boolean failed;
 
-    SessionHandler(LockRegistry registry, NanoClock clock, ServerStats stats) {
-        this(registry, clock, stats, null);
-    }
-
     /** @param acl key permissions per client identity, or null to allow every key */
     SessionHandler(LockRegistry registry, NanoClock clock, ServerStats stats, KeyAcl acl) {
         this.registry = registry;
