@@ -10,9 +10,7 @@ import java.net.SocketTimeoutException;
 import java.nio.ByteBuffer;
 import java.util.ArrayDeque;
 import java.util.ArrayList;
-import java.util.HashMap;
 import java.util.List;
-import java.util.Map;
 
 import javax.net.ssl.SSLException;
 import javax.net.ssl.SSLParameters;
@@ -25,7 +23,9 @@ import dev.leasehold.protocol.ProtocolException;
 import dev.leasehold.protocol.Request;
 
 /**
- * One TCP connection to a server, with a writer thread and a reader thread.
+ * One TCP connection to a server, with a writer thread and a reader thread: the connecting half
+ * of a session (TCP, TLS, the opening ping, the write queue). Which request an answer belongs
+ * to is its {@link Correlator}'s job.
  *
  * <p>The <b>writer</b> connects, proves the session works with an opening Ping (the session is
  * "up" only once its Pong arrives within the connect timeout, so a peer that accepts TCP but
@@ -34,8 +34,9 @@ import dev.leasehold.protocol.Request;
  * possibly sent, and then writes the batch. The <b>reader</b> decodes answers and hands each to
  * its request (owner for Acquire, FIFO per token for Release/Extend, nonce for Ping).
  *
- * <p>Threading: queue, correlation maps and phase are guarded by {@code lock}. The session
- * never calls out (into requests or the pool) while holding it. {@link #close} is idempotent,
+ * <p>Threading: queue and phase are guarded by {@code lock} (the correlator's tables by its own
+ * monitor, taken inside {@code lock} only to close them with the phase). The session never calls
+ * out (into requests or the pool) while holding it. {@link #close} is idempotent,
  * callable from any thread, and settles every request the session held: possibly sent ones are
  * told they are lost, queued ones go back to the pool.
  */
@@ -56,10 +57,7 @@ public final class Session implements Link {
     private final Object lock = new Object();
     private Phase phase = Phase.CONNECTING;
     private final ArrayDeque<Outbound<?>> queue = new ArrayDeque<>();
-    private final Map<Long, AcquireCall> owners = new HashMap<>();
-    private final Map<Long, ArrayDeque<TokenCall<?>>> tokens = new HashMap<>();
-    private final Map<Long, PingCall> pings = new HashMap<>();
-    private int tokenCalls;
+    private final Correlator correlator = new Correlator(this);
     private Socket socket;
     private Thread reader;
     private long handshakeNonce;
@@ -108,7 +106,7 @@ public final class Session implements Link {
     /** Requests queued or awaiting an answer here. */
     int load() {
         synchronized (lock) {
-            return queue.size() + owners.size() + tokenCalls + pings.size();
+            return queue.size() + correlator.size();
         }
     }
 
@@ -126,28 +124,13 @@ public final class Session implements Link {
 
     @Override
     public boolean register(Outbound<?> o) {
-        synchronized (lock) {
-            if (phase == Phase.CLOSED) {
-                return false;
-            }
-            if (o instanceof AcquireCall c) {
-                owners.put(c.owner(), c);
-            } else if (o instanceof TokenCall<?> c) {
-                tokens.computeIfAbsent(c.token(), t -> new ArrayDeque<>()).add(c);
-                tokenCalls++;
-            } else if (o instanceof PingCall c) {
-                pings.put(c.nonce(), c);
-            } else {
-                throw new IllegalArgumentException("unknown request " + o);
-            }
-            return true;
-        }
+        return correlator.register(o);
     }
 
     @Override
     public void close(String reason) {
-        List<Outbound<?>> lost = new ArrayList<>();
         List<Outbound<?>> unsent;
+        List<Outbound<?>> lost;
         boolean wasUp;
         Socket s;
         synchronized (lock) {
@@ -157,15 +140,10 @@ public final class Session implements Link {
             wasUp = phase == Phase.UP;
             phase = Phase.CLOSED;
             closeReason = reason;
-            lost.addAll(owners.values());
-            tokens.values().forEach(lost::addAll);
-            lost.addAll(pings.values());
-            owners.clear();
-            tokens.clear();
-            pings.clear();
-            tokenCalls = 0;
             unsent = new ArrayList<>(queue);
             queue.clear();
+            // with the phase, atomically: a request that registers after this learns it was not sent
+            lost = correlator.close();
             s = socket;
             lock.notifyAll();
         }
@@ -393,66 +371,20 @@ public final class Session implements Link {
 
     /** Hands an answer to its request; false when the session is over. */
     private boolean dispatch(Answer a, long receivedAt) {
-        if (a instanceof Answer.Acquired g) {
-            acquireAnswer(g.owner(), a, receivedAt);
-        } else if (a instanceof Answer.TimedOut t) {
-            acquireAnswer(t.owner(), a, receivedAt);
-        } else if (a instanceof Answer.Busy b) {
-            acquireAnswer(b.owner(), a, receivedAt);
-        } else if (a instanceof Answer.Released r) {
-            tokenAnswer(r.token(), a, receivedAt);
-        } else if (a instanceof Answer.Extended e) {
-            tokenAnswer(e.token(), a, receivedAt);
-        } else if (a instanceof Answer.NotHeld n) {
-            tokenAnswer(n.token(), a, receivedAt);
-        } else if (a instanceof Answer.Pong p) {
-            PingCall call;
+        if (a instanceof Answer.Error x) {
+            close("the server sent error " + x.code() + ": " + x.message());
+            return false;
+        }
+        if (a instanceof Answer.Pong p) {
             synchronized (lock) {
                 if (p.nonce() == handshakeNonce && !handshakeDone) {
                     handshakeDone = true;
                     lock.notifyAll();
                     return true;
                 }
-                call = pings.remove(p.nonce());
             }
-            if (call != null) {
-                call.answer(this, receivedAt);
-            }
-        } else if (a instanceof Answer.Error x) {
-            close("the server sent error " + x.code() + ": " + x.message());
-            return false;
         }
+        correlator.dispatch(a, receivedAt);
         return true;
-    }
-
-    private void acquireAnswer(long owner, Answer a, long receivedAt) {
-        AcquireCall call;
-        synchronized (lock) {
-            call = owners.remove(owner);
-        }
-        if (call != null) {
-            call.answer(a, this, receivedAt);
-        } else {
-            LOG.log(System.Logger.Level.WARNING, () -> this + ": answer for an unknown owner: " + a);
-        }
-    }
-
-    private void tokenAnswer(long token, Answer a, long receivedAt) {
-        TokenCall<?> call = null;
-        synchronized (lock) {
-            ArrayDeque<TokenCall<?>> q = tokens.get(token);
-            if (q != null) {
-                call = q.poll();
-                tokenCalls--;
-                if (q.isEmpty()) {
-                    tokens.remove(token);
-                }
-            }
-        }
-        if (call != null) {
-            call.answer(a, this, receivedAt);
-        } else {
-            LOG.log(System.Logger.Level.WARNING, () -> this + ": answer for an unknown token: " + a);
-        }
     }
 }
