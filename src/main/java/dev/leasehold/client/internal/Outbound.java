@@ -1,6 +1,7 @@
 package dev.leasehold.client.internal;
 
 import java.util.concurrent.CompletableFuture;
+import java.util.function.BooleanSupplier;
 import java.util.function.Supplier;
 
 /**
@@ -64,26 +65,30 @@ abstract class Outbound<R> {
      * False when the client is closed (nothing was scheduled).
      */
     final boolean armCallTimer(Runnable task, long atNanos) {
-        return arm(task, atNanos, true);
+        return arm(task, atNanos, true, () -> true);
     }
 
     /**
      * Arms the attempt timer: {@code task} at {@code atNanos}, replacing the attempt timer before
-     * it. False when the client is closed (nothing was scheduled).
+     * it, if {@code stillWanted} holds (checked under the monitor when the timer is installed:
+     * the writer and the reader may arm for the same attempt concurrently, and the later install
+     * must not replace the timer of a newer state, e.g. an overdue check installed after the
+     * session broke must not cancel the retry). False when the client is closed (nothing was
+     * scheduled).
      */
-    final boolean armAttemptTimer(Runnable task, long atNanos) {
-        return arm(task, atNanos, false);
+    final boolean armAttemptTimer(Runnable task, long atNanos, BooleanSupplier stillWanted) {
+        return arm(task, atNanos, false, stillWanted);
     }
 
-    /** Schedules first, then keeps the timer unless the request finished meanwhile. */
-    private boolean arm(Runnable task, long atNanos, boolean call) {
+    /** Schedules first, then keeps the timer unless the request finished (or moved on) meanwhile. */
+    private boolean arm(Runnable task, long atNanos, boolean call, BooleanSupplier stillWanted) {
         Scheduler.Timer t = engine.schedule(task, atNanos);
         if (t == null) {
             return false;
         }
         Scheduler.Timer old;
         synchronized (this) {
-            if (state == State.DONE) {
+            if (state == State.DONE || !stillWanted.getAsBoolean()) {
                 old = t;
             } else if (call) {
                 old = callTimer;

@@ -139,7 +139,8 @@ public final class TokenCall<R> extends Outbound<R> {
 
     @Override
     void afterWritten(Link s) {
-        armAttemptTimer(() -> answerOverdue(s), engine.ticker().nanoTime() + engine.config().responseGraceNanos());
+        armAttemptTimer(() -> answerOverdue(s), engine.ticker().nanoTime() + engine.config().responseGraceNanos(),
+                () -> state == State.SENT && session == s);
     }
 
     private void answerOverdue(Link s) {
@@ -193,7 +194,7 @@ public final class TokenCall<R> extends Outbound<R> {
                 uncertain = true;
             }
         }
-        if (!armAttemptTimer(this::retry, now + backoff(attempt))) {
+        if (!armAttemptTimer(this::retry, now + backoff(attempt), () -> state == State.QUEUED)) {
             abandon("the client is closed");
         }
     }

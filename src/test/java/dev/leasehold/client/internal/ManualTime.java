@@ -23,19 +23,40 @@ public final class ManualTime implements Ticker, Scheduler {
     private long now = 7_000_000_000_000L;
     private long seq;
     private boolean shut;
+    private Runnable onNextSchedule;
 
     @Override
     public synchronized long nanoTime() {
         return now;
     }
 
-    @Override
-    public synchronized Timer schedule(Runnable task, long atNanos) {
-        if (shut) {
-            return null;
+    /**
+     * Runs {@code r} inside the next {@link #schedule} call, after the task is queued and before
+     * the caller gets its timer: what another thread may do in that gap (a race made
+     * deterministic).
+     */
+    public void duringNextSchedule(Runnable r) {
+        synchronized (this) {
+            onNextSchedule = r;
         }
-        Task t = new Task(atNanos, seq++, task);
-        tasks.add(t);
+    }
+
+    @Override
+    public Timer schedule(Runnable task, long atNanos) {
+        Task t;
+        Runnable hook;
+        synchronized (this) {
+            if (shut) {
+                return null;
+            }
+            t = new Task(atNanos, seq++, task);
+            tasks.add(t);
+            hook = onNextSchedule;
+            onNextSchedule = null;
+        }
+        if (hook != null) {
+            hook.run();
+        }
         return () -> {
             synchronized (this) {
                 tasks.remove(t);

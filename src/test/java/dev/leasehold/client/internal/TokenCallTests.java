@@ -104,6 +104,21 @@ class TokenCallTests {
     }
 
     @Test
+    void anOverdueCheckArmedLateNeverCancelsTheRetryOfABrokenSession() {
+        // the writer arms the overdue check while the reader, seeing the session break, arms
+        // the retry: whichever installs last, the retry must survive (found by a verify run)
+        TokenCall<ExtendOutcome> e = wire.engine().extend(KEY, 7, 20, time.nanoTime() + 60 * SECOND);
+        time.duringNextSchedule(() -> wire.breakSession("reset"));
+        wire.write();
+        time.advance(TokenCall.backoff(1));
+        assertThat(wire.submitted()).as("retried").isEqualTo(1);
+        wire.write();
+        wire.answer(new Answer.Extended(7));
+        assertThat(e.result().join()).isInstanceOf(ExtendOutcome.Extended.class);
+        assertThat(time.pending()).isZero();
+    }
+
+    @Test
     void backOffDoublesUpToOneSecond() {
         assertThat(TokenCall.backoff(0)).isEqualTo(25 * MS);
         assertThat(TokenCall.backoff(2)).isEqualTo(100 * MS);
