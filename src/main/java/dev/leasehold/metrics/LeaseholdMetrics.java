@@ -75,7 +75,6 @@ public final class LeaseholdMetrics implements MeterBinder {
                 .register(meters);
         FunctionCounter.builder("leasehold.lease.horizon.waits", horizon, LeaseHorizonStore::deferredAnswers)
                 .description("A or E answers that waited for a lease horizon write (a lease longer than any in use)")
-                .baseUnit("answers")
                 .register(meters);
         Gauge.builder("leasehold.storage.failing", this, LeaseholdMetrics::failingStores)
                 .description("Durable stores whose last write failed (0 when the data directory is healthy)")

@@ -314,6 +314,7 @@ public final class LeaseHorizonStore implements LeaseHorizon, StorageStatus, Aut
         if (lastFailure != null) {
             return Approval.REFUSED;
         }
+        deferredAnswers.incrementAndGet();
         wake();
         return Approval.AFTER_WRITE;
     }
@@ -325,7 +326,6 @@ public final class LeaseHorizonStore implements LeaseHorizon, StorageStatus, Aut
             then.then(true);
             return;
         }
-        deferredAnswers.incrementAndGet();
         waiting.add(new Waiting(target, then));
         wake(); // the store thread runs it after its next write (or at once, if that write just finished)
     }
@@ -485,7 +485,7 @@ public final class LeaseHorizonStore implements LeaseHorizon, StorageStatus, Aut
         return writes.get();
     }
 
-    /** Answers that had to wait for a horizon write since start. */
+    /** Grants and Extends since start whose answer had to wait for a horizon write. */
     public long deferredAnswers() {
         return deferredAnswers.get();
     }
