@@ -37,7 +37,9 @@ public interface LeaseHorizon {
 
     /**
      * Runs {@code then} once every lease approved so far is on disk: at once on the caller's
-     * thread if it already is, otherwise on the horizon store's thread after its write.
+     * thread if it already is and nothing else waits, otherwise on the horizon store's thread
+     * after its write. Callbacks run in the order of the calls (a session's {@code X} after the
+     * {@code A} it owed for an earlier frame).
      */
     void whenDurable(Durable then);
 

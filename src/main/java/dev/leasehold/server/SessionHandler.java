@@ -198,6 +198,18 @@ final class SessionHandler extends ChannelInboundHandlerAdapter {
         session.writeBatch(ctx); // answers to the frames before the bad one go first
         log.warn("Closing {}: protocol error {} ({}){}", ctx.channel().remoteAddress(), error.code().code(),
                 error.message(), detail == null ? "" : ": " + detail);
+        // An A granted to an earlier frame may still wait for the lease horizon (written from the
+        // store's thread): the X and the close come after it, so earlier frames keep their answers.
+        registry.whenLeasesDurable(onDisk -> {
+            if (ctx.executor().inEventLoop()) {
+                sendErrorAndClose(ctx, error);
+            } else {
+                ctx.executor().execute(() -> sendErrorAndClose(ctx, error));
+            }
+        });
+    }
+
+    private static void sendErrorAndClose(ChannelHandlerContext ctx, ProtocolError error) {
         ctx.writeAndFlush(Answers.error(ctx.alloc(), error.code(), error.message()))
                 .addListener(ChannelFutureListener.CLOSE);
     }

@@ -322,11 +322,19 @@ public final class LeaseHorizonStore implements LeaseHorizon, StorageStatus, Aut
     @Override
     public void whenDurable(Durable then) {
         long target = approvedMax.get();
-        if (target - coveredUntilNanos <= 0) {
-            then.then(true);
+        if (target - coveredUntilNanos <= 0 && waiting.isEmpty()) {
+            then.then(true); // nothing queued that it could overtake
+            return;
+        }
+        if (closed) {
+            then.then(false); // stopped: nothing more is written, nothing may wait for ever
             return;
         }
         waiting.add(new Waiting(target, then));
+        if (closed) {
+            refuseWaiting(); // close() may have emptied the queue just before this add
+            return;
+        }
         wake(); // the store thread runs it after its next write (or at once, if that write just finished)
     }
 
@@ -434,7 +442,7 @@ public final class LeaseHorizonStore implements LeaseHorizon, StorageStatus, Aut
         log.debug("Lease horizon {} written: {}", file.file(), Instant.ofEpochMilli(horizon));
     }
 
-    private void answerCovered() {
+    private synchronized void answerCovered() {
         if (waiting.isEmpty()) {
             return;
         }
@@ -455,7 +463,7 @@ public final class LeaseHorizonStore implements LeaseHorizon, StorageStatus, Aut
         }
     }
 
-    private void refuseWaiting() {
+    private synchronized void refuseWaiting() {
         Waiting w;
         while ((w = waiting.poll()) != null) {
             run(w, false);
@@ -504,7 +512,7 @@ public final class LeaseHorizonStore implements LeaseHorizon, StorageStatus, Aut
      * Stops approving leases, stops the store thread and lowers the stored horizon to the
      * latest lease end answered (plus slack), then marks the stop as clean, so that a restart
      * after a graceful stop waits only as long as needed. Call after the server has drained.
-     * Answers still waiting for a write are dropped: their sessions are closed by now.
+     * Answers still waiting for a write are refused (B or N): their sessions are closed by now.
      */
     @Override
     public void close() {
@@ -519,6 +527,7 @@ public final class LeaseHorizonStore implements LeaseHorizon, StorageStatus, Aut
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
         }
+        refuseWaiting(); // their sessions are closed by now (drain); nothing may wait for ever
         long nowNanos = mono.nanoTime();
         long nowMillis = wallMillis.getAsLong();
         long covered = coveredUntilNanos;

@@ -61,4 +61,16 @@ class RecoveryGraceIntegrationTests {
             assertThat(c.next(10_000)).isInstanceOf(Answer.Acquired.class);
         }
     }
+
+    @Test
+    void aBadFrameAfterAGrantWaitingForTheHorizonStillGetsTheGrantFirst() throws Exception {
+        try (TestServer server = TestServer.start(AUTO); RawClient c = new RawClient(server.port())) {
+            // 200 s needs a horizon write; the unknown op right behind it decides the X meanwhile.
+            c.send(new Request.Acquire(0, 200, 1, "before/x".getBytes(UTF_8)));
+            c.sendBytes(new byte[] {'Z', '\n'});
+            assertThat(c.next(10_000)).isInstanceOf(Answer.Acquired.class);
+            assertThat(c.next(10_000)).isInstanceOf(Answer.Error.class);
+            assertThat(c.closedByServer(5_000)).isTrue();
+        }
+    }
 }
