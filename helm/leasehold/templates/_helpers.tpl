@@ -120,6 +120,8 @@ they render as integers whichever way they were given (values file or --set).
       "token-block-size" ($l.tokenBlockSize | int64)
       "io-threads" ($l.ioThreads | int64)
       "recovery-grace" (toString $l.recoveryGrace)
+      "recovery-lookahead" (toString $l.recoveryLookahead)
+      "recovery-clock-slack" (toString $l.recoveryClockSlack)
       "drain-timeout" (toString $l.drainTimeout)
       "tls" (dict "bundle" $tlsBundle "client-auth" $clientAuth)
       "acl" $acl }}

@@ -30,10 +30,17 @@ import dev.leasehold.server.KeyAcl;
  * @param tokenBlockSize fencing tokens reserved per fsync'd write of the high-water mark.
  * @param ioThreads event-loop threads for the protocol port; 0 means one per CPU core.
  * @param recoveryGrace after start-up, no key is granted for this long, so that leases handed out
- *        before a crash or restart have run out: {@code auto} (from the stored lease horizon, at
- *        most 255 s; assumes the wall clock does not step forward across the restart by more than
- *        5 s), a duration up to {@code 255s} ({@code 255s} is always safe), or {@code 0s} to turn
- *        it off (a key can then have two holders right after a restart). See {@link RecoveryGrace}.
+ *        before a crash or restart have run out: {@code auto} (none on a first start; else from the
+ *        stored lease horizon, at most 255 s; assumes the wall clock does not step forward across
+ *        the restart by more than {@code recovery-clock-slack}), a duration up to {@code 255s}
+ *        ({@code 255s} is always safe), or {@code 0s} to turn it off (a key can then have two
+ *        holders right after a restart). See {@link RecoveryGrace}.
+ * @param recoveryLookahead how far beyond the longest lease in use (granted or extended in the
+ *        last 10 minutes) the lease horizon is written, clock slack included: after a crash the
+ *        grace is at most that lease plus this. Smaller means a shorter grace and more horizon
+ *        writes (one per {@code lookahead − slack} under steady load).
+ * @param recoveryClockSlack how far the wall clock may step forward across a restart without
+ *        shortening the grace below the leases still running; part of {@code recovery-lookahead}.
  * @param drainTimeout bound on the graceful stop (SIGTERM, context close): the server stops
  *        accepting sessions, answers {@code B} to every queued Acquire, flushes and closes
  *        sessions; sessions still not flushed when it runs out are closed anyway.
@@ -57,6 +64,8 @@ public record LeaseholdProperties(
         @DefaultValue("1000000") long tokenBlockSize,
         @DefaultValue("0") int ioThreads,
         @DefaultValue("auto") RecoveryGrace recoveryGrace,
+        @DefaultValue("10s") Duration recoveryLookahead,
+        @DefaultValue("2s") Duration recoveryClockSlack,
         @DefaultValue("10s") Duration drainTimeout,
         @DefaultValue Tls tls,
         Map<String, List<String>> acl) {
@@ -77,6 +86,14 @@ public record LeaseholdProperties(
                 "leasehold.token-block-size", tokenBlockSize, "must be 1..2^40");
         check(ioThreads >= 0 && ioThreads <= 1024, "leasehold.io-threads", ioThreads, "must be 0..1024");
         check(recoveryGrace != null, "leasehold.recovery-grace", recoveryGrace, "must be auto or a duration 0s..255s");
+        check(recoveryClockSlack != null && !recoveryClockSlack.isNegative()
+                && recoveryClockSlack.compareTo(Duration.ofSeconds(60)) <= 0,
+                "leasehold.recovery-clock-slack", recoveryClockSlack, "must be 0s..60s");
+        check(recoveryLookahead != null && recoveryLookahead.compareTo(recoveryClockSlack.plusSeconds(1)) >= 0
+                && recoveryLookahead.compareTo(Duration.ofSeconds(255)) <= 0,
+                "leasehold.recovery-lookahead", recoveryLookahead,
+                "must be at least leasehold.recovery-clock-slack + 1s (" + recoveryClockSlack.plusSeconds(1)
+                        + ") and at most 255s");
         check(drainTimeout != null && !drainTimeout.isNegative() && !drainTimeout.isZero()
                 && drainTimeout.compareTo(Duration.ofMinutes(10)) <= 0,
                 "leasehold.drain-timeout", drainTimeout, "must be more than 0 and at most 10m");

@@ -1,5 +1,7 @@
 package dev.leasehold.server;
 
+import java.util.ArrayDeque;
+
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -26,6 +28,12 @@ import io.netty.channel.ChannelInboundHandlerAdapter;
  * is not read, so a client that does not read its answers cannot make the server buffer them
  * without limit.
  *
+ * <p>An Extend whose new lease end passes the stored lease horizon
+ * ({@link ExtendResult#EXTENDED_AFTER_WRITE}, rare: a lease longer than any in use) is answered
+ * once the horizon store has written a horizon covering it; until then this session's later
+ * requests are held (and reading paused), so answers naming the same token keep their request
+ * order. The event loop does not wait: the store's thread hands the answer back to it.
+ *
  * <p>Bad input ({@link ProtocolError}): the session's waiters are dropped first (so none can be
  * granted any more), then {@code X} is written and flushed, the channel closes, and one WARN line
  * names the peer.
@@ -41,6 +49,8 @@ final class SessionHandler extends ChannelInboundHandlerAdapter {
     private KeyAcl.Grant grant;
     private Session session;
     private boolean failed;
+    /** Requests decoded while an Extend's answer waits for the lease horizon; null when none waits. */
+    private ArrayDeque<Object> held;
 
     SessionHandler(LockRegistry registry, NanoClock clock, ServerStats stats) {
         this(registry, clock, stats, null);
@@ -66,6 +76,14 @@ final class SessionHandler extends ChannelInboundHandlerAdapter {
         if (failed) {
             return;
         }
+        if (held != null) {
+            held.add(msg);
+            return;
+        }
+        handle(ctx, msg);
+    }
+
+    private void handle(ChannelHandlerContext ctx, Object msg) {
         if (acl != null && !(msg instanceof ProtocolError) && !permitted(ctx, msg)) {
             return;
         }
@@ -77,8 +95,12 @@ final class SessionHandler extends ChannelInboundHandlerAdapter {
             Answers.appendWithLong(session.batch(), t, r.token());
             session.writeBatchIfFull(ctx);
         } else if (msg instanceof Request.Extend e) {
-            AnswerType t = registry.extend(e.key(), e.token(), e.leaseSeconds()) == ExtendResult.EXTENDED
-                    ? AnswerType.EXTENDED : AnswerType.NOT_HELD;
+            ExtendResult result = registry.extend(e.key(), e.token(), e.leaseSeconds());
+            if (result == ExtendResult.EXTENDED_AFTER_WRITE) {
+                holdUntilDurable(ctx, e.token());
+                return;
+            }
+            AnswerType t = result == ExtendResult.EXTENDED ? AnswerType.EXTENDED : AnswerType.NOT_HELD;
             Answers.appendWithLong(session.batch(), t, e.token());
             session.writeBatchIfFull(ctx);
         } else if (msg instanceof Request.Ping p) {
@@ -133,6 +155,38 @@ final class SessionHandler extends ChannelInboundHandlerAdapter {
         session.writeBatchIfFull(ctx);
     }
 
+    /** Holds this session's later requests until the lease horizon covers the Extend of {@code token}. */
+    private void holdUntilDurable(ChannelHandlerContext ctx, long token) {
+        held = new ArrayDeque<>();
+        ctx.channel().config().setAutoRead(false);
+        registry.whenLeasesDurable(onDisk -> ctx.executor().execute(() -> resume(ctx, token, onDisk)));
+    }
+
+    /** Answers the held Extend ({@code N} if the horizon write failed), then the requests held behind it. */
+    private void resume(ChannelHandlerContext ctx, long token, boolean onDisk) {
+        ArrayDeque<Object> queue = held;
+        held = null;
+        if (failed || !ctx.channel().isActive()) {
+            return;
+        }
+        Answers.appendWithLong(session.batch(), onDisk ? AnswerType.EXTENDED : AnswerType.NOT_HELD, token);
+        while (queue != null && !queue.isEmpty() && held == null && !failed) {
+            handle(ctx, queue.poll());
+        }
+        if (held != null && queue != null) {
+            held.addAll(queue); // another Extend waits now: the rest stays behind it, in order
+        }
+        session.writeBatch(ctx);
+        ctx.flush();
+        if (held == null && !failed) {
+            boolean writable = ctx.channel().isWritable();
+            ctx.channel().config().setAutoRead(writable);
+            if (writable) {
+                ctx.read();
+            }
+        }
+    }
+
     private void reject(ChannelHandlerContext ctx, ProtocolError error) {
         reject(ctx, error, null);
     }
@@ -144,6 +198,18 @@ final class SessionHandler extends ChannelInboundHandlerAdapter {
         session.writeBatch(ctx); // answers to the frames before the bad one go first
         log.warn("Closing {}: protocol error {} ({}){}", ctx.channel().remoteAddress(), error.code().code(),
                 error.message(), detail == null ? "" : ": " + detail);
+        // An A granted to an earlier frame may still wait for the lease horizon (written from the
+        // store's thread): the X and the close come after it, so earlier frames keep their answers.
+        registry.whenLeasesDurable(onDisk -> {
+            if (ctx.executor().inEventLoop()) {
+                sendErrorAndClose(ctx, error);
+            } else {
+                ctx.executor().execute(() -> sendErrorAndClose(ctx, error));
+            }
+        });
+    }
+
+    private static void sendErrorAndClose(ChannelHandlerContext ctx, ProtocolError error) {
         ctx.writeAndFlush(Answers.error(ctx.alloc(), error.code(), error.message()))
                 .addListener(ChannelFutureListener.CLOSE);
     }
@@ -160,6 +226,10 @@ final class SessionHandler extends ChannelInboundHandlerAdapter {
 
     @Override
     public void channelWritabilityChanged(ChannelHandlerContext ctx) {
+        if (held != null) {
+            ctx.fireChannelWritabilityChanged(); // reading resumes when the held Extend is answered
+            return;
+        }
         boolean writable = ctx.channel().isWritable();
         ctx.channel().config().setAutoRead(writable);
         if (writable) {
@@ -170,6 +240,7 @@ final class SessionHandler extends ChannelInboundHandlerAdapter {
 
     @Override
     public void channelInactive(ChannelHandlerContext ctx) {
+        held = null;
         session.discardBatch();
         registry.closeSession(session);
         stats.sessionClosed();

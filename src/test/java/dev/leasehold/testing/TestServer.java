@@ -40,8 +40,9 @@ public final class TestServer implements AutoCloseable {
 
     /**
      * Starts with these extra properties (e.g. {@code "leasehold.max-waiters-per-key", "2"}).
-     * The recovery grace is off ({@code leasehold.recovery-grace=0s}) unless a test sets it:
-     * a fresh data directory has no lease horizon, which would otherwise mean 255 s of grace.
+     * The recovery grace is off ({@code leasehold.recovery-grace=0s}) unless a test sets it: a
+     * fresh data directory has none anyway (first start), but a test that starts again on the same
+     * directory would otherwise wait for its previous leases.
      */
     public static TestServer start(Map<String, String> extraProperties) {
         return start(extraProperties, new Class<?>[0]);
