@@ -182,6 +182,11 @@ public final class LeaseholdServer implements SmartLifecycle {
         return server != null;
     }
 
+    /** The open sessions' channels (tests look at one session's socket). */
+    ChannelGroup sessionChannels() {
+        return sessions;
+    }
+
     /** The bound protocol port; -1 when not running. */
     public int port() {
         DisposableServer s = server;
