@@ -68,7 +68,7 @@ class SoakIntegrationTests {
 
             List<Future<?>> tasks = new ArrayList<>();
             List<Future<Long>> nonReaders = new ArrayList<>();
-            int nonReaderPings = 200_000; // 2 MB each: far past the socket buffers, so the server pauses them
+            int nonReaderPings = 1_000_000; // 10 MB each: past the socket buffers (megabytes on loopback), so the server pauses them
             for (int i = 0; i < 4; i++) {
                 nonReaders.add(pool.submit(() -> nonReader(server.port(), nonReaderPings, running)));
                 tasks.add(pool.submit(() -> {
@@ -148,17 +148,14 @@ class SoakIntegrationTests {
         try (Socket s = connect(port)) {
             Thread writer = new Thread(() -> {
                 try {
-                    OutputStream out = s.getOutputStream();
-                    byte[] chunk = new byte[10 * 4096];
-                    for (int i = 0; i < pings; i += 4096) {
-                        ByteBuffer b = ByteBuffer.wrap(chunk);
-                        int n = Math.min(4096, pings - i);
-                        for (int k = 0; k < n; k++) {
-                            b.put(FrameWriter.encode(new Request.Ping(i + k)));
-                        }
-                        out.write(chunk, 0, b.position());
+                    ByteBuffer b = ByteBuffer.allocate(10 * pings);
+                    for (int i = 0; i < pings; i++) {
+                        b.put(FrameWriter.encode(new Request.Ping(i)));
                     }
-                    out.flush();
+                    // One write: the kernel takes what fits, so the server's last read before it
+                    // pauses ends mid-frame, with the frame timer running (as it would for any client).
+                    s.getOutputStream().write(b.array());
+                    s.getOutputStream().flush();
                 } catch (IOException e) {
                     // the reader below sees the session end
                 }
