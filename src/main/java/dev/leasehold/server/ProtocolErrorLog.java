@@ -37,8 +37,8 @@ final class ProtocolErrorLog {
             log.debug("Closing {}: protocol error {} ({}){}", peer, error.code().code(), error.message(), extra);
         } else {
             log.warn("Closing {}: protocol error {} ({}){}{}", peer, error.code().code(), error.message(), extra,
-                    more == 0 ? "" : " (" + more + " more since the last warning; at most one WARN per "
-                            + WARN_EVERY_SECONDS + " s, each at DEBUG)");
+                    more == 0 ? "" : " (and " + more + " more since the last warning, logged at DEBUG; at most one"
+                            + " WARN per " + WARN_EVERY_SECONDS + " s)");
         }
     }
 }

@@ -64,7 +64,7 @@ class ProtocolErrorLogTests {
         now.addAndGet(1);
         log.closing(peer, error, "key \"k\" denied");
         assertThat(warnings()).hasSize(2);
-        assertThat(warnings().get(1)).contains("(1000 more since the last warning", "key \"k\" denied");
+        assertThat(warnings().get(1)).contains("(and 1000 more since the last warning", "key \"k\" denied");
     }
 
     @Test
