@@ -115,7 +115,7 @@ public class LeaseholdLockProvider implements ExtensibleLockProvider, AutoClosea
         if (outcome instanceof AcquireOutcome.Acquired a) {
             Grant grant = new Grant(key, a.ticket());
             grant.keepUntil(atMostUntil);
-            LeaseholdShedLock.push(a.ticket().token());
+            LeaseholdShedLock.push(a.ticket());
             return Optional.of(new Lock(cfg, grant, atMostUntil, atLeastUntil));
         }
         if (outcome instanceof AcquireOutcome.TimedOut) {
@@ -305,7 +305,7 @@ public class LeaseholdLockProvider implements ExtensibleLockProvider, AutoClosea
 
         @Override
         protected void doUnlock() {
-            LeaseholdShedLock.pop(token());
+            LeaseholdShedLock.pop(grant.ticket);
             long now = clock.getAsLong();
             if (atLeastUntil - now <= 0) {
                 grant.releaseNow();
@@ -321,14 +321,14 @@ public class LeaseholdLockProvider implements ExtensibleLockProvider, AutoClosea
         protected Optional<SimpleLock> doExtend(LockConfiguration newConfiguration) {
             long now = clock.getAsLong();
             if (now - atMostUntil >= 0) { // past lockAtMostFor: the lock is over
-                LeaseholdShedLock.pop(token());
+                LeaseholdShedLock.pop(grant.ticket);
                 grant.releaseNow();
                 return Optional.empty();
             }
             long newAtMost = newConfiguration.getLockAtMostFor().toNanos();
             ExtendOutcome o = grant.ticket.extend(seconds(newAtMost));
             if (!(o instanceof ExtendOutcome.Extended)) {
-                LeaseholdShedLock.pop(token());
+                LeaseholdShedLock.pop(grant.ticket);
                 return Optional.empty();
             }
             grant.keepUntil(now + newAtMost);

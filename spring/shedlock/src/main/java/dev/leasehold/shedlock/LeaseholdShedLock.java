@@ -4,6 +4,8 @@ import java.util.ArrayDeque;
 import java.util.Deque;
 import java.util.OptionalLong;
 
+import dev.leasehold.client.Ticket;
+
 /**
  * The fencing token inside a task run under {@link LeaseholdLockProvider}: ShedLock calls
  * {@code lock}, the task and {@code unlock} on one thread, so the provider keeps the tokens of
@@ -20,26 +22,37 @@ import java.util.OptionalLong;
  */
 public final class LeaseholdShedLock {
 
-    private static final ThreadLocal<Deque<Long>> TOKENS = ThreadLocal.withInitial(ArrayDeque::new);
+    private static final ThreadLocal<Deque<Ticket>> TICKETS = ThreadLocal.withInitial(ArrayDeque::new);
 
     private LeaseholdShedLock() {
     }
 
-    /** The token of the innermost Leasehold lock the calling thread holds, if any. */
+    /**
+     * The token of the innermost Leasehold lock the calling thread holds, if any. A lock whose
+     * lease has ended (or was released) no longer counts, even if it was never unlocked.
+     */
     public static OptionalLong currentToken() {
-        Long t = TOKENS.get().peek();
-        return t == null ? OptionalLong.empty() : OptionalLong.of(t);
+        Deque<Ticket> d = TICKETS.get();
+        while (!d.isEmpty() && !d.peek().isValid()) {
+            d.pop();
+        }
+        Ticket t = d.peek();
+        if (t == null) {
+            TICKETS.remove();
+            return OptionalLong.empty();
+        }
+        return OptionalLong.of(t.token());
     }
 
-    static void push(long token) {
-        TOKENS.get().push(token);
+    static void push(Ticket ticket) {
+        TICKETS.get().push(ticket);
     }
 
-    static void pop(long token) {
-        Deque<Long> d = TOKENS.get();
-        d.removeFirstOccurrence(token);
+    static void pop(Ticket ticket) {
+        Deque<Ticket> d = TICKETS.get();
+        d.removeFirstOccurrence(ticket);
         if (d.isEmpty()) {
-            TOKENS.remove();
+            TICKETS.remove();
         }
     }
 }
