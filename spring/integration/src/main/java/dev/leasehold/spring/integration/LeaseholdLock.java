@@ -321,7 +321,7 @@ public final class LeaseholdLock implements DistributedLock {
             // A wait-0 attempt is bounded by the client (transport deadline); a longer one is cut
             // at the caller's deadline, because the wire wait is rounded up to whole seconds.
             AcquireOutcome o = await(f, waitNanos == FOREVER || waitSeconds == 0 ? Long.MAX_VALUE : deadline,
-                    interruptible);
+                    interruptible, waitNanos == FOREVER);
             if (o == null) {
                 return null; // the caller's time ran out first
             }
@@ -358,14 +358,30 @@ public final class LeaseholdLock implements DistributedLock {
     }
 
     /** The outcome, or null if {@code deadline} came first (the call is then cancelled; a late grant is released). */
-    private AcquireOutcome await(CompletableFuture<AcquireOutcome> f, long deadline, boolean interruptible)
-            throws InterruptedException {
+    private AcquireOutcome await(CompletableFuture<AcquireOutcome> f, long deadline, boolean interruptible,
+            boolean checkLiveness) throws InterruptedException {
         boolean interrupted = false;
         try {
             while (true) {
                 try {
-                    if (deadline == Long.MAX_VALUE) {
+                    if (deadline == Long.MAX_VALUE && !checkLiveness) {
                         return f.get();
+                    }
+                    if (deadline == Long.MAX_VALUE) {
+                        // A request the client could not send yet waits in its queue until the
+                        // call's deadline (up to 255 s): look whether any server answers at all.
+                        try {
+                            return f.get(registry.unavailableTimeout().toNanos(), TimeUnit.NANOSECONDS);
+                        } catch (TimeoutException e) {
+                            if (!registry.reachable()) {
+                                if (!f.cancel(true)) {
+                                    releaseIfAcquired(f);
+                                }
+                                throw new CannotAcquireLockException("Leasehold unavailable for " + lockKey
+                                        + " during " + registry.unavailableTimeout() + ": no Pong");
+                            }
+                            continue;
+                        }
                     }
                     long left = deadline - registry.nanoTime();
                     if (left <= 0) {

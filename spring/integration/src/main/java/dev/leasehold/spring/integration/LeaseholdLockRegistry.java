@@ -2,7 +2,6 @@ package dev.leasehold.spring.integration;
 
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
-import java.util.ConcurrentModificationException;
 import java.util.Iterator;
 import java.util.LinkedHashMap;
 import java.util.Map;
@@ -353,6 +352,16 @@ public class LeaseholdLockRegistry implements ExpirableLockRegistry<LeaseholdLoc
                 () -> client.acquireAsync(serverKey, waitSeconds, leaseSeconds));
     }
 
+    /** True if a server answers a Ping within the client's transport deadline. */
+    boolean reachable() {
+        try {
+            client.ping();
+            return true;
+        } catch (java.io.IOException e) {
+            return false;
+        }
+    }
+
     KeepAlive keepAlive(Ticket ticket, int leaseSeconds, String lockKey, Thread owner, Consumer<LossReason> onLost) {
         return client.keepAlive(ticket, leaseSeconds, (t, reason, detail) -> {
             onLost.accept(reason);
@@ -387,7 +396,15 @@ public class LeaseholdLockRegistry implements ExpirableLockRegistry<LeaseholdLoc
         return false;
     }
 
-    static ConcurrentModificationException lost() {
-        return new ConcurrentModificationException(LeaseholdLock.EXPIRED_MESSAGE);
+    /** Lock objects cached now. */
+    int cacheSize() {
+        synchronized (locks) {
+            return locks.size();
+        }
+    }
+
+    /** The key on the server for {@code lockKey}. */
+    public String serverKey(String lockKey) {
+        return prefix + lockKey;
     }
 }
