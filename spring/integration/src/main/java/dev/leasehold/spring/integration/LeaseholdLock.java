@@ -225,6 +225,16 @@ public final class LeaseholdLock implements DistributedLock {
         return h == null ? Optional.empty() : Optional.of(h.ticket);
     }
 
+    /** The token of any thread's current hold of this lock object (for tests and diagnostics). */
+    java.util.OptionalLong anyToken() {
+        for (Hold h : holds.values()) {
+            if (h.ticket != null && h.lost == null) {
+                return java.util.OptionalLong.of(h.ticket.token());
+            }
+        }
+        return java.util.OptionalLong.empty();
+    }
+
     /** True if any thread of this JVM holds this lock object. */
     boolean isHeld() {
         return !holds.isEmpty();

@@ -403,6 +403,19 @@ public class LeaseholdLockRegistry implements ExpirableLockRegistry<LeaseholdLoc
         }
     }
 
+    /** The token some thread of this registry holds {@code lockKey} with (tests and diagnostics). */
+    java.util.Optional<Long> heldToken(String lockKey) {
+        LeaseholdLock lock;
+        synchronized (locks) {
+            lock = locks.get(lockKey);
+        }
+        if (lock == null) {
+            return java.util.Optional.empty();
+        }
+        java.util.OptionalLong t = lock.anyToken();
+        return t.isPresent() ? java.util.Optional.of(t.getAsLong()) : java.util.Optional.empty();
+    }
+
     /** The key on the server for {@code lockKey}. */
     public String serverKey(String lockKey) {
         return prefix + lockKey;
