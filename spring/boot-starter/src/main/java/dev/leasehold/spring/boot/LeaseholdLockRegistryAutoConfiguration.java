@@ -10,6 +10,7 @@ import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean
 import org.springframework.boot.context.properties.ConfigurationProperties;
 import org.springframework.boot.context.properties.EnableConfigurationProperties;
 import org.springframework.context.annotation.Bean;
+import org.springframework.context.annotation.Configuration;
 import org.springframework.integration.support.locks.LockRegistry;
 
 import dev.leasehold.client.AcquireObserver;
@@ -43,6 +44,19 @@ public class LeaseholdLockRegistryAutoConfiguration {
                 .forEach(l -> l.leaseLost(key, token, reason)));
         observer.ifAvailable(registry::setAcquireObserver);
         return registry;
+    }
+
+    /** Counts lost leases as {@code leasehold.client.lease.lost} (tags api, reason) when Micrometer is there. */
+    @Configuration(proxyBeanMethods = false)
+    @ConditionalOnClass(name = "io.micrometer.core.instrument.MeterRegistry")
+    static class LeaseLostCounter {
+
+        @Bean
+        LeaseLostListener leaseholdLeaseLostCounter(
+                ObjectProvider<io.micrometer.core.instrument.MeterRegistry> meters) {
+            return (key, token, reason) -> meters.ifAvailable(m -> m.counter("leasehold.client.lease.lost",
+                    "api", "spring-integration", "reason", reason.name()).increment());
+        }
     }
 
     /** {@code leasehold.integration.lock.*}. */

@@ -169,6 +169,29 @@ class LeaseholdAutoConfigurationTests {
     }
 
     @Test
+    void lostLeasesAreCounted() {
+        runner.withPropertyValues("leasehold.client.servers=" + server.address(), "leasehold.integration.lock.lease=3s")
+                .withBean(io.micrometer.core.instrument.MeterRegistry.class,
+                        io.micrometer.core.instrument.simple.SimpleMeterRegistry::new)
+                .run(ctx -> {
+                    LeaseholdLockRegistry registry = ctx.getBean(LeaseholdLockRegistry.class);
+                    String key = "counted-" + System.nanoTime();
+                    LeaseholdLock lock = registry.obtain(key);
+                    lock.lock();
+                    try (LeaseholdClient probe = LeaseholdClient.create(server.address())) {
+                        probe.release(registry.serverKey(key), lock.fencingToken(), Duration.ofSeconds(5));
+                    }
+                    io.micrometer.core.instrument.MeterRegistry meters = ctx.getBean(
+                            io.micrometer.core.instrument.MeterRegistry.class);
+                    org.awaitility.Awaitility.await().atMost(Duration.ofSeconds(10)).until(() -> meters
+                            .find("leasehold.client.lease.lost").tag("reason", "NOT_HELD").counter() != null);
+                    assertThat(meters.get("leasehold.client.lease.lost").counter().count()).isEqualTo(1.0);
+                    org.assertj.core.api.Assertions.assertThatThrownBy(lock::unlock)
+                            .isInstanceOf(java.util.ConcurrentModificationException.class);
+                });
+    }
+
+    @Test
     void noObserverWithoutAnObservationRegistry() {
         runner.withPropertyValues("leasehold.client.servers=" + server.address())
                 .run(ctx -> assertThat(ctx).doesNotHaveBean(AcquireObserver.class));
