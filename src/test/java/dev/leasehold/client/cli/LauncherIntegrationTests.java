@@ -102,6 +102,11 @@ class LauncherIntegrationTests {
         manifest.getMainAttributes().put(Attributes.Name.MANIFEST_VERSION, "1.0");
         manifest.getMainAttributes().put(Attributes.Name.MAIN_CLASS, Main.class.getName());
         Path classes = CliProcess.classes();
+        if (Files.isRegularFile(classes)) { // the reactor gives the client module's jar itself
+            Files.copy(classes, jar);
+            assertThat(new String(Files.readAllBytes(jar), 0, 2, StandardCharsets.ISO_8859_1)).isEqualTo("PK");
+            return;
+        }
         try (OutputStream file = Files.newOutputStream(jar);
                 JarOutputStream out = new JarOutputStream(file, manifest);
                 Stream<Path> walk = Files.walk(classes.resolve("dev/leasehold"))) {

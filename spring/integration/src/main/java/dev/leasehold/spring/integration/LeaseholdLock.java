@@ -250,7 +250,7 @@ public final class LeaseholdLock implements DistributedLock {
         if (h == null) {
             throw new IllegalMonitorStateException("You do not own lock at " + serverKey);
         }
-        if (h.lost != null || !(h.ticket.extend(leaseSeconds) instanceof ExtendOutcome.Extended)) {
+        if (h.lost != null || !(extendUninterruptibly(h.ticket, leaseSeconds) instanceof ExtendOutcome.Extended)) {
             markLost(h, h.lost != null ? h.lost : LossReason.NOT_HELD);
             throw new IllegalStateException("Could not renew lock for: " + lockKey);
         }
@@ -279,7 +279,7 @@ public final class LeaseholdLock implements DistributedLock {
         Hold h = holds.get(me);
         if (h != null) {
             if (h.lost == null) {
-                if (h.ticket.extend(lease) instanceof ExtendOutcome.Extended) {
+                if (extendUninterruptibly(h.ticket, lease) instanceof ExtendOutcome.Extended) {
                     h.count++;
                     return true;
                 }
@@ -436,6 +436,27 @@ public final class LeaseholdLock implements DistributedLock {
             TimeUnit.NANOSECONDS.sleep(nanos);
         } else {
             LockSupport.parkNanos(nanos); // lock() does not end on interrupt; the status is kept
+        }
+    }
+
+    /** Extends, waiting for the answer even if interrupted (the client bounds it by the lease end). */
+    private static ExtendOutcome extendUninterruptibly(Ticket ticket, int leaseSeconds) {
+        CompletableFuture<ExtendOutcome> f = ticket.extendAsync(leaseSeconds);
+        boolean interrupted = false;
+        try {
+            while (true) {
+                try {
+                    return f.get();
+                } catch (InterruptedException e) {
+                    interrupted = true;
+                } catch (ExecutionException e) {
+                    return new ExtendOutcome.Expired();
+                }
+            }
+        } finally {
+            if (interrupted) {
+                Thread.currentThread().interrupt();
+            }
         }
     }
 
