@@ -63,6 +63,7 @@ public class LeaseholdLockProvider implements ExtensibleLockProvider, AutoClosea
     private final ScheduledThreadPoolExecutor timer;
     private volatile AcquireObserver acquireObserver = AcquireObserver.NONE;
     private volatile LongSupplier clock = System::nanoTime;
+    private volatile int maxLease = MAX_LEASE;
 
     /** A provider with key prefix {@code shedlock/}. */
     public LeaseholdLockProvider(LeaseholdClient client) {
@@ -90,6 +91,11 @@ public class LeaseholdLockProvider implements ExtensibleLockProvider, AutoClosea
     /** Observes each acquire (the Spring Boot starter records Micrometer observations with it). */
     public void setAcquireObserver(AcquireObserver observer) {
         this.acquireObserver = observer == null ? AcquireObserver.NONE : observer;
+    }
+
+    /** The longest lease asked for (the protocol's 255 s; tests lower it to exercise the extension). */
+    void setMaxLeaseSeconds(int seconds) {
+        this.maxLease = seconds;
     }
 
     /** The monotonic clock (tests). */
@@ -151,8 +157,8 @@ public class LeaseholdLockProvider implements ExtensibleLockProvider, AutoClosea
     }
 
     /** Whole seconds, rounded up, 1 to 255. */
-    private static int seconds(long nanos) {
-        return (int) Math.max(1, Math.min(MAX_LEASE, (nanos + SECOND - 1) / SECOND));
+    private int seconds(long nanos) {
+        return (int) Math.max(1, Math.min(maxLease, (nanos + SECOND - 1) / SECOND));
     }
 
     private static AcquireOutcome await(CompletableFuture<AcquireOutcome> f) {
@@ -196,9 +202,9 @@ public class LeaseholdLockProvider implements ExtensibleLockProvider, AutoClosea
          */
         synchronized void keepUntil(long until) {
             keepUntil = until;
-            if (upkeep == null && until - clock.getAsLong() > MAX_LEASE * SECOND
+            if (upkeep == null && until - clock.getAsLong() > maxLease * SECOND
                     && ticket.validUntilNanos() - until < 0) {
-                long period = Math.max(SECOND / 10, Math.min(MAX_LEASE * SECOND / 3,
+                long period = Math.max(SECOND / 10, Math.min(maxLease * SECOND / 3,
                         (ticket.validUntilNanos() - clock.getAsLong()) / 3));
                 upkeep = timer.scheduleWithFixedDelay(this::upkeep, period, period, TimeUnit.NANOSECONDS);
             }

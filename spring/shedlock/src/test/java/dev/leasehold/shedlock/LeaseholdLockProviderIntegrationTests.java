@@ -171,6 +171,24 @@ class LeaseholdLockProviderIntegrationTests extends AbstractExtensibleLockProvid
     }
 
     @Test
+    void beyondTheLongestLeaseTheProviderExtendsUntilLockAtMostForThenLetsGo() throws Exception {
+        // The same path as lockAtMostFor > 255 s, scaled down: leases of at most 2 s, and a
+        // lockAtMostFor of 5 s that is never unlocked. Held after 3 s (the first lease alone
+        // would have ended), free by about a second after 5 s.
+        try (LeaseholdLockProvider p = new LeaseholdLockProvider(client)) {
+            p.setMaxLeaseSeconds(2);
+            long t0 = System.nanoTime();
+            assertThat(p.lock(lockConfig(LOCK_NAME1, Duration.ofSeconds(5), Duration.ZERO))).isNotEmpty();
+            Thread.sleep(3000); // past the first 2 s lease: only the extensions hold it now
+            assertLocked(LOCK_NAME1);
+            org.awaitility.Awaitility.await().atMost(Duration.ofSeconds(10)).pollInterval(Duration.ofMillis(100))
+                    .untilAsserted(() -> assertUnlocked(LOCK_NAME1));
+            Duration heldFor = Duration.ofNanos(System.nanoTime() - t0);
+            assertThat(heldFor).isBetween(Duration.ofMillis(4900), Duration.ofMillis(7500));
+        }
+    }
+
+    @Test
     void badNamesAreRejectedBeforeAnythingIsSent() {
         assertThatThrownBy(() -> provider.lock(lockConfig("x".repeat(600))))
                 .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("512");
