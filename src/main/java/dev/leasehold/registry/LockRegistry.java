@@ -105,7 +105,10 @@ public final class LockRegistry {
                 if (s == null || !lane.keys.contains(s)) {
                     s = new KeyState(key, hash);
                 }
-                result = grantNow(lane, s, now, leaseSeconds);
+                result = grantNow(lane, s, now, leaseSeconds, owner, receiptNanos, session);
+                if (result instanceof AcquireResult.Queued deferred) {
+                    answers = append(answers, deferred.waiter()); // delivered when the horizon covers it
+                }
             } else if (waitSeconds == 0) {
                 observer.timedOut();
                 result = AcquireResult.TIMED_OUT;
@@ -167,10 +170,13 @@ public final class LockRegistry {
                 answers = settle(lane, s, now, answers);
                 if (s.isHeld() && s.token == token) {
                     long end = Math.max(s.leaseEndNanos, now + TimeUnit.SECONDS.toNanos(leaseSeconds));
-                    if (horizon.covers(end)) {
+                    LeaseHorizon.Approval approval = horizon.approve(now, end);
+                    if (approval != LeaseHorizon.Approval.REFUSED) {
                         // The wheel still holds the old end; when it fires it sees the new one and re-arms.
+                        // AFTER_WRITE: extended now, answered once the horizon covers it (the caller waits).
                         s.leaseEndNanos = end;
-                        result = ExtendResult.EXTENDED;
+                        result = approval == LeaseHorizon.Approval.ON_DISK ? ExtendResult.EXTENDED
+                                : ExtendResult.EXTENDED_AFTER_WRITE;
                     } else {
                         // The longer lease is not on disk (the data directory is failing, or the
                         // server is stopping), so it cannot be promised across a restart. E would
@@ -210,6 +216,15 @@ public final class LockRegistry {
             }
         }
         deliver(answers);
+    }
+
+    /**
+     * Runs {@code then} once every lease granted or extended so far is covered by the stored
+     * lease horizon: at once if it is, else on the horizon store's thread after its write. For
+     * an {@link ExtendResult#EXTENDED_AFTER_WRITE} answer.
+     */
+    public void whenLeasesDurable(LeaseHorizon.Durable then) {
+        horizon.whenDurable(then);
     }
 
     // ---------------------------------------------------------------- time and lifecycle
@@ -327,7 +342,8 @@ public final class LockRegistry {
 
     // ---------------------------------------------------------------- internals (lane lock held)
 
-    private AcquireResult grantNow(Lane lane, KeyState s, long now, int leaseSeconds) {
+    private AcquireResult grantNow(Lane lane, KeyState s, long now, int leaseSeconds, long owner, long receiptNanos,
+            SessionHandle session) {
         long leaseEnd = now + TimeUnit.SECONDS.toNanos(leaseSeconds);
         BusyReason refused = takeGrant(lane, s, now, leaseEnd);
         if (refused != null) {
@@ -335,6 +351,13 @@ public final class LockRegistry {
             return busy(refused);
         }
         observer.granted(0, false);
+        if (lane.grantAwaitsHorizon) {
+            // Granted now; the A goes out through the notifier once the horizon covers the lease.
+            Waiter w = new Waiter(owner, leaseSeconds, receiptNanos, session, s);
+            w.granted(s.token, now);
+            w.awaitHorizon();
+            return new AcquireResult.Queued(w);
+        }
         return new AcquireResult.Granted(s.token);
     }
 
@@ -350,13 +373,15 @@ public final class LockRegistry {
             }
             s.countedHeld = true;
         }
-        if (!horizon.covers(leaseEnd)) {
+        LeaseHorizon.Approval approval = horizon.approve(now, leaseEnd);
+        if (approval == LeaseHorizon.Approval.REFUSED) {
             return BusyReason.STORAGE;
         }
         long token = tokens.next();
         if (token == TokenSource.NONE) {
             return BusyReason.STORAGE;
         }
+        lane.grantAwaitsHorizon = approval == LeaseHorizon.Approval.AFTER_WRITE;
         s.token = token;
         s.grantNanos = now;
         s.leaseEndNanos = leaseEnd;
@@ -413,6 +438,9 @@ public final class LockRegistry {
                 observer.busy(refused);
             } else {
                 w.granted(s.token, now);
+                if (lane.grantAwaitsHorizon) {
+                    w.awaitHorizon();
+                }
                 observer.granted(now - w.receiptNanos(), true);
             }
             answers = append(answers, w);
@@ -449,11 +477,34 @@ public final class LockRegistry {
         return graceActive && now - graceEndNanos < 0;
     }
 
+    /**
+     * Hands answers to the notifier, outside the lane lock. A grant whose lease the stored
+     * horizon does not cover yet is handed over only once the horizon store has written one
+     * that does (on its thread); if that write fails, it is answered {@code B} instead.
+     */
     private void deliver(List<Waiter> answers) {
-        if (answers != null) {
-            for (Waiter w : answers) {
+        if (answers == null) {
+            return;
+        }
+        List<Waiter> later = null;
+        for (Waiter w : answers) {
+            if (w.awaitsHorizon()) {
+                later = append(later, w);
+            } else {
                 notifier.answer(w);
             }
+        }
+        if (later != null) {
+            List<Waiter> held = later;
+            horizon.whenDurable(onDisk -> {
+                for (Waiter w : held) {
+                    if (!onDisk) {
+                        w.refuseUnwritten();
+                        observer.busy(BusyReason.STORAGE);
+                    }
+                    notifier.answer(w);
+                }
+            });
         }
     }
 
