@@ -93,6 +93,7 @@ class SoakIntegrationTests {
             long[] latencies = new long[2_000_000];
             int ops = 0;
             int failures = 0;
+            List<String> failed = new ArrayList<>(); // the first few, to say what went wrong
             long end = System.nanoTime() + TimeUnit.SECONDS.toNanos(seconds);
             try (LeaseholdClient client = LeaseholdClient.create("127.0.0.1:" + server.port())) {
                 for (int i = 0; System.nanoTime() < end && ops < latencies.length; i++) {
@@ -103,6 +104,9 @@ class SoakIntegrationTests {
                         latencies[ops++] = System.nanoTime() - t0;
                     } else {
                         failures++;
+                        if (failed.size() < 5) {
+                            failed.add(i + ": " + out);
+                        }
                     }
                 }
             }
@@ -127,7 +131,7 @@ class SoakIntegrationTests {
                     churned.get());
             System.out.printf("SOAK server before: %s%nSOAK server after:  %s%n", before, after);
 
-            assertThat(failures).as("normal client failures").isZero();
+            assertThat(failures).as("normal client failures: %s", failed).isZero();
             assertThat(ops).isGreaterThan(seconds * 20);
             assertThat(p99).as("p99 ms of the normal client (2 noisy cores)").isLessThan(2000);
             assertThat(answersToNonReaders).as("every non-reader got every answer").isEqualTo(4L * nonReaderPings);
