@@ -17,6 +17,10 @@ import dev.leasehold.server.KeyAcl;
  * overload becomes a {@code B} answer (or a refused connection), never an OutOfMemoryError.
  * Invalid values fail start-up with a message that names the property.
  *
+ * <p>The {@code @DefaultValue}s here are the one source of the defaults. application.yml, the
+ * README table and the Helm chart's values.yaml restate them for readers;
+ * {@code ConfigurationDefaultsTests} fails when one of them says otherwise.
+ *
  * @param port TCP port of the lock protocol; 0 picks a free port (tests).
  * @param address address the protocol port binds: {@code 0.0.0.0} (every IPv4 interface), {@code ::}
  *        (every interface), or one interface's address such as {@code 127.0.0.1}. Actuator's HTTP

@@ -12,7 +12,10 @@ public record RegistryLimits(int maxWaitersPerKey, int maxWaitersTotal, int maxP
 
     public RegistryLimits {
         if (maxWaitersPerKey < 0 || maxWaitersTotal < 0 || maxPendingPerSession < 0 || maxHeldKeys < 1) {
-            throw new IllegalArgumentException("limits must be >= 0 (held keys >= 1): " + this);
+            // the parameters, not this: in a compact constructor the fields are not assigned yet
+            throw new IllegalArgumentException("limits must be >= 0 (held keys >= 1): maxWaitersPerKey="
+                    + maxWaitersPerKey + ", maxWaitersTotal=" + maxWaitersTotal + ", maxPendingPerSession="
+                    + maxPendingPerSession + ", maxHeldKeys=" + maxHeldKeys);
         }
     }
 }

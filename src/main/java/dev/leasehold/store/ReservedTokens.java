@@ -112,11 +112,6 @@ public final class ReservedTokens implements TokenSource, StorageStatus, AutoClo
         return writes.get();
     }
 
-    /** The latest write failure, or null if the last write succeeded. */
-    public IOException lastFailure() {
-        return lastFailure;
-    }
-
     @Override
     public Optional<String> problem() {
         IOException e = lastFailure;

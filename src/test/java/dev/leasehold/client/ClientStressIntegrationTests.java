@@ -17,13 +17,14 @@ import org.junit.jupiter.api.Test;
 
 import dev.leasehold.testing.FaultProxy;
 import dev.leasehold.testing.TestServer;
+import dev.leasehold.testing.Seeds;
 
 /**
  * A seeded randomized run: several clients contend for a few keys through fault-injecting
  * proxies whose sessions are cut at random moments. Whatever happens, the safety promise must
  * hold: the intervals in which callers believed they held a key never overlap, and a guarded
  * resource sees strictly increasing fencing tokens per key. The seed is printed; rerun with
- * {@code -Dleasehold.stress.seed=N} to repeat a run.
+ * {@code -Dleasehold.seed=N} to repeat a run.
  */
 class ClientStressIntegrationTests {
 
@@ -32,8 +33,7 @@ class ClientStressIntegrationTests {
 
     @Test
     void holdersNeverOverlapAndTokensOnlyGrow() throws Exception {
-        long seed = Long.getLong("leasehold.stress.seed", System.nanoTime());
-        System.out.println("stress seed " + seed);
+        long seed = Seeds.seed("ClientStressIntegrationTests");
         SplittableRandom seeds = new SplittableRandom(seed);
         String[] keys = {"stress-a", "stress-b", "stress-c"};
         List<Held> held = Collections.synchronizedList(new ArrayList<>());
@@ -119,7 +119,7 @@ class ClientStressIntegrationTests {
 
     private static void sleepMillis(long ms) {
         try {
-            Thread.sleep(ms);
+            Thread.sleep(ms); // real time: a seeded think time between a client's calls
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
         }

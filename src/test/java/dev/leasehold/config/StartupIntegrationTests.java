@@ -11,6 +11,7 @@ import java.net.http.HttpResponse;
 import java.util.Map;
 
 import org.junit.jupiter.api.Test;
+import org.springframework.boot.context.properties.bind.Binder;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.CsvSource;
 
@@ -58,9 +59,14 @@ class StartupIntegrationTests {
     void defaultSettingsBindToTheDocumentedDefaults() throws Exception {
         try (TestServer server = TestServer.start()) {
             LeaseholdProperties p = server.bean(LeaseholdProperties.class);
+            // every setting but the four TestServer sets is what @DefaultValue says (through
+            // application.yml, which must not change any of them)
+            LeaseholdProperties defaults = new Binder().bindOrCreate("leasehold", LeaseholdProperties.class);
+            assertThat(p).usingRecursiveComparison()
+                    .ignoringFields("port", "dataDir", "ioThreads", "recoveryGrace", "tls.bundle").isEqualTo(defaults);
+            assertThat(p.tls().bundle()).as("no bundle: \"\" in application.yml, null without it").isEmpty();
             assertThat(p.maxKeyBytes()).isEqualTo(512);
             assertThat(p.frameTimeout()).hasSeconds(10);
-            assertThat(p.maxWaitersPerKey()).isEqualTo(1024);
             HttpResponse<String> health = HttpClient.newHttpClient().send(
                     HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + server.httpPort() + "/actuator/health"))
                             .build(), HttpResponse.BodyHandlers.ofString());

@@ -35,6 +35,7 @@ import dev.leasehold.client.LeaseholdClient;
 import dev.leasehold.client.Ticket;
 import dev.leasehold.testing.ServerProcess;
 import dev.leasehold.testing.TestServer;
+import dev.leasehold.testing.Seeds;
 
 /**
  * A Jepsen-style fault-injection run of our own: real server processes, the official client,
@@ -69,7 +70,7 @@ import dev.leasehold.testing.TestServer;
  *
  * <p>Sized for {@code ./mvnw verify} (75 s of faults, then a quiet tail). Longer runs:
  * {@code -Dleasehold.faults.seconds=1200 -Dleasehold.faults.client-fault-millis=300}. The seed is
- * printed; rerun with {@code -Dleasehold.faults.seed=N} (timing still differs between runs: the
+ * printed; rerun with {@code -Dleasehold.seed=N} (timing still differs between runs: the
  * seed fixes the choices, not the scheduler).
  */
 class FaultInjectionIntegrationTests {
@@ -169,7 +170,7 @@ class FaultInjectionIntegrationTests {
         }
     }
 
-    final long seed = Long.getLong("leasehold.faults.seed", System.nanoTime());
+    final long seed = Seeds.seed("FaultInjectionIntegrationTests");
     final long runSeconds = Long.getLong("leasehold.faults.seconds", 75);
     final long clientFaultMillis = Long.getLong("leasehold.faults.client-fault-millis", 1200);
     final Random harnessRandom = new Random(seed);
@@ -196,7 +197,7 @@ class FaultInjectionIntegrationTests {
         for (Fault f : Fault.values()) {
             faults.put(f, new AtomicLong());
         }
-        System.out.printf("fault injection: seed %d (rerun with -Dleasehold.faults.seed=%d), %d s of faults%n",
+        System.out.printf("fault injection: seed %d (rerun with -Dleasehold.seed=%d), %d s of faults%n",
                 seed, seed, runSeconds);
         Path dataDir = Files.createTempDirectory("leasehold-faults");
         try (ServerSocket probe = new ServerSocket(0)) {

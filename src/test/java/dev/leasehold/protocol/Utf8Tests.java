@@ -10,6 +10,7 @@ import java.util.HexFormat;
 import java.util.Random;
 
 import org.junit.jupiter.api.Test;
+import dev.leasehold.testing.Seeds;
 
 class Utf8Tests {
 
@@ -30,8 +31,7 @@ class Utf8Tests {
 
     @Test
     void agreesWithTheJdkStrictDecoderOnRandomBytes() {
-        long seed = System.nanoTime();
-        System.out.println("Utf8Tests seed " + seed);
+        long seed = Seeds.seed("Utf8Tests");
         Random random = new Random(seed);
         for (int i = 0; i < 200_000; i++) {
             byte[] b = new byte[1 + random.nextInt(6)];

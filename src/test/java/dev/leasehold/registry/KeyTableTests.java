@@ -11,6 +11,7 @@ import java.util.Map;
 import java.util.Random;
 
 import org.junit.jupiter.api.Test;
+import dev.leasehold.testing.Seeds;
 
 /** The lane key table against a HashMap model: seeded random puts, removes and lookups. */
 class KeyTableTests {
@@ -26,8 +27,7 @@ class KeyTableTests {
 
     @Test
     void behavesLikeAMapUnderRandomOperations() {
-        long seed = System.nanoTime();
-        System.out.println("KeyTableTests seed " + seed);
+        long seed = Seeds.seed("KeyTableTests");
         Random random = new Random(seed);
         KeyTable table = new KeyTable();
         Map<String, KeyState> model = new HashMap<>();

@@ -117,7 +117,7 @@ class RecoveryAndDrainTests {
             });
             acquirer.start();
             started.await();
-            Thread.sleep(2);
+            Thread.sleep(2); // a head start into the race, either interleaving must hold (not an ordering)
             r.drain();
             acquirer.join();
             assertThat(r.waiters()).as("round %d", round).isZero();

@@ -10,11 +10,12 @@ import java.util.Random;
 import java.util.concurrent.TimeUnit;
 
 import org.junit.jupiter.api.Test;
+import dev.leasehold.testing.Seeds;
 
 /**
  * Seeded random operation sequences against a reference model of PROTOCOL.md sections 5 and 6:
  * mutual exclusion, Release/Extend answers, FIFO, T never early, tokens increasing, no grant to a
- * closed session, queued_ms. The seed is printed; rerun with {@code -Dleasehold.fuzz.seed=N}.
+ * closed session, queued_ms. The seed is printed; rerun with {@code -Dleasehold.seed=N}.
  */
 class RegistryFuzzTests {
 
@@ -33,8 +34,7 @@ class RegistryFuzzTests {
 
     @Test
     void randomSequencesKeepEveryInvariant() {
-        long seed = Long.getLong("leasehold.fuzz.seed", System.nanoTime());
-        System.out.println("RegistryFuzzTests seed " + seed);
+        long seed = Seeds.seed("RegistryFuzzTests");
         Random random = new Random(seed);
         for (int run = 0; run < 200; run++) {
             runOnce(random, seed + "/" + run);

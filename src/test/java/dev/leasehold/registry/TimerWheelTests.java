@@ -7,6 +7,7 @@ import java.util.List;
 import java.util.Random;
 
 import org.junit.jupiter.api.Test;
+import dev.leasehold.testing.Seeds;
 
 class TimerWheelTests {
 
@@ -15,8 +16,7 @@ class TimerWheelTests {
 
     @Test
     void firesNoEarlierThanTheDeadlineAndWithinOneTick() {
-        long seed = System.nanoTime();
-        System.out.println("TimerWheelTests seed " + seed);
+        long seed = Seeds.seed("TimerWheelTests");
         Random random = new Random(seed);
         long tick = 5_000_000;
         long now = -123_456_789L; // nanoTime may be negative

@@ -1,10 +1,12 @@
 package dev.leasehold.server;
 
+import static org.awaitility.Awaitility.await;
 import static dev.leasehold.testing.ServerProcess.props;
 import static java.nio.charset.StandardCharsets.UTF_8;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import java.io.IOException;
+import java.time.Duration;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
@@ -84,7 +86,7 @@ class RestartIntegrationTests {
             loader.start();
             loaders.add(loader);
         }
-        Thread.sleep(1500);
+        await().atMost(Duration.ofSeconds(30)).until(() -> grants.get() > 150); // traffic under way
 
         // Five keys held with 8 s leases when the server dies. Their leases end no later than the
         // answer's arrival + 8 s: the restarted server must not grant them before that.
@@ -102,7 +104,7 @@ class RestartIntegrationTests {
             heldUntil.put(key, System.nanoTime() + TimeUnit.SECONDS.toNanos(8));
             maxToken.accumulateAndGet(((Answer.Acquired) a).token(), Math::max);
         }
-        Thread.sleep(200);
+        Thread.sleep(200); // real time: the load runs on past the holds, so the kill lands mid-traffic
 
         first.kill9();
         long killedAt = System.nanoTime();
@@ -173,8 +175,9 @@ class RestartIntegrationTests {
                 (System.nanoTime() - sent) / MS, ((Answer.Acquired) lateAnswer).queuedMs());
     }
 
+    /** A pause before retrying a Busy: real time, the token writer's fsync must catch up. */
     private static boolean sleep(long millis) throws InterruptedException {
-        Thread.sleep(millis);
+        Thread.sleep(millis); // real time: see above
         return true;
     }
 

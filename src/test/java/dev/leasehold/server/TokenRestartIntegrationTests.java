@@ -30,7 +30,7 @@ class TokenRestartIntegrationTests {
                         Answer a = c.send(new Request.Acquire(0, 1, i, Request.key("r" + run + "-" + i))).next();
                         for (int retry = 0; a instanceof Answer.Busy && retry < 100; retry++) {
                             // 10-token blocks run out faster than fsync refills them: Busy, never a guess
-                            Thread.sleep(10);
+                            Thread.sleep(10); // real time: the token writer's fsync must refill the block
                             a = c.send(new Request.Acquire(0, 1, i, Request.key("r" + run + "-" + i))).next();
                         }
                         long token = ((Answer.Acquired) a).token();

@@ -93,6 +93,7 @@ class SoakIntegrationTests {
             long[] latencies = new long[2_000_000];
             int ops = 0;
             int failures = 0;
+            List<String> failed = new ArrayList<>(); // the first few, to say what went wrong
             long end = System.nanoTime() + TimeUnit.SECONDS.toNanos(seconds);
             try (LeaseholdClient client = LeaseholdClient.create("127.0.0.1:" + server.port())) {
                 for (int i = 0; System.nanoTime() < end && ops < latencies.length; i++) {
@@ -103,6 +104,9 @@ class SoakIntegrationTests {
                         latencies[ops++] = System.nanoTime() - t0;
                     } else {
                         failures++;
+                        if (failed.size() < 5) {
+                            failed.add(i + ": " + out);
+                        }
                     }
                 }
             }
@@ -127,7 +131,7 @@ class SoakIntegrationTests {
                     churned.get());
             System.out.printf("SOAK server before: %s%nSOAK server after:  %s%n", before, after);
 
-            assertThat(failures).as("normal client failures").isZero();
+            assertThat(failures).as("normal client failures: %s", failed).isZero();
             assertThat(ops).isGreaterThan(seconds * 20);
             assertThat(p99).as("p99 ms of the normal client (2 noisy cores)").isLessThan(2000);
             assertThat(answersToNonReaders).as("every non-reader got every answer").isEqualTo(4L * nonReaderPings);
@@ -163,7 +167,7 @@ class SoakIntegrationTests {
             writer.setDaemon(true);
             writer.start();
             while (running.get()) {
-                Thread.sleep(50);
+                Thread.sleep(50); // real time: the soak runs for its duration; this client only waits it out
             }
             long got = readAnswers(s, pings, Duration.ofSeconds(60));
             writer.join(10_000);
@@ -190,7 +194,7 @@ class SoakIntegrationTests {
                 } catch (java.net.SocketTimeoutException e) {
                     // nothing yet
                 }
-                Thread.sleep(50);
+                Thread.sleep(50); // real time: a slow reader is slow by design
             }
         }
     }
@@ -204,7 +208,7 @@ class SoakIntegrationTests {
                 for (int i = 0; i < frame.length && running.get(); i++) {
                     out.write(frame[i]);
                     out.flush();
-                    Thread.sleep(200);
+                    Thread.sleep(200); // real time: slowloris sends one byte per 200 ms by design
                 }
                 s.setSoTimeout(100);
                 if (s.getInputStream().read() == 'X') {

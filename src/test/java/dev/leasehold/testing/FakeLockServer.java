@@ -1,6 +1,5 @@
 package dev.leasehold.testing;
 
-import java.io.ByteArrayOutputStream;
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.OutputStream;
@@ -9,6 +8,7 @@ import java.net.InetSocketAddress;
 import java.net.ServerSocket;
 import java.net.Socket;
 import java.nio.ByteBuffer;
+import java.nio.charset.StandardCharsets;
 import java.util.ArrayDeque;
 import java.util.HashMap;
 import java.util.List;
@@ -21,8 +21,9 @@ import java.util.concurrent.TimeUnit;
 
 import dev.leasehold.protocol.Answer;
 import dev.leasehold.protocol.FrameWriter;
-import dev.leasehold.protocol.RequestType;
-import dev.leasehold.protocol.Wire;
+import dev.leasehold.protocol.ProtocolException;
+import dev.leasehold.protocol.Request;
+import dev.leasehold.protocol.RequestReader;
 
 /**
  * A tiny in-test lock server for unit-level client mechanics only (the semantics tests run
@@ -135,26 +136,20 @@ public final class FakeLockServer implements AutoCloseable {
     }
 
     private void readLoop(Conn c) {
-        ByteArrayOutputStream frame = new ByteArrayOutputStream();
-        RequestType type = null;
+        RequestReader reader = new RequestReader();
+        byte[] buf = new byte[4096];
         try {
             InputStream in = c.socket.getInputStream();
-            int b;
-            while ((b = in.read()) >= 0) {
-                if (frame.size() == 0) {
-                    type = RequestType.fromByte(b);
-                    if (type == null) {
-                        c.send(new Answer.Error(1, "unknown op"));
-                        break;
-                    }
-                }
-                frame.write(b);
-                if (frame.size() >= type.headerBytes() + 1 && b == Wire.TERMINATOR
-                        && (type.hasKey() ? frame.size() > type.headerBytes() + 1 : true)) {
-                    handle(c, type, frame.toByteArray());
-                    frame.reset();
+            int n;
+            while ((n = in.read(buf)) >= 0) {
+                ByteBuffer bytes = ByteBuffer.wrap(buf, 0, n);
+                Request r;
+                while ((r = reader.next(bytes)) != null) {
+                    handle(c, r);
                 }
             }
+        } catch (ProtocolException e) {
+            c.send(new Answer.Error(1, e.getMessage()));
         } catch (IOException e) {
             // closed
         }
@@ -171,61 +166,53 @@ public final class FakeLockServer implements AutoCloseable {
         }
     }
 
-    private synchronized void handle(Conn c, RequestType type, byte[] f) {
-        ByteBuffer bb = ByteBuffer.wrap(f);
-        bb.get();
-        int h = type.headerBytes();
-        String key = type.hasKey() ? new String(f, h, f.length - h - 1, java.nio.charset.StandardCharsets.UTF_8) : null;
-        switch (type) {
-            case ACQUIRE -> {
-                int wait = bb.get() & 0xFF;
-                int lease = bb.get() & 0xFF;
-                long owner = bb.getLong();
-                KeyState s = keys.computeIfAbsent(key, k -> new KeyState());
-                if (s.token == 0) {
-                    grant(key, s, c, owner, lease, System.nanoTime());
-                } else if (wait == 0) {
-                    c.send(new Answer.TimedOut(owner));
-                } else {
-                    ScheduledFuture<?>[] holder = new ScheduledFuture<?>[1];
-                    Waiter w = new Waiter(c, owner, lease, System.nanoTime(), holder);
-                    s.waiters.add(w);
-                    holder[0] = timer.schedule(() -> {
-                        synchronized (this) {
-                            if (s.waiters.remove(w)) {
-                                c.send(new Answer.TimedOut(owner));
-                            }
+    private synchronized void handle(Conn c, Request r) {
+        if (r instanceof Request.Acquire a) {
+            String key = new String(a.key(), StandardCharsets.UTF_8);
+            long owner = a.owner();
+            KeyState s = keys.computeIfAbsent(key, k -> new KeyState());
+            if (s.token == 0) {
+                grant(key, s, c, owner, a.leaseSeconds(), System.nanoTime());
+            } else if (a.waitSeconds() == 0) {
+                c.send(new Answer.TimedOut(owner));
+            } else {
+                ScheduledFuture<?>[] holder = new ScheduledFuture<?>[1];
+                Waiter w = new Waiter(c, owner, a.leaseSeconds(), System.nanoTime(), holder);
+                s.waiters.add(w);
+                holder[0] = timer.schedule(() -> {
+                    synchronized (this) {
+                        if (s.waiters.remove(w)) {
+                            c.send(new Answer.TimedOut(owner));
                         }
-                    }, wait, TimeUnit.SECONDS);
-                }
-            }
-            case RELEASE -> {
-                long token = bb.getLong();
-                KeyState s = keys.get(key);
-                if (s != null && s.token == token && token != 0) {
-                    c.send(new Answer.Released(token));
-                    s.leaseTimer.cancel(false);
-                    handOver(key, s);
-                } else {
-                    c.send(new Answer.NotHeld(token));
-                }
-            }
-            case EXTEND -> {
-                int lease = bb.get() & 0xFF;
-                long token = bb.getLong();
-                KeyState s = keys.get(key);
-                if (s != null && s.token == token && token != 0) {
-                    long remaining = s.leaseTimer.getDelay(TimeUnit.NANOSECONDS);
-                    if (lease * 1_000_000_000L > remaining) {
-                        s.leaseTimer.cancel(false);
-                        s.leaseTimer = timer.schedule(() -> expire(key, s, token), lease, TimeUnit.SECONDS);
                     }
-                    c.send(new Answer.Extended(token));
-                } else {
-                    c.send(new Answer.NotHeld(token));
-                }
+                }, a.waitSeconds(), TimeUnit.SECONDS);
             }
-            case PING -> c.send(new Answer.Pong(bb.getLong()));
+        } else if (r instanceof Request.Release rel) {
+            long token = rel.token();
+            KeyState s = keys.get(new String(rel.key(), StandardCharsets.UTF_8));
+            if (s != null && s.token == token && token != 0) {
+                c.send(new Answer.Released(token));
+                s.leaseTimer.cancel(false);
+                handOver(new String(rel.key(), StandardCharsets.UTF_8), s);
+            } else {
+                c.send(new Answer.NotHeld(token));
+            }
+        } else if (r instanceof Request.Extend e) {
+            long token = e.token();
+            String key = new String(e.key(), StandardCharsets.UTF_8);
+            KeyState s = keys.get(key);
+            if (s != null && s.token == token && token != 0) {
+                long remaining = s.leaseTimer.getDelay(TimeUnit.NANOSECONDS);
+                if (e.leaseSeconds() * 1_000_000_000L > remaining) {
+                    s.leaseTimer.cancel(false);
+                    s.leaseTimer = timer.schedule(() -> expire(key, s, token), e.leaseSeconds(), TimeUnit.SECONDS);
+                }
+                c.send(new Answer.Extended(token));
+            } else {
+                c.send(new Answer.NotHeld(token));
+            }
+        } else if (r instanceof Request.Ping p) {
+            c.send(new Answer.Pong(p.nonce()));
         }
     }
 

@@ -22,6 +22,9 @@ import java.util.concurrent.atomic.AtomicLong;
 import dev.leasehold.protocol.Answer;
 import dev.leasehold.protocol.AnswerDecoder;
 import dev.leasehold.protocol.ProtocolException;
+import dev.leasehold.protocol.ProtocolException;
+import dev.leasehold.protocol.Request;
+import dev.leasehold.protocol.RequestReader;
 import dev.leasehold.protocol.RequestType;
 import dev.leasehold.protocol.Wire;
 
@@ -338,7 +341,7 @@ public final class FaultProxy implements AutoCloseable {
             return;
         }
         try {
-            TimeUnit.NANOSECONDS.sleep(nanos);
+            TimeUnit.NANOSECONDS.sleep(nanos); // the injected delay itself: real time by design
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
         }
@@ -459,11 +462,10 @@ public final class FaultProxy implements AutoCloseable {
         }
     }
 
-    /** Incremental request parser (header by byte count, then key to the terminator). */
+    /** Records the requests a connection forwards, read with the protocol's {@link RequestReader}. */
     private final class RequestParser {
         private final int connection;
-        private final ByteArrayOutputStream frame = new ByteArrayOutputStream();
-        private RequestType type;
+        private final RequestReader reader = new RequestReader(64 << 20); // any key a test sends
         private boolean broken;
 
         RequestParser(int connection) {
@@ -471,46 +473,40 @@ public final class FaultProxy implements AutoCloseable {
         }
 
         void feed(byte[] bytes, int len) {
-            for (int i = 0; i < len && !broken; i++) {
-                byte b = bytes[i];
-                if (frame.size() == 0) {
-                    type = RequestType.fromByte(b);
-                    if (type == null) {
-                        broken = true;
-                        return;
-                    }
-                    if (type == RequestType.ACQUIRE) {
-                        acquireStarts.incrementAndGet();
-                    }
+            ByteBuffer in = ByteBuffer.wrap(bytes, 0, len);
+            // one byte at a time so that an Acquire is counted as started at its first byte
+            while (in.hasRemaining() && !broken) {
+                if (!reader.hasPartialFrame() && in.get(in.position()) == RequestType.ACQUIRE.op()) {
+                    acquireStarts.incrementAndGet();
                 }
-                frame.write(b);
-                if (frame.size() > type.headerBytes() && b == Wire.TERMINATOR) {
-                    complete(frame.toByteArray());
-                    frame.reset();
+                int limit = in.limit();
+                in.limit(in.position() + 1);
+                try {
+                    Request r = reader.next(in);
+                    if (r != null) {
+                        record(r);
+                    }
+                } catch (ProtocolException e) {
+                    broken = true;
                 }
+                in.limit(limit);
             }
         }
 
-        private void complete(byte[] f) {
-            ByteBuffer bb = ByteBuffer.wrap(f);
-            bb.get();
+        private void record(Request r) {
             long now = System.nanoTime();
-            int h = type.headerBytes();
-            String key = type.hasKey() ? new String(f, h, f.length - h - 1, StandardCharsets.UTF_8) : null;
-            switch (type) {
-                case ACQUIRE -> {
-                    int wait = bb.get() & 0xFF;
-                    int lease = bb.get() & 0xFF;
-                    long owner = bb.getLong();
-                    acquires.add(new SeenAcquire(connection, wait, lease, owner, key, now));
-                    requests.add(new SeenRequest(connection, type, owner, key, now));
-                }
-                case RELEASE -> requests.add(new SeenRequest(connection, type, bb.getLong(), key, now));
-                case EXTEND -> {
-                    bb.get();
-                    requests.add(new SeenRequest(connection, type, bb.getLong(), key, now));
-                }
-                case PING -> requests.add(new SeenRequest(connection, type, bb.getLong(), null, now));
+            if (r instanceof Request.Acquire a) {
+                String key = new String(a.key(), StandardCharsets.UTF_8);
+                acquires.add(new SeenAcquire(connection, a.waitSeconds(), a.leaseSeconds(), a.owner(), key, now));
+                requests.add(new SeenRequest(connection, r.type(), a.owner(), key, now));
+            } else if (r instanceof Request.Release rel) {
+                requests.add(new SeenRequest(connection, r.type(), rel.token(),
+                        new String(rel.key(), StandardCharsets.UTF_8), now));
+            } else if (r instanceof Request.Extend e) {
+                requests.add(new SeenRequest(connection, r.type(), e.token(),
+                        new String(e.key(), StandardCharsets.UTF_8), now));
+            } else if (r instanceof Request.Ping p) {
+                requests.add(new SeenRequest(connection, r.type(), p.nonce(), null, now));
             }
         }
     }

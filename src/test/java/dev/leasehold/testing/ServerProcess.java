@@ -144,7 +144,7 @@ public final class ServerProcess implements AutoCloseable {
 
     private static void sleep(long millis) {
         try {
-            Thread.sleep(millis);
+            Thread.sleep(millis); // polls a child process, which offers nothing to await
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
             throw new IllegalStateException(e);

@@ -1,11 +1,5 @@
 package dev.leasehold.client;
 
-import java.nio.ByteBuffer;
-import java.nio.CharBuffer;
-import java.nio.charset.CharacterCodingException;
-import java.nio.charset.CodingErrorAction;
-import java.nio.charset.StandardCharsets;
-
 import dev.leasehold.protocol.Keys;
 import dev.leasehold.protocol.Wire;
 
@@ -17,25 +11,7 @@ final class Arguments {
 
     /** The key's exact UTF-8 bytes, or an IllegalArgumentException. */
     static byte[] key(String key) {
-        if (key == null) {
-            throw new IllegalArgumentException("key is null");
-        }
-        ByteBuffer encoded;
-        try {
-            encoded = StandardCharsets.UTF_8.newEncoder()
-                    .onMalformedInput(CodingErrorAction.REPORT)
-                    .onUnmappableCharacter(CodingErrorAction.REPORT)
-                    .encode(CharBuffer.wrap(key));
-        } catch (CharacterCodingException e) {
-            throw new IllegalArgumentException("key is not valid Unicode (it contains an unpaired surrogate)");
-        }
-        byte[] bytes = new byte[encoded.remaining()];
-        encoded.get(bytes);
-        String problem = Keys.problem(bytes, Wire.DEFAULT_MAX_KEY_BYTES);
-        if (problem != null) {
-            throw new IllegalArgumentException(problem);
-        }
-        return bytes;
+        return Keys.utf8(key, Wire.DEFAULT_MAX_KEY_BYTES);
     }
 
     static int waitSeconds(int wait) {

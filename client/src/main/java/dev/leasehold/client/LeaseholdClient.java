@@ -6,16 +6,13 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.ExecutionException;
-import java.util.concurrent.TimeUnit;
-import java.util.concurrent.TimeoutException;
+import java.util.concurrent.CompletionException;
 import java.util.concurrent.atomic.AtomicInteger;
 
 import dev.leasehold.client.internal.AcquireCall;
-import dev.leasehold.client.internal.AcquireResult;
+import dev.leasehold.client.internal.Blocking;
 import dev.leasehold.client.internal.Config;
 import dev.leasehold.client.internal.Engine;
-import dev.leasehold.client.internal.TokenResult;
 import dev.leasehold.protocol.Wire;
 
 /**
@@ -52,10 +49,22 @@ import dev.leasehold.protocol.Wire;
  * delivery threads, never on an I/O thread, so a slow callback cannot stall the client. All
  * threads are daemons named after {@link ClientOptions#threadNamePrefix()}; {@link #close()}
  * ends them.
+ *
+ * <p><b>Interrupts.</b> Interrupting a thread blocked in this client ends its <i>wait</i>, never
+ * silently, and the thread's interrupt status stays set. {@link #acquire} then concludes the
+ * call and returns what is true at that moment: {@link AcquireOutcome.Unavailable} if nothing was
+ * sent, else {@link AcquireOutcome.Indeterminate} (a grant that still arrives is released).
+ * Release, extend and ping cannot be concluded that way (they retry on their own, and are safe
+ * to): the blocking {@link #release}, {@link #extend}, {@link #ping}, {@link Ticket#release()}
+ * and {@link Ticket#extend(int)} throw {@link IllegalStateException} and the request goes on in
+ * the background. The asynchronous variants are not affected by interrupts.
  */
 public final class LeaseholdClient implements AutoCloseable {
 
     private static final AtomicInteger INSTANCES = new AtomicInteger();
+
+    /** A blocking ping waits this much past the transport deadline for the timer to fail it first. */
+    private static final long PING_SLACK = 100_000_000L;
 
     private final ClientOptions options;
     private final Engine engine;
@@ -124,22 +133,16 @@ public final class LeaseholdClient implements AutoCloseable {
      */
     public AcquireOutcome acquire(String key, int waitSeconds, int leaseSeconds) {
         byte[] bytes = checked(key, waitSeconds, leaseSeconds);
-        AcquireCall call = engine.acquire(bytes, waitSeconds, leaseSeconds);
+        AcquireCall call = engine.acquire(bytes, waitSeconds, leaseSeconds, tickets(key, bytes));
         long bound = call.deadline() + options.responseGrace().toNanos();
-        AcquireResult r;
-        try {
-            r = call.result().get(Math.max(0, bound - System.nanoTime()), TimeUnit.NANOSECONDS);
-        } catch (TimeoutException e) {
+        AcquireOutcome r = Blocking.await(call.result(), bound - engine.ticker().nanoTime(), () -> {
             call.expireNow(); // the timer runs late: decide now, as it would have
-            r = call.result().join();
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
+            return call.result().join();
+        }, () -> {
             call.conclude("the calling thread was interrupted");
-            r = call.result().join();
-        } catch (ExecutionException e) {
-            throw new IllegalStateException(e.getCause());
-        }
-        return outcome(key, bytes, call.deliver(r));
+            return call.result().join();
+        });
+        return call.deliver(r);
     }
 
     /**
@@ -152,11 +155,10 @@ public final class LeaseholdClient implements AutoCloseable {
      */
     public CompletableFuture<AcquireOutcome> acquireAsync(String key, int waitSeconds, int leaseSeconds) {
         byte[] bytes = checked(key, waitSeconds, leaseSeconds);
-        AcquireCall call = engine.acquire(bytes, waitSeconds, leaseSeconds);
+        AcquireCall call = engine.acquire(bytes, waitSeconds, leaseSeconds, tickets(key, bytes));
         CompletableFuture<AcquireOutcome> future = new CompletableFuture<>();
         call.result().whenCompleteAsync((r, e) -> {
-            AcquireOutcome o = e != null ? new AcquireOutcome.Indeterminate(String.valueOf(e))
-                    : outcome(key, bytes, call.deliver(r));
+            AcquireOutcome o = e != null ? new AcquireOutcome.Indeterminate(String.valueOf(e)) : call.deliver(r);
             if (!future.complete(o) && o instanceof AcquireOutcome.Acquired a) {
                 a.ticket().releaseAsync(); // nobody will see this grant
             }
@@ -183,13 +185,9 @@ public final class LeaseholdClient implements AutoCloseable {
      */
     public ReleaseOutcome release(String key, long token, Duration retryFor) {
         byte[] bytes = Arguments.key(key);
-        long giveUpAt = System.nanoTime() + positive(retryFor);
-        var r = await(engine.release(bytes, token, giveUpAt).result(), giveUpAt);
-        if (r instanceof TokenResult.Released) {
-            return ReleaseOutcome.RELEASED;
-        }
-        return r instanceof TokenResult.NotHeld ? ReleaseOutcome.NOT_HELD
-                : ReleaseOutcome.EXPIRED;
+        long giveUpAt = engine.ticker().nanoTime() + positive(retryFor);
+        return await(engine.release(bytes, token, giveUpAt).result(), giveUpAt, () -> ReleaseOutcome.EXPIRED,
+                "the release of token " + token);
     }
 
     /**
@@ -205,13 +203,9 @@ public final class LeaseholdClient implements AutoCloseable {
     public ExtendOutcome extend(String key, long token, int leaseSeconds, Duration retryFor) {
         byte[] bytes = Arguments.key(key);
         Arguments.leaseSeconds(leaseSeconds);
-        long giveUpAt = System.nanoTime() + positive(retryFor);
-        var r = await(engine.extend(bytes, token, leaseSeconds, giveUpAt).result(), giveUpAt);
-        if (r instanceof TokenResult.Extended e) {
-            return new ExtendOutcome.Extended(e.validUntil());
-        }
-        return r instanceof TokenResult.NotHeld ? new ExtendOutcome.NotHeld()
-                : new ExtendOutcome.Expired();
+        long giveUpAt = engine.ticker().nanoTime() + positive(retryFor);
+        return await(engine.extend(bytes, token, leaseSeconds, giveUpAt).result(), giveUpAt,
+                ExtendOutcome.Expired::new, "the extend of token " + token);
     }
 
     /**
@@ -244,21 +238,15 @@ public final class LeaseholdClient implements AutoCloseable {
      * for health checks. Opens a session if none is open.
      *
      * @throws IOException if no Pong came within the transport deadline or the session broke
+     * @throws IllegalStateException if the calling thread was interrupted (see "Interrupts" above)
      */
     public Duration ping() throws IOException {
-        CompletableFuture<Duration> f = pingAsync();
         try {
-            return f.get(options.transportDeadline().toNanos() + 100_000_000L, TimeUnit.NANOSECONDS);
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-            throw new IOException("interrupted while waiting for a Pong", e);
-        } catch (TimeoutException e) {
-            throw new IOException("no Pong within " + options.transportDeadline());
-        } catch (ExecutionException e) {
-            if (e.getCause() instanceof IOException io) {
-                throw io;
-            }
-            throw new IOException(e.getCause());
+            return Blocking.await(pingAsync(), options.transportDeadline().toNanos() + PING_SLACK, () -> {
+                throw new CompletionException(new IOException("no Pong within " + options.transportDeadline()));
+            }, Blocking.interrupted("a Pong"));
+        } catch (CompletionException e) {
+            throw e.getCause() instanceof IOException io ? io : new IOException(e.getCause());
         }
     }
 
@@ -283,6 +271,12 @@ public final class LeaseholdClient implements AutoCloseable {
         return engine;
     }
 
+    /** Starts an acquire call without waiting or gating it (tests in this module). */
+    AcquireCall startAcquire(String key, int waitSeconds, int leaseSeconds) {
+        byte[] bytes = checked(key, waitSeconds, leaseSeconds);
+        return engine.acquire(bytes, waitSeconds, leaseSeconds, tickets(key, bytes));
+    }
+
     private static long positive(Duration retryFor) {
         if (retryFor == null || retryFor.isNegative() || retryFor.isZero()) {
             throw new IllegalArgumentException("retryFor must be positive, not " + retryFor);
@@ -290,19 +284,9 @@ public final class LeaseholdClient implements AutoCloseable {
         return retryFor.toNanos();
     }
 
-    private TokenResult await(
-            CompletableFuture<TokenResult> f, long giveUpAt) {
-        try {
-            return f.get(Math.max(0, giveUpAt - System.nanoTime()) + options.responseGrace().toNanos(),
-                    TimeUnit.NANOSECONDS);
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-            throw new IllegalStateException("interrupted; the call goes on in the background", e);
-        } catch (TimeoutException e) {
-            return new TokenResult.Expired();
-        } catch (ExecutionException e) {
-            throw e.getCause() instanceof RuntimeException r ? r : new IllegalStateException(e.getCause());
-        }
+    private <R> R await(CompletableFuture<R> f, long giveUpAt, java.util.function.Supplier<R> gaveUp, String what) {
+        return Blocking.await(f, giveUpAt - engine.ticker().nanoTime() + options.responseGrace().toNanos(), gaveUp,
+                Blocking.interrupted(what));
     }
 
     private static byte[] checked(String key, int waitSeconds, int leaseSeconds) {
@@ -312,18 +296,10 @@ public final class LeaseholdClient implements AutoCloseable {
         return bytes;
     }
 
-    private AcquireOutcome outcome(String key, byte[] bytes, AcquireResult r) {
-        if (r instanceof AcquireResult.Granted g) {
-            return new AcquireOutcome.Acquired(new Ticket(engine, key, bytes, g.token(), g.validUntil(),
-                    g.leaseEndUpperBound()));
-        } else if (r instanceof AcquireResult.TimedOut) {
-            return new AcquireOutcome.TimedOut();
-        } else if (r instanceof AcquireResult.Busy) {
-            return new AcquireOutcome.Busy();
-        } else if (r instanceof AcquireResult.Indeterminate i) {
-            return new AcquireOutcome.Indeterminate(i.reason());
-        }
-        return new AcquireOutcome.Unavailable(((AcquireResult.Unavailable) r).reason());
+    /** How a grant of this call becomes the caller's ticket. */
+    private AcquireCall.Tickets tickets(String key, byte[] bytes) {
+        return g -> new AcquireOutcome.Acquired(new Ticket(engine, key, bytes, g.token(), g.validUntil(),
+                g.leaseEndUpperBound()));
     }
 
     private static InetSocketAddress parse(String server) {

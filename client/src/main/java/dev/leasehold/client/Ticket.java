@@ -3,13 +3,11 @@ package dev.leasehold.client;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.ExecutionException;
-import java.util.concurrent.TimeUnit;
-import java.util.concurrent.TimeoutException;
 
+import dev.leasehold.client.internal.Blocking;
 import dev.leasehold.client.internal.Engine;
 import dev.leasehold.client.internal.LeaseMath;
-import dev.leasehold.client.internal.TokenResult;
+import dev.leasehold.client.internal.Ticker;
 import dev.leasehold.protocol.Keys;
 
 /**
@@ -38,6 +36,7 @@ public final class Ticket implements AutoCloseable {
     private final byte[] keyBytes;
     private final long token;
     private final long graceNanos;
+    private final Ticker ticker;
 
     private long validUntil;
     private long leaseEndUpperBound;
@@ -51,6 +50,7 @@ public final class Ticket implements AutoCloseable {
         this.validUntil = validUntil;
         this.leaseEndUpperBound = leaseEndUpperBound;
         this.graceNanos = engine.config().responseGraceNanos();
+        this.ticker = engine.ticker();
     }
 
     /** The locked key. */
@@ -73,13 +73,13 @@ public final class Ticket implements AutoCloseable {
 
     /** Time left before {@link #validUntilNanos()}, or zero. */
     public Duration remaining() {
-        long left = validUntilNanos() - System.nanoTime();
+        long left = validUntilNanos() - ticker.nanoTime();
         return left > 0 ? Duration.ofNanos(left) : Duration.ZERO;
     }
 
     /** True while the caller may act as holder: before validUntil and before any release. */
     public synchronized boolean isValid() {
-        return release == null && System.nanoTime() - validUntil < 0;
+        return release == null && ticker.nanoTime() - validUntil < 0;
     }
 
     /** True once a release of this ticket started ({@link #release()}, {@link #releaseAsync()}, {@link #close()}). */
@@ -95,22 +95,7 @@ public final class Ticket implements AutoCloseable {
      * @throws IllegalStateException if the client was closed before the release could finish
      */
     public ReleaseOutcome release() {
-        CompletableFuture<ReleaseOutcome> f = releaseAsync();
-        long bound;
-        synchronized (this) {
-            bound = leaseEndUpperBound;
-        }
-        try {
-            return f.get(Math.max(0, bound - System.nanoTime()) + graceNanos, TimeUnit.NANOSECONDS);
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-            throw new IllegalStateException("interrupted while releasing token " + token
-                    + "; the release goes on in the background", e);
-        } catch (TimeoutException e) {
-            return ReleaseOutcome.EXPIRED;
-        } catch (ExecutionException e) {
-            throw unwrap(e);
-        }
+        return await(releaseAsync(), () -> ReleaseOutcome.EXPIRED, "the release of token " + token);
     }
 
     /** {@link #release()} without blocking; the future completes off the client's I/O threads. */
@@ -119,12 +104,12 @@ public final class Ticket implements AutoCloseable {
             if (release != null) {
                 return release;
             }
-            if (System.nanoTime() - leaseEndUpperBound >= 0) {
+            if (ticker.nanoTime() - leaseEndUpperBound >= 0) {
                 release = CompletableFuture.completedFuture(ReleaseOutcome.EXPIRED);
                 return release;
             }
             release = engine.release(keyBytes, token, leaseEndUpperBound).result()
-                    .thenApplyAsync(Ticket::toReleaseOutcome, engine.deliveryExecutor());
+                    .thenApplyAsync(r -> r, engine.deliveryExecutor()); // hop off the I/O threads
             return release;
         }
     }
@@ -139,21 +124,17 @@ public final class Ticket implements AutoCloseable {
      * @throws IllegalStateException if the client was closed before the extend could finish
      */
     public ExtendOutcome extend(int leaseSeconds) {
-        CompletableFuture<ExtendOutcome> f = extendAsync(leaseSeconds);
+        return await(extendAsync(leaseSeconds), ExtendOutcome.Expired::new, "the extend of token " + token);
+    }
+
+    /** Blocks until the lease would have ended anyway plus the grace (9.11); see the client's interrupt policy. */
+    private <R> R await(CompletableFuture<R> f, java.util.function.Supplier<R> gaveUp, String what) {
         long bound;
         synchronized (this) {
             bound = leaseEndUpperBound;
         }
-        try {
-            return f.get(Math.max(0, bound - System.nanoTime()) + graceNanos, TimeUnit.NANOSECONDS);
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-            throw new IllegalStateException("interrupted while extending token " + token, e);
-        } catch (TimeoutException e) {
-            return new ExtendOutcome.Expired();
-        } catch (ExecutionException e) {
-            throw unwrap(e);
-        }
+        return Blocking.await(f, Math.max(0, bound - ticker.nanoTime()) + graceNanos, gaveUp,
+                Blocking.interrupted(what));
     }
 
     /** {@link #extend(int)} without blocking; the future completes off the client's I/O threads. */
@@ -166,7 +147,7 @@ public final class Ticket implements AutoCloseable {
             }
             giveUpAt = leaseEndUpperBound;
         }
-        if (System.nanoTime() - giveUpAt >= 0) {
+        if (ticker.nanoTime() - giveUpAt >= 0) {
             return CompletableFuture.completedFuture(new ExtendOutcome.Expired());
         }
         var call = engine.extend(keyBytes, token, leaseSeconds, giveUpAt);
@@ -176,13 +157,14 @@ public final class Ticket implements AutoCloseable {
                 if (uncertain != null) {
                     leaseEndUpperBound = LeaseMath.latest(leaseEndUpperBound, uncertain);
                 }
-                if (r instanceof TokenResult.Extended e) {
-                    validUntil = LeaseMath.latest(validUntil, e.validUntil());
-                    leaseEndUpperBound = LeaseMath.latest(leaseEndUpperBound, e.leaseEndUpperBound());
+                if (r instanceof ExtendOutcome.Extended e) {
+                    // Never backwards: an earlier, longer extension may still be the later end.
+                    validUntil = LeaseMath.latest(validUntil, e.validUntilNanos());
+                    leaseEndUpperBound = LeaseMath.latest(leaseEndUpperBound, call.confirmedLeaseEnd());
                     return new ExtendOutcome.Extended(validUntil);
                 }
             }
-            return r instanceof TokenResult.NotHeld ? new ExtendOutcome.NotHeld() : new ExtendOutcome.Expired();
+            return r;
         }, engine.deliveryExecutor());
     }
 
@@ -196,20 +178,5 @@ public final class Ticket implements AutoCloseable {
     public String toString() {
         return "Ticket[key=" + Keys.printable(key.getBytes(StandardCharsets.UTF_8)) + ", token=" + token
                 + ", remaining=" + remaining() + "]";
-    }
-
-    private static ReleaseOutcome toReleaseOutcome(TokenResult r) {
-        if (r instanceof TokenResult.Released) {
-            return ReleaseOutcome.RELEASED;
-        }
-        return r instanceof TokenResult.NotHeld ? ReleaseOutcome.NOT_HELD : ReleaseOutcome.EXPIRED;
-    }
-
-    private static RuntimeException unwrap(ExecutionException e) {
-        Throwable c = e.getCause();
-        if (c instanceof RuntimeException r) {
-            return r;
-        }
-        return new IllegalStateException(c);
     }
 }

@@ -1,11 +1,41 @@
 package dev.leasehold.protocol;
 
+import java.nio.ByteBuffer;
+import java.nio.CharBuffer;
+import java.nio.charset.CharacterCodingException;
+import java.nio.charset.CodingErrorAction;
 import java.nio.charset.StandardCharsets;
 
 /** Key helpers shared by server and client. */
 public final class Keys {
 
     private Keys() {
+    }
+
+    /**
+     * The exact UTF-8 bytes of a key given as text, checked against the key rules (1 to
+     * {@code maxKeyBytes} bytes, valid UTF-8, no newline).
+     *
+     * @throws IllegalArgumentException naming the problem (an unpaired surrogate, or {@link #problem})
+     */
+    public static byte[] utf8(String key, int maxKeyBytes) {
+        if (key == null) {
+            throw new IllegalArgumentException("key is null");
+        }
+        ByteBuffer encoded;
+        try {
+            encoded = StandardCharsets.UTF_8.newEncoder().onMalformedInput(CodingErrorAction.REPORT)
+                    .onUnmappableCharacter(CodingErrorAction.REPORT).encode(CharBuffer.wrap(key));
+        } catch (CharacterCodingException e) {
+            throw new IllegalArgumentException("key is not valid Unicode (it contains an unpaired surrogate)");
+        }
+        byte[] bytes = new byte[encoded.remaining()];
+        encoded.get(bytes);
+        String problem = problem(bytes, maxKeyBytes);
+        if (problem != null) {
+            throw new IllegalArgumentException(problem);
+        }
+        return bytes;
     }
 
     /**

@@ -158,7 +158,7 @@ class CliIntegrationTests {
                     deadAt = System.currentTimeMillis();
                     break;
                 }
-                Thread.sleep(2);
+                Thread.sleep(2); // polls a process's liveness, which offers no event to await
             }
             var r = run.await();
 
@@ -322,7 +322,7 @@ class CliIntegrationTests {
             if (!run.process().isAlive()) {
                 throw new AssertionError("the CLI ended before its command started: " + run.stderr());
             }
-            Thread.sleep(5);
+            Thread.sleep(5); // polls the CLI's output for the child's pid; no event to await
         }
         throw new AssertionError("the command did not start: " + run.stderr());
     }

@@ -49,28 +49,15 @@ final class Commands {
     static int release(Context ctx) throws UsageException {
         String key = ctx.key();
         long token = ctx.token();
-        try (LeaseholdClient client = ctx.client()) {
-            Integer unreachable = reach(ctx, client, key, token);
-            if (unreachable != null) {
-                return unreachable;
-            }
+        return onToken(ctx, key, token, client -> {
             ReleaseOutcome r = client.release(key, token, Duration.ofMillis(ctx.timeoutMillis()));
-            String t = Long.toUnsignedString(token);
-            Map<String, Object> m = Context.fields(r == ReleaseOutcome.RELEASED ? "released"
-                    : r == ReleaseOutcome.NOT_HELD ? "not_held" : "indeterminate");
-            m.put("key", key);
-            m.put("token", Context.unsigned(token));
             if (r == ReleaseOutcome.RELEASED) {
-                return ctx.report(ExitCode.OK, "released " + Context.quote(key) + " token " + t, m);
-            } else if (r == ReleaseOutcome.NOT_HELD) {
-                return ctx.report(ExitCode.NOT_HELD, "not held: token " + t + " is not the active grant of "
-                        + Context.quote(key) + " (its lease ended, or it was released)", m);
+                return ctx.report(ExitCode.OK, "released " + Context.quote(key) + " token " + Long.toUnsignedString(token),
+                        tokenFields("released", key, token));
             }
-            m.put("reason", "no answer within " + Durations.format(ctx.timeoutMillis()));
-            return ctx.report(ExitCode.INDETERMINATE, "indeterminate: no answer to the release of token " + t
-                    + " within " + Durations.format(ctx.timeoutMillis()) + "; if it is still held, it ends with"
-                    + " its lease", m);
-        }
+            return r == ReleaseOutcome.NOT_HELD ? notHeld(ctx, key, token)
+                    : indeterminate(ctx, "release", key, token, "if it is still held, it ends with its lease");
+        });
     }
 
     /** Extends a token's lease and prints its new validity. */
@@ -78,36 +65,57 @@ final class Commands {
         String key = ctx.key();
         long token = ctx.token();
         int lease = ctx.leaseSeconds();
-        try (LeaseholdClient client = ctx.client()) {
-            Integer unreachable = reach(ctx, client, key, token);
-            if (unreachable != null) {
-                return unreachable;
-            }
+        return onToken(ctx, key, token, client -> {
             ExtendOutcome r = client.extend(key, token, lease, Duration.ofMillis(ctx.timeoutMillis()));
-            String t = Long.toUnsignedString(token);
-            Map<String, Object> m;
             if (r instanceof ExtendOutcome.Extended e) {
                 long validUntil = Context.epochMillis(e.validUntilNanos());
-                m = Context.fields("extended");
-                m.put("key", key);
-                m.put("token", Context.unsigned(token));
+                Map<String, Object> m = tokenFields("extended", key, token);
                 m.put("valid_until_ms", validUntil);
                 m.put("lease_s", lease);
-                return ctx.report(ExitCode.OK, "extended " + Context.quote(key) + " token " + t + ", valid until "
-                        + Context.instant(validUntil) + " (" + remaining(validUntil) + ")", m);
+                return ctx.report(ExitCode.OK, "extended " + Context.quote(key) + " token " + Long.toUnsignedString(token)
+                        + ", valid until " + Context.instant(validUntil) + " (" + remaining(validUntil) + ")", m);
             }
-            boolean notHeld = r instanceof ExtendOutcome.NotHeld;
-            m = Context.fields(notHeld ? "not_held" : "indeterminate");
-            m.put("key", key);
-            m.put("token", Context.unsigned(token));
-            if (notHeld) {
-                return ctx.report(ExitCode.NOT_HELD, "not held: token " + t + " is not the active grant of "
-                        + Context.quote(key) + " (its lease ended, or it was released)", m);
-            }
-            m.put("reason", "no answer within " + Durations.format(ctx.timeoutMillis()));
-            return ctx.report(ExitCode.INDETERMINATE, "indeterminate: no answer to the extend of token " + t
-                    + " within " + Durations.format(ctx.timeoutMillis()) + "; do not count on the extension", m);
+            return r instanceof ExtendOutcome.NotHeld ? notHeld(ctx, key, token)
+                    : indeterminate(ctx, "extend", key, token, "do not count on the extension");
+        });
+    }
+
+    /** What release and extend do once the server is known reachable. */
+    @FunctionalInterface
+    private interface TokenCommand {
+        int run(LeaseholdClient client);
+    }
+
+    /**
+     * The shared shape of release and extend: a client, then a Ping first, which tells an
+     * unreachable server (unavailable: nothing was sent) from a call whose answer did not come
+     * (indeterminate); then the command.
+     */
+    private static int onToken(Context ctx, String key, long token, TokenCommand command) throws UsageException {
+        try (LeaseholdClient client = ctx.client()) {
+            Integer unreachable = reach(ctx, client, key, token);
+            return unreachable != null ? unreachable : command.run(client);
         }
+    }
+
+    private static Map<String, Object> tokenFields(String status, String key, long token) {
+        Map<String, Object> m = Context.fields(status);
+        m.put("key", key);
+        m.put("token", Context.unsigned(token));
+        return m;
+    }
+
+    private static int notHeld(Context ctx, String key, long token) {
+        return ctx.report(ExitCode.NOT_HELD, "not held: token " + Long.toUnsignedString(token)
+                + " is not the active grant of " + Context.quote(key) + " (its lease ended, or it was released)",
+                tokenFields("not_held", key, token));
+    }
+
+    private static int indeterminate(Context ctx, String call, String key, long token, String consequence) {
+        Map<String, Object> m = tokenFields("indeterminate", key, token);
+        m.put("reason", "no answer within " + Durations.format(ctx.timeoutMillis()));
+        return ctx.report(ExitCode.INDETERMINATE, "indeterminate: no answer to the " + call + " of token "
+                + Long.toUnsignedString(token) + " within " + Durations.format(ctx.timeoutMillis()) + "; " + consequence, m);
     }
 
     /** Pings the server and prints the round trip. */

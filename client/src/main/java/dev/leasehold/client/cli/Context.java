@@ -2,9 +2,6 @@ package dev.leasehold.client.cli;
 
 import java.io.PrintStream;
 import java.nio.file.Path;
-import java.nio.CharBuffer;
-import java.nio.charset.CharacterCodingException;
-import java.nio.charset.CodingErrorAction;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.time.Instant;
@@ -132,18 +129,10 @@ final class Context {
     /** {@code --key}: present and a valid key (1 to 512 UTF-8 bytes, no newline). */
     String key() throws UsageException {
         String key = line.required("--key");
-        byte[] bytes;
         try {
-            var encoded = StandardCharsets.UTF_8.newEncoder().onMalformedInput(CodingErrorAction.REPORT)
-                    .onUnmappableCharacter(CodingErrorAction.REPORT).encode(CharBuffer.wrap(key));
-            bytes = new byte[encoded.remaining()];
-            encoded.get(bytes);
-        } catch (CharacterCodingException e) {
-            throw new UsageException("bad --key: not valid Unicode");
-        }
-        String problem = Keys.problem(bytes, Wire.DEFAULT_MAX_KEY_BYTES);
-        if (problem != null) {
-            throw new UsageException("bad --key: " + problem);
+            Keys.utf8(key, Wire.DEFAULT_MAX_KEY_BYTES);
+        } catch (IllegalArgumentException e) {
+            throw new UsageException("bad --key: " + e.getMessage());
         }
         return key;
     }

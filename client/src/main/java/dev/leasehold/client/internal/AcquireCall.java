@@ -1,43 +1,58 @@
 package dev.leasehold.client.internal;
 
-import java.util.concurrent.CompletableFuture;
-
+import dev.leasehold.client.AcquireOutcome;
 import dev.leasehold.protocol.Answer;
 import dev.leasehold.protocol.FrameWriter;
 import dev.leasehold.protocol.Request;
 
 /**
  * One {@code acquire} call: one owner and one deadline {@code D} for its whole life, however many
- * sessions it is offered to while it is definitely not sent (9.2 to 9.9).
+ * sessions it is offered to while it is definitely not sent (9.2 to 9.9). It ends with one of
+ * the public {@link AcquireOutcome}s; a grant becomes the caller's ticket through the
+ * {@link Tickets} the public layer passes in, and must still pass {@link #deliver the gate}.
  *
  * <p>Its result future is completed on the thread that decided it (a session reader, the timer,
  * a writer); callers must not attach synchronous dependents that could block.
  */
-public final class AcquireCall extends Outbound {
+public final class AcquireCall extends Outbound<AcquireOutcome> {
+
+    /**
+     * A correlated {@code A}: {@code validUntil} is the safe local end of the lease (9.6) and
+     * {@code leaseEndUpperBound} the instant by which it has certainly ended (ticker time).
+     */
+    public record Grant(long token, long queuedMs, long validUntil, long leaseEndUpperBound) {
+    }
+
+    /** Turns a grant into the caller's outcome (a ticket); supplied by the public layer. */
+    @FunctionalInterface
+    public interface Tickets {
+        AcquireOutcome.Acquired ticket(Grant grant);
+    }
 
     private final byte[] key;
     private final int waitSeconds;
     private final int leaseSeconds;
     private final long owner;
     private final long deadline;
-    private final CompletableFuture<AcquireResult> result = new CompletableFuture<>();
+    private final Tickets tickets;
 
-    /** The wire wait of the (single) write; -1 before it. Guarded by {@code this}. */
-    private int wireWait = -1;
+    /** The grant this call was answered with, if any; guarded by {@code this}. */
+    private Grant grant;
 
-    AcquireCall(Engine engine, byte[] key, int waitSeconds, int leaseSeconds, long owner, long start) {
+    AcquireCall(Engine engine, byte[] key, int waitSeconds, int leaseSeconds, long owner, long start, Tickets tickets) {
         super(engine);
         this.key = key;
         this.waitSeconds = waitSeconds;
         this.leaseSeconds = leaseSeconds;
         this.owner = owner;
+        this.tickets = tickets;
         this.deadline = start + (waitSeconds == 0 ? engine.config().transportDeadlineNanos()
                 : waitSeconds * LeaseMath.SECOND);
     }
 
     /** Arms the deadline timer; called once, before the first submit. */
     void start() {
-        armTimer(this::onDeadline, deadline);
+        armCallTimer(this::onDeadline, deadline);
     }
 
     /** The correlation id of this call, the same on every attempt. */
@@ -50,108 +65,53 @@ public final class AcquireCall extends Outbound {
         return deadline;
     }
 
-    /** The wait the caller asked for, in seconds. */
-    public int waitSeconds() {
-        return waitSeconds;
+    @Override
+    AcquireOutcome tooLate(long now) {
+        return wireWait(now) < 0 ? new AcquireOutcome.Unavailable("the deadline passed before the request could be written")
+                : null;
     }
 
-    /** The wait written on the wire, or -1 if the request was never written. */
-    public synchronized int wireWait() {
-        return wireWait;
-    }
-
-    /** Completes once the call is decided; see the class comment about threads. */
-    public CompletableFuture<AcquireResult> result() {
-        return result;
+    /** 9.3 and 9.5: wait 0 is always sent as 0 (while before D); else ceil((D - now) / 1 s), capped; -1 after D. */
+    private int wireWait(long now) {
+        return waitSeconds == 0 ? (now - deadline < 0 ? 0 : -1) : LeaseMath.wireWait(deadline, now);
     }
 
     @Override
-    byte[] beginWrite(Session s, long now) {
-        AcquireResult done = null;
-        byte[] frame;
-        synchronized (this) {
-            if (state != State.QUEUED) {
-                return SKIP;
-            }
-            int wire = waitSeconds == 0 ? (now - deadline < 0 ? 0 : -1) : LeaseMath.wireWait(deadline, now);
-            if (wire < 0) {
-                state = State.DONE;
-                done = new AcquireResult.Unavailable("the deadline passed before the request could be written");
-                frame = SKIP;
-            } else if (!s.register(this)) {
-                return NOT_SENT;
-            } else {
-                state = State.WRITING;
-                session = s;
-                sendStart = now;
-                wireWait = wire;
-                frame = FrameWriter.encode(new Request.Acquire(wire, leaseSeconds, owner, key));
-            }
-        }
-        if (done != null) {
-            finish(done);
-        }
-        return frame;
+    byte[] encode(long now) {
+        return FrameWriter.encode(new Request.Acquire(wireWait(now), leaseSeconds, owner, key));
     }
 
     /** A correlated {@code A}, {@code T} or {@code B} arrived on {@code s} at {@code receivedAt}. */
-    void answer(Answer a, Session s, long receivedAt) {
-        AcquireResult done;
-        synchronized (this) {
-            if (state == State.DONE || session != s) {
-                done = null;
-            } else {
-                state = State.DONE;
-                if (a instanceof Answer.Acquired g) {
-                    Config c = engine.config();
-                    done = new AcquireResult.Granted(g.token(), g.queuedMs(),
-                            LeaseMath.validUntil(sendStart, g.queuedMs(), leaseSeconds, c.marginFloorNanos(),
-                                    c.driftRate()),
-                            LeaseMath.leaseEndUpperBound(receivedAt, leaseSeconds, c.marginFloorNanos(),
-                                    c.driftRate()));
-                } else if (a instanceof Answer.TimedOut) {
-                    done = new AcquireResult.TimedOut();
-                } else {
-                    done = new AcquireResult.Busy();
-                }
+    void answer(Answer a, Link s, long receivedAt) {
+        Config c = engine.config();
+        boolean decided = decide(() -> {
+            if (session != s) {
+                return null;
             }
-        }
-        if (done != null) {
-            finish(done);
-        } else if (a instanceof Answer.Acquired g) {
+            if (a instanceof Answer.Acquired g) {
+                grant = new Grant(g.token(), g.queuedMs(),
+                        LeaseMath.validUntil(sendStart, g.queuedMs(), leaseSeconds, c.marginFloorNanos(), c.driftRate()),
+                        LeaseMath.leaseEndUpperBound(receivedAt, leaseSeconds, c.marginFloorNanos(), c.driftRate()));
+                return tickets.ticket(grant);
+            }
+            return a instanceof Answer.TimedOut ? new AcquireOutcome.TimedOut() : new AcquireOutcome.Busy();
+        });
+        if (!decided && a instanceof Answer.Acquired g) {
             // Decided already (Indeterminate) but the server granted: free that exact grant.
-            Config c = engine.config();
             engine.compensate(key, g.token(),
                     LeaseMath.leaseEndUpperBound(receivedAt, leaseSeconds, c.marginFloorNanos(), c.driftRate()));
         }
     }
 
     @Override
-    void lost(Session s, String reason) {
-        AcquireResult done = null;
-        synchronized (this) {
-            if ((state == State.WRITING || state == State.SENT) && session == s) {
-                state = State.DONE;
-                done = new AcquireResult.Indeterminate("the session broke before the answer: " + reason);
-            }
-        }
-        if (done != null) {
-            finish(done);
-        }
+    void lost(Link s, String reason) {
+        decide(() -> onWire(s) ? new AcquireOutcome.Indeterminate("the session broke before the answer: " + reason)
+                : null);
     }
 
     @Override
     void abandon(String reason) {
-        AcquireResult done = null;
-        synchronized (this) {
-            if (state == State.QUEUED) {
-                state = State.DONE;
-                done = new AcquireResult.Unavailable(reason);
-            }
-        }
-        if (done != null) {
-            finish(done);
-        }
+        decide(() -> state == State.QUEUED ? new AcquireOutcome.Unavailable(reason) : null);
     }
 
     /**
@@ -160,20 +120,8 @@ public final class AcquireCall extends Outbound {
      * stays open; a grant that still arrives is released by {@link #answer}.
      */
     public void conclude(String reason) {
-        AcquireResult done = null;
-        synchronized (this) {
-            if (state == State.QUEUED) {
-                done = new AcquireResult.Unavailable(reason);
-            } else if (state != State.DONE) {
-                done = new AcquireResult.Indeterminate(reason);
-            }
-            if (done != null) {
-                state = State.DONE;
-            }
-        }
-        if (done != null) {
-            finish(done);
-        }
+        decide(() -> state == State.QUEUED ? new AcquireOutcome.Unavailable(reason)
+                : new AcquireOutcome.Indeterminate(reason));
     }
 
     /**
@@ -185,80 +133,83 @@ public final class AcquireCall extends Outbound {
         onGraceEnd();
     }
 
+    /**
+     * At {@code D} (9.8): still queued gives Unavailable; a write begun but not finished gives
+     * Indeterminate and closes that exact session; all bytes written waits for the grace.
+     */
     private void onDeadline() {
-        AcquireResult done = null;
-        Session close = null;
-        boolean armGrace = false;
-        synchronized (this) {
-            switch (state) {
-                case QUEUED -> {
-                    state = State.DONE;
-                    String why = engine.pool().lastSetupFailure();
-                    done = new AcquireResult.Unavailable("no session could send the request before its deadline"
-                            + (why == null ? "" : " (last connection failure: " + why + ")"));
-                }
-                case WRITING -> {
-                    state = State.DONE;
-                    done = new AcquireResult.Indeterminate("the deadline passed while the request was being written");
-                    close = session;
-                }
-                case SENT -> armGrace = true;
-                case DONE -> {
-                }
+        Link[] close = new Link[1];
+        boolean[] grace = new boolean[1];
+        decide(() -> switch (state) {
+            case QUEUED -> {
+                String why = engine.dispatcher().lastSetupFailure();
+                yield new AcquireOutcome.Unavailable("no session could send the request before its deadline"
+                        + (why == null ? "" : " (last connection failure: " + why + ")"));
             }
+            case WRITING -> {
+                close[0] = session;
+                yield new AcquireOutcome.Indeterminate("the deadline passed while the request was being written");
+            }
+            case SENT -> {
+                grace[0] = true;
+                yield null;
+            }
+            case DONE -> null;
+        });
+        if (grace[0]) {
+            armCallTimer(this::onGraceEnd, deadline + engine.config().responseGraceNanos());
         }
-        if (armGrace) {
-            armTimer(this::onGraceEnd, deadline + engine.config().responseGraceNanos());
-            return;
-        }
-        if (done != null) {
-            finish(done);
-        }
-        if (close != null) {
-            close.close("an Acquire's deadline passed while it was being written");
+        if (close[0] != null) {
+            close[0].close("an Acquire's deadline passed while it was being written");
         }
     }
 
+    /** At {@code D + responseGrace} with no answer: Indeterminate, and that exact session is closed. */
     private void onGraceEnd() {
-        Session close = null;
-        synchronized (this) {
-            if (state == State.SENT || state == State.WRITING) {
-                state = State.DONE;
-                close = session;
+        Link[] close = new Link[1];
+        decide(() -> {
+            if (state != State.SENT && state != State.WRITING) {
+                return null;
             }
+            close[0] = session;
+            return new AcquireOutcome.Indeterminate("no answer by the deadline plus the response grace");
+        });
+        if (close[0] != null) {
+            close[0].close("an Acquire got no answer by its deadline plus the response grace");
         }
-        if (close != null) {
-            finish(new AcquireResult.Indeterminate("no answer by the deadline plus the response grace"));
-            close.close("an Acquire got no answer by its deadline plus the response grace");
-        }
-    }
-
-    private void finish(AcquireResult r) {
-        cancelTimer();
-        result.complete(r);
     }
 
     /**
      * The Ticket delivery gate (9.7), applied at the moment of delivery: a grant is delivered
      * only if {@code now < min(D, validUntil)}; otherwise its exact token is released and the
-     * outcome is Indeterminate. Other results pass unchanged.
+     * outcome is Indeterminate. Other outcomes pass unchanged.
      */
-    public AcquireResult deliver(AcquireResult r) {
-        if (r instanceof AcquireResult.Granted g) {
-            long now = System.nanoTime();
-            if (now - LeaseMath.earliest(deadline, g.validUntil()) < 0) {
-                return g;
-            }
-            compensate(g);
-            return new AcquireResult.Indeterminate(now - deadline >= 0
-                    ? "the grant reached the delivery gate after the deadline; it is being released"
-                    : "the grant's safe validity had already ended at delivery; it is being released");
+    public AcquireOutcome deliver(AcquireOutcome r) {
+        Grant g;
+        synchronized (this) {
+            g = grant;
         }
-        return r;
+        if (!(r instanceof AcquireOutcome.Acquired) || g == null) {
+            return r;
+        }
+        long now = engine.ticker().nanoTime();
+        if (now - LeaseMath.earliest(deadline, g.validUntil()) < 0) {
+            return r;
+        }
+        compensate();
+        return new AcquireOutcome.Indeterminate(now - deadline >= 0
+                ? "the grant reached the delivery gate after the deadline; it is being released"
+                : "the grant's safe validity had already ended at delivery; it is being released");
     }
 
-    /** Releases a grant that will not reach the caller (retried until its lease would have ended). */
-    public void compensate(AcquireResult.Granted g) {
-        engine.compensate(key, g.token(), g.leaseEndUpperBound());
+    /** Releases this call's grant, which will not reach the caller (retried until its lease would have ended). */
+    public void compensate() {
+        Grant g;
+        synchronized (this) {
+            g = grant;
+        }
+        if (g != null) {
+            engine.compensate(key, g.token(), g.leaseEndUpperBound());
+        }
     }
 }

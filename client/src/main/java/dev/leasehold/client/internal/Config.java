@@ -21,15 +21,35 @@ import javax.net.ssl.SSLContext;
  * @param name prefix of thread names
  * @param sslContext TLS for every session, or {@code null} for plaintext TCP
  * @param verifyHostname with TLS: check that the server's certificate names the host connected to
+ * @param ticker the monotonic clock every time decision reads ({@link Ticker#SYSTEM} if null)
+ * @param scheduler runs the deadlines and retries on {@code ticker}'s time; if null the engine
+ *        starts the real one, a timer thread named {@code <name>-timer}
  */
 public record Config(List<InetSocketAddress> addresses, int poolSize, long connectTimeoutNanos,
         long transportDeadlineNanos, long responseGraceNanos, long marginFloorNanos, double driftRate,
-        String name, SSLContext sslContext, boolean verifyHostname) {
+        String name, SSLContext sslContext, boolean verifyHostname, Ticker ticker, Scheduler scheduler) {
 
     public Config {
         addresses = List.copyOf(addresses);
         if (addresses.isEmpty()) {
             throw new IllegalArgumentException("at least one server address is needed");
         }
+        if (ticker == null) {
+            ticker = Ticker.SYSTEM;
+        }
+    }
+
+    /** Settings on real time: {@link Ticker#SYSTEM} and a timer thread of the engine's own. */
+    public Config(List<InetSocketAddress> addresses, int poolSize, long connectTimeoutNanos,
+            long transportDeadlineNanos, long responseGraceNanos, long marginFloorNanos, double driftRate,
+            String name, SSLContext sslContext, boolean verifyHostname) {
+        this(addresses, poolSize, connectTimeoutNanos, transportDeadlineNanos, responseGraceNanos, marginFloorNanos,
+                driftRate, name, sslContext, verifyHostname, null, null);
+    }
+
+    /** The same settings on another clock and scheduler (tests). */
+    public Config withTime(Ticker ticker, Scheduler scheduler) {
+        return new Config(addresses, poolSize, connectTimeoutNanos, transportDeadlineNanos, responseGraceNanos,
+                marginFloorNanos, driftRate, name, sslContext, verifyHostname, ticker, scheduler);
     }
 }

@@ -1,45 +1,57 @@
 package dev.leasehold.client.internal;
 
 import java.util.List;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.Executor;
 import java.util.concurrent.RejectedExecutionException;
-import java.util.concurrent.ScheduledFuture;
-import java.util.concurrent.ScheduledThreadPoolExecutor;
 import java.util.concurrent.SynchronousQueue;
 import java.util.concurrent.ThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicLong;
-import java.util.concurrent.atomic.AtomicReference;
+import java.util.function.Function;
 import java.util.random.RandomGenerator;
 
+import dev.leasehold.client.ExtendOutcome;
+import dev.leasehold.client.ReleaseOutcome;
+
 /**
- * The mechanics behind one client: the session pool, one shared timer thread for every deadline,
- * and a small cached pool of delivery threads that complete the caller's futures, so user code
- * never runs on (or blocks) a session's reader or the timer.
+ * The mechanics behind one client: the session pool, one scheduler for every deadline and retry
+ * (on the configured {@link Ticker}), and a small cached pool of delivery threads that complete
+ * the caller's futures, so user code never runs on (or blocks) a session's reader or the timer.
  *
  * <p>Threads (all daemons, named {@code <name>-...}): per session a writer and a reader; one
- * {@code -timer}; {@code -deliver-N} threads created on demand and ended after 30 s idle.
- * {@link #close} ends them all.
+ * {@code -timer} (unless the configuration brings its own scheduler); {@code -deliver-N} threads
+ * created on demand and ended after 30 s idle. {@link #close} ends them all.
  */
 public final class Engine implements AutoCloseable {
 
     private static final System.Logger LOG = System.getLogger("dev.leasehold.client");
+    private static final long CLOSE_WAIT = 2_000_000_000L;
 
     private final Config config;
-    private final SessionPool pool;
-    private final ScheduledThreadPoolExecutor timer;
+    private final Ticker ticker;
+    private final Scheduler scheduler;
+    private final Dispatcher dispatcher;
     private final ThreadPoolExecutor delivery;
     private final Executor deliveryExecutor;
     private final AtomicLong owners;
     private final AtomicLong nonces;
-    private final AtomicReference<Boolean> closed = new AtomicReference<>(false);
+    private final AtomicBoolean closed = new AtomicBoolean();
+    /** Requests started and not yet decided, so that close can end those no session holds (one in back-off). */
+    private final Set<Outbound<?>> live = ConcurrentHashMap.newKeySet();
 
     public Engine(Config config) {
+        this(config, SessionPool::new);
+    }
+
+    /** An engine whose requests go to {@code dispatchers.apply(this)} instead of a session pool (tests). */
+    Engine(Config config, Function<Engine, Dispatcher> dispatchers) {
         this.config = config;
-        Threads timerThreads = new Threads(config.name() + "-timer");
-        this.timer = new ScheduledThreadPoolExecutor(1, timerThreads);
-        this.timer.setRemoveOnCancelPolicy(true);
-        this.timer.setExecuteExistingDelayedTasksAfterShutdownPolicy(false);
+        this.ticker = config.ticker();
+        this.scheduler = config.scheduler() != null ? config.scheduler()
+                : Scheduler.threads(config.name() + "-timer", ticker);
         this.delivery = new ThreadPoolExecutor(0, Integer.MAX_VALUE, 30, TimeUnit.SECONDS, new SynchronousQueue<>(),
                 new Threads(config.name() + "-deliver"));
         this.deliveryExecutor = task -> {
@@ -52,15 +64,20 @@ public final class Engine implements AutoCloseable {
         RandomGenerator random = new java.security.SecureRandom();
         this.owners = new AtomicLong(random.nextLong());
         this.nonces = new AtomicLong(random.nextLong());
-        this.pool = new SessionPool(this);
+        this.dispatcher = dispatchers.apply(this);
     }
 
     public Config config() {
         return config;
     }
 
-    SessionPool pool() {
-        return pool;
+    /** The clock of every time decision of this client. */
+    public Ticker ticker() {
+        return ticker;
+    }
+
+    Dispatcher dispatcher() {
+        return dispatcher;
     }
 
     /** Where callers' futures are completed: never a reader, writer or the timer thread. */
@@ -70,41 +87,45 @@ public final class Engine implements AutoCloseable {
 
     /**
      * Starts an Acquire: a fresh owner (unique among this client's calls: a counter from a random
-     * start), the deadline fixed now, offered to the pool.
+     * start), the deadline fixed now, offered to the pool. A grant becomes an outcome through
+     * {@code tickets}.
      */
-    public AcquireCall acquire(byte[] key, int waitSeconds, int leaseSeconds) {
+    public AcquireCall acquire(byte[] key, int waitSeconds, int leaseSeconds, AcquireCall.Tickets tickets) {
         checkOpen();
         AcquireCall call = new AcquireCall(this, key, waitSeconds, leaseSeconds, owners.getAndIncrement(),
-                System.nanoTime());
+                ticker.nanoTime(), tickets);
+        track(call);
         call.start();
-        pool.submit(call);
+        dispatcher.submit(call);
         return call;
     }
 
     /** Starts a Release of {@code token}, retried until {@code giveUpAt}. */
-    public TokenCall release(byte[] key, long token, long giveUpAt) {
+    public TokenCall<ReleaseOutcome> release(byte[] key, long token, long giveUpAt) {
         checkOpen();
-        return startToken(new TokenCall(this, key, token, 0, giveUpAt));
+        return startToken(TokenCall.release(this, key, token, giveUpAt));
     }
 
     /** Starts an Extend of {@code token} by {@code leaseSeconds}, retried until {@code giveUpAt}. */
-    public TokenCall extend(byte[] key, long token, int leaseSeconds, long giveUpAt) {
+    public TokenCall<ExtendOutcome> extend(byte[] key, long token, int leaseSeconds, long giveUpAt) {
         checkOpen();
-        return startToken(new TokenCall(this, key, token, leaseSeconds, giveUpAt));
+        return startToken(TokenCall.extend(this, key, token, leaseSeconds, giveUpAt));
     }
 
     /** Starts a Ping with the wait=0 transport deadline. */
     public PingCall ping() {
         checkOpen();
-        PingCall call = new PingCall(this, nextNonce(), System.nanoTime() + config.transportDeadlineNanos());
+        PingCall call = new PingCall(this, nextNonce(), ticker.nanoTime() + config.transportDeadlineNanos());
+        track(call);
         call.start();
-        pool.submit(call);
+        dispatcher.submit(call);
         return call;
     }
 
-    private TokenCall startToken(TokenCall call) {
+    private <R> TokenCall<R> startToken(TokenCall<R> call) {
+        track(call);
         call.start();
-        pool.submit(call);
+        dispatcher.submit(call);
         return call;
     }
 
@@ -115,33 +136,28 @@ public final class Engine implements AutoCloseable {
                     + "; it ends with its lease");
             return;
         }
-        TokenCall call = startToken(new TokenCall(this, key, token, 0, giveUpAt));
+        TokenCall<ReleaseOutcome> call = startToken(TokenCall.release(this, key, token, giveUpAt));
         call.result().whenComplete((r, e) -> LOG.log(System.Logger.Level.DEBUG,
                 () -> "compensating release of token " + token + ": " + (e != null ? e : r)));
+    }
+
+    private void track(Outbound<?> call) {
+        live.add(call);
+        call.result().whenComplete((r, e) -> live.remove(call));
     }
 
     long nextNonce() {
         return nonces.getAndIncrement();
     }
 
-    /** Runs {@code task} on the timer at nanoTime {@code at}; null when the client is closed. */
-    ScheduledFuture<?> schedule(Runnable task, long at) {
-        try {
-            return timer.schedule(() -> {
-                try {
-                    task.run();
-                } catch (RuntimeException e) {
-                    LOG.log(System.Logger.Level.ERROR, "timer task failed", e);
-                }
-            }, Math.max(0, at - System.nanoTime()), TimeUnit.NANOSECONDS);
-        } catch (RejectedExecutionException e) {
-            return null;
-        }
+    /** Runs {@code task} at ticker time {@code at}; null when the client is closed. */
+    Scheduler.Timer schedule(Runnable task, long at) {
+        return scheduler.schedule(task, at);
     }
 
     /** Sessions currently pooled (diagnostics and tests). */
     public List<Session> sessions() {
-        return pool.sessions();
+        return dispatcher.sessions();
     }
 
     public boolean isClosed() {
@@ -156,23 +172,27 @@ public final class Engine implements AutoCloseable {
 
     /**
      * Closes every session (unanswered Acquires end Indeterminate, unsent ones Unavailable),
-     * delivers what is pending, and ends every thread of this client, waiting up to 2 s.
+     * delivers what is pending, and ends every thread of this client, waiting up to 2 s. Real
+     * time on purpose: this waits for threads, not for a protocol deadline.
      */
     @Override
     public void close() {
         if (!closed.compareAndSet(false, true)) {
             return;
         }
-        List<Session> sessions = pool.close();
-        timer.shutdownNow();
+        List<Session> sessions = dispatcher.close();
         delivery.shutdown();
-        long deadline = System.nanoTime() + 2_000_000_000L;
+        long deadline = System.nanoTime() + CLOSE_WAIT;
         try {
+            scheduler.shutdown(0);
             for (Session s : sessions) {
                 s.close("the client is closing");
                 s.join(deadline);
             }
-            timer.awaitTermination(Math.max(0, deadline - System.nanoTime()), TimeUnit.NANOSECONDS);
+            scheduler.shutdown(Math.max(0, deadline - System.nanoTime()));
+            for (Outbound<?> o : List.copyOf(live)) {
+                o.abandon("the client is closed"); // e.g. a Release waiting for its retry: no timer will run it
+            }
             delivery.awaitTermination(Math.max(0, deadline - System.nanoTime()), TimeUnit.NANOSECONDS);
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();

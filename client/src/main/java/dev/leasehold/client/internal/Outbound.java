@@ -1,19 +1,28 @@
 package dev.leasehold.client.internal;
 
-import java.util.concurrent.ScheduledFuture;
+import java.util.concurrent.CompletableFuture;
+import java.util.function.BooleanSupplier;
+import java.util.function.Supplier;
 
 /**
- * A request on its way to the server, as its session's writer and reader see it.
+ * A request on its way to the server, as its session's writer and reader see it, with its
+ * result {@code R}.
  *
  * <p>Every state change of a request happens under the request's own monitor; a request may
  * take its session's lock while holding its own, never the other way round, and no lock is
- * held while a future is completed or a session is closed.
+ * held while a future is completed or a session is closed. The usual shape, "decide under the
+ * monitor, act outside it", is {@link #decide}.
  *
  * <p>States: {@code QUEUED} (definitely not sent: in a queue, or its session never came up),
  * {@code WRITING} (possibly sent: a write of its bytes was about to start or has started),
  * {@code SENT} (every byte handed to the socket), {@code DONE} (it has its result).
+ *
+ * <p>Timers: a request has at most two pending at once, both cancelled when it gets its result:
+ * the <i>call</i> timer (its deadline, the response grace, or the give-up instant) and the
+ * <i>attempt</i> timer (the answer of the current write is overdue, or the back-off before the
+ * next attempt). Arming either replaces the one before it.
  */
-abstract class Outbound {
+abstract class Outbound<R> {
 
     enum State { QUEUED, WRITING, SENT, DONE }
 
@@ -25,60 +34,173 @@ abstract class Outbound {
 
     protected final Engine engine;
 
+    protected final CompletableFuture<R> result = new CompletableFuture<>();
+
     /** Guarded by {@code this}. */
     protected State state = State.QUEUED;
 
     /** The session of the current write attempt; guarded by {@code this}. */
-    protected Session session;
+    protected Link session;
 
-    /** nanoTime just before the current attempt's first byte was written; guarded by {@code this}. */
+    /** Ticker time just before the current attempt's first byte was written; guarded by {@code this}. */
     protected long sendStart;
 
-    /** The one pending timer of this request (deadline, grace or give-up); guarded by {@code this}. */
-    private ScheduledFuture<?> timer;
+    /** Guarded by {@code this}. */
+    private Scheduler.Timer callTimer;
+
+    /** Guarded by {@code this}. */
+    private Scheduler.Timer attemptTimer;
 
     Outbound(Engine engine) {
         this.engine = engine;
     }
 
+    /** Completes once the request is decided, on the thread that decided it. */
+    public final CompletableFuture<R> result() {
+        return result;
+    }
+
     /**
-     * Schedules {@code task} at {@code atNanos} as this request's timer (the one before it has
-     * fired), unless the request finished meanwhile: then the new timer is cancelled at once.
+     * Arms the call timer: {@code task} at {@code atNanos}, replacing the call timer before it.
+     * False when the client is closed (nothing was scheduled).
      */
-    final void armTimer(Runnable task, long atNanos) {
-        ScheduledFuture<?> t = engine.schedule(task, atNanos);
+    final boolean armCallTimer(Runnable task, long atNanos) {
+        return arm(task, atNanos, true, () -> true);
+    }
+
+    /**
+     * Arms the attempt timer: {@code task} at {@code atNanos}, replacing the attempt timer before
+     * it, if {@code stillWanted} holds (checked under the monitor when the timer is installed:
+     * the writer and the reader may arm for the same attempt concurrently, and the later install
+     * must not replace the timer of a newer state, e.g. an overdue check installed after the
+     * session broke must not cancel the retry). False when the client is closed (nothing was
+     * scheduled).
+     */
+    final boolean armAttemptTimer(Runnable task, long atNanos, BooleanSupplier stillWanted) {
+        return arm(task, atNanos, false, stillWanted);
+    }
+
+    /** Schedules first, then keeps the timer unless the request finished (or moved on) meanwhile. */
+    private boolean arm(Runnable task, long atNanos, boolean call, BooleanSupplier stillWanted) {
+        Scheduler.Timer t = engine.schedule(task, atNanos);
+        if (t == null) {
+            return false;
+        }
+        Scheduler.Timer old;
         synchronized (this) {
-            if (state != State.DONE) {
-                timer = t;
-                return;
+            if (state == State.DONE || !stillWanted.getAsBoolean()) {
+                old = t;
+            } else if (call) {
+                old = callTimer;
+                callTimer = t;
+            } else {
+                old = attemptTimer;
+                attemptTimer = t;
             }
         }
-        if (t != null) {
-            t.cancel(false);
+        if (old != null) {
+            old.cancel();
         }
+        return true;
     }
 
-    /** Cancels the pending timer, if any (called when the request gets its result). */
-    final void cancelTimer() {
-        ScheduledFuture<?> t;
+    /**
+     * Runs {@code decision} under this request's monitor; if it returns a result the request is
+     * DONE, and then (outside the monitor) its timers are cancelled and its future completed.
+     * Returns whether this call decided the request.
+     */
+    final boolean decide(Supplier<R> decision) {
+        R r;
         synchronized (this) {
-            t = timer;
-            timer = null;
+            if (state == State.DONE) {
+                return false;
+            }
+            r = decision.get();
+            if (r == null) {
+                return false;
+            }
+            state = State.DONE;
         }
-        if (t != null) {
-            t.cancel(false);
+        finish(r);
+        return true;
+    }
+
+    /** Ends the request with a failure instead of a result (the client closed under it). */
+    final void fail(Throwable e) {
+        fail(e, false);
+    }
+
+    /** Like {@link #fail(Throwable)}, only if the request is still definitely not sent (or unless {@code queuedOnly}). */
+    final void fail(Throwable e, boolean queuedOnly) {
+        synchronized (this) {
+            if (state == State.DONE || (queuedOnly && state != State.QUEUED)) {
+                return;
+            }
+            state = State.DONE;
+        }
+        cancelTimers();
+        result.completeExceptionally(e);
+    }
+
+    private void finish(R r) {
+        cancelTimers();
+        result.complete(r);
+    }
+
+    private void cancelTimers() {
+        Scheduler.Timer a;
+        Scheduler.Timer b;
+        synchronized (this) {
+            a = callTimer;
+            b = attemptTimer;
+            callTimer = null;
+            attemptTimer = null;
+        }
+        if (a != null) {
+            a.cancel();
+        }
+        if (b != null) {
+            b.cancel();
         }
     }
 
     /**
-     * Called by the writer of {@code s} just before its bytes are handed to the socket: checks the
-     * time left, registers the request for its answer with {@code s}, marks it possibly sent and
-     * encodes it. Returns the frame, {@link #SKIP} or {@link #NOT_SENT}.
+     * Called by the writer of {@code s} just before its bytes are handed to the socket, with the
+     * time read then: checks the time left, registers the request with {@code s} for its answer,
+     * marks it possibly sent and encodes it. Returns the frame, {@link #SKIP} or {@link #NOT_SENT}.
      */
-    abstract byte[] beginWrite(Session s, long now);
+    final byte[] beginWrite(Link s, long now) {
+        byte[] frame;
+        R expired;
+        synchronized (this) {
+            if (state != State.QUEUED) {
+                return SKIP;
+            }
+            expired = tooLate(now);
+            if (expired == null) {
+                if (!s.register(this)) {
+                    return NOT_SENT;
+                }
+                state = State.WRITING;
+                session = s;
+                sendStart = now;
+                frame = encode(now);
+                return frame;
+            }
+            state = State.DONE;
+        }
+        finish(expired);
+        return SKIP;
+    }
+
+    /** Under the monitor, at write time: the result if it is too late to write, else null. */
+    abstract R tooLate(long now);
+
+    /** Under the monitor, once registered: the frame of this attempt. */
+    abstract byte[] encode(long now);
 
     /** Every byte was handed to the socket of {@code s}. */
-    final void written(Session s) {
+    final void written(Link s) {
         synchronized (this) {
             if (state != State.WRITING || session != s) {
                 return;
@@ -89,21 +211,21 @@ abstract class Outbound {
     }
 
     /** Hook run (without the lock) after a request moved to SENT. */
-    void afterWritten(Session s) {
+    void afterWritten(Link s) {
     }
 
     /** The session {@code s} ended (or never came up) before it wrote this request: try elsewhere. */
-    final void notSent(Session s) {
+    final void notSent(Link s) {
         synchronized (this) {
             if (state != State.QUEUED) {
                 return;
             }
         }
-        engine.pool().submit(this);
+        engine.dispatcher().submit(this);
     }
 
     /** The session {@code s} broke after this request was possibly sent, before its answer. */
-    abstract void lost(Session s, String reason);
+    abstract void lost(Link s, String reason);
 
     /** The client is closing (or the pool refused it) while the request was not sent. */
     abstract void abandon(String reason);
@@ -112,8 +234,8 @@ abstract class Outbound {
         return state == State.DONE;
     }
 
-    /** True if this request is written or being written on {@code s} and still unanswered. */
-    final synchronized boolean inFlightOn(Session s) {
+    /** True if this request is written or being written on {@code s} and still unanswered (under the monitor). */
+    final boolean onWire(Link s) {
         return (state == State.WRITING || state == State.SENT) && session == s;
     }
 }

@@ -1,7 +1,6 @@
 package dev.leasehold.client.internal;
 
 import java.io.IOException;
-import java.util.concurrent.CompletableFuture;
 
 import dev.leasehold.protocol.FrameWriter;
 import dev.leasehold.protocol.Request;
@@ -11,11 +10,10 @@ import dev.leasehold.protocol.Request;
  * decoded Pong, or fails with an {@link IOException} when no Pong came by its deadline or its
  * session broke. A Ping that was definitely not sent moves to another session like any request.
  */
-public final class PingCall extends Outbound {
+public final class PingCall extends Outbound<Long> {
 
     private final long nonce;
     private final long deadline;
-    private final CompletableFuture<Long> result = new CompletableFuture<>();
 
     PingCall(Engine engine, long nonce, long deadline) {
         super(engine);
@@ -24,74 +22,40 @@ public final class PingCall extends Outbound {
     }
 
     void start() {
-        armTimer(() -> fail("no Pong before the ping's deadline"), deadline);
+        armCallTimer(() -> fail(new IOException("no Pong before the ping's deadline")), deadline);
     }
 
     public long nonce() {
         return nonce;
     }
 
-    public long deadline() {
-        return deadline;
-    }
-
-    /** Round-trip nanoseconds, or an IOException. */
-    public CompletableFuture<Long> result() {
-        return result;
+    @Override
+    Long tooLate(long now) {
+        return null; // the deadline timer ends a ping
     }
 
     @Override
-    byte[] beginWrite(Session s, long now) {
-        synchronized (this) {
-            if (state != State.QUEUED) {
-                return SKIP;
-            }
-            if (!s.register(this)) {
-                return NOT_SENT;
-            }
-            state = State.WRITING;
-            session = s;
-            sendStart = now;
-        }
+    byte[] encode(long now) {
         return FrameWriter.encode(new Request.Ping(nonce));
     }
 
-    void answer(Session s, long receivedAt) {
-        long rtt;
-        synchronized (this) {
-            if (state == State.DONE || session != s) {
-                return;
-            }
-            state = State.DONE;
-            rtt = receivedAt - sendStart;
-        }
-        cancelTimer();
-        result.complete(rtt);
+    void answer(Link s, long receivedAt) {
+        decide(() -> session == s ? receivedAt - sendStart : null);
     }
 
     @Override
-    void lost(Session s, String reason) {
+    void lost(Link s, String reason) {
+        boolean lost;
         synchronized (this) {
-            if (!((state == State.WRITING || state == State.SENT) && session == s)) {
-                return;
-            }
+            lost = onWire(s);
         }
-        fail("the session broke before the Pong: " + reason);
+        if (lost) {
+            fail(new IOException("the session broke before the Pong: " + reason));
+        }
     }
 
     @Override
     void abandon(String reason) {
-        fail(reason);
-    }
-
-    private void fail(String reason) {
-        synchronized (this) {
-            if (state == State.DONE) {
-                return;
-            }
-            state = State.DONE;
-        }
-        cancelTimer();
-        result.completeExceptionally(new IOException(reason));
+        fail(new IOException(reason));
     }
 }

@@ -10,9 +10,7 @@ import java.net.SocketTimeoutException;
 import java.nio.ByteBuffer;
 import java.util.ArrayDeque;
 import java.util.ArrayList;
-import java.util.HashMap;
 import java.util.List;
-import java.util.Map;
 
 import javax.net.ssl.SSLException;
 import javax.net.ssl.SSLParameters;
@@ -25,7 +23,9 @@ import dev.leasehold.protocol.ProtocolException;
 import dev.leasehold.protocol.Request;
 
 /**
- * One TCP connection to a server, with a writer thread and a reader thread.
+ * One TCP connection to a server, with a writer thread and a reader thread: the connecting half
+ * of a session (TCP, TLS, the opening ping, the write queue). Which request an answer belongs
+ * to is its {@link Correlator}'s job.
  *
  * <p>The <b>writer</b> connects, proves the session works with an opening Ping (the session is
  * "up" only once its Pong arrives within the connect timeout, so a peer that accepts TCP but
@@ -34,12 +34,13 @@ import dev.leasehold.protocol.Request;
  * possibly sent, and then writes the batch. The <b>reader</b> decodes answers and hands each to
  * its request (owner for Acquire, FIFO per token for Release/Extend, nonce for Ping).
  *
- * <p>Threading: queue, correlation maps and phase are guarded by {@code lock}. The session
- * never calls out (into requests or the pool) while holding it. {@link #close} is idempotent,
+ * <p>Threading: queue and phase are guarded by {@code lock} (the correlator's tables by its own
+ * monitor, taken inside {@code lock} only to close them with the phase). The session never calls
+ * out (into requests or the pool) while holding it. {@link #close} is idempotent,
  * callable from any thread, and settles every request the session held: possibly sent ones are
  * told they are lost, queued ones go back to the pool.
  */
-public final class Session {
+public final class Session implements Link {
 
     private static final System.Logger LOG = System.getLogger("dev.leasehold.client");
     private static final int MAX_BATCH = 256;
@@ -55,11 +56,8 @@ public final class Session {
 
     private final Object lock = new Object();
     private Phase phase = Phase.CONNECTING;
-    private final ArrayDeque<Outbound> queue = new ArrayDeque<>();
-    private final Map<Long, AcquireCall> owners = new HashMap<>();
-    private final Map<Long, ArrayDeque<TokenCall>> tokens = new HashMap<>();
-    private final Map<Long, PingCall> pings = new HashMap<>();
-    private int tokenCalls;
+    private final ArrayDeque<Outbound<?>> queue = new ArrayDeque<>();
+    private final Correlator correlator = new Correlator(this);
     private Socket socket;
     private Thread reader;
     private long handshakeNonce;
@@ -108,12 +106,12 @@ public final class Session {
     /** Requests queued or awaiting an answer here. */
     int load() {
         synchronized (lock) {
-            return queue.size() + owners.size() + tokenCalls + pings.size();
+            return queue.size() + correlator.size();
         }
     }
 
     /** Queues a request for the writer; false if the session has closed. */
-    boolean enqueue(Outbound o) {
+    boolean enqueue(Outbound<?> o) {
         synchronized (lock) {
             if (phase == Phase.CLOSED) {
                 return false;
@@ -124,44 +122,15 @@ public final class Session {
         }
     }
 
-    boolean register(AcquireCall c) {
-        synchronized (lock) {
-            if (phase == Phase.CLOSED) {
-                return false;
-            }
-            owners.put(c.owner(), c);
-            return true;
-        }
+    @Override
+    public boolean register(Outbound<?> o) {
+        return correlator.register(o);
     }
 
-    boolean register(TokenCall c) {
-        synchronized (lock) {
-            if (phase == Phase.CLOSED) {
-                return false;
-            }
-            tokens.computeIfAbsent(c.token(), t -> new ArrayDeque<>()).add(c);
-            tokenCalls++;
-            return true;
-        }
-    }
-
-    boolean register(PingCall c) {
-        synchronized (lock) {
-            if (phase == Phase.CLOSED) {
-                return false;
-            }
-            pings.put(c.nonce(), c);
-            return true;
-        }
-    }
-
-    /**
-     * Closes this exact session: its socket is closed (so the server drops its queued
-     * Acquires), possibly sent requests are lost, queued ones are offered to other sessions.
-     */
+    @Override
     public void close(String reason) {
-        List<Outbound> lost = new ArrayList<>();
-        List<Outbound> unsent;
+        List<Outbound<?>> unsent;
+        List<Outbound<?>> lost;
         boolean wasUp;
         Socket s;
         synchronized (lock) {
@@ -171,15 +140,10 @@ public final class Session {
             wasUp = phase == Phase.UP;
             phase = Phase.CLOSED;
             closeReason = reason;
-            lost.addAll(owners.values());
-            tokens.values().forEach(lost::addAll);
-            lost.addAll(pings.values());
-            owners.clear();
-            tokens.clear();
-            pings.clear();
-            tokenCalls = 0;
             unsent = new ArrayList<>(queue);
             queue.clear();
+            // with the phase, atomically: a request that registers after this learns it was not sent
+            lost = correlator.close();
             s = socket;
             lock.notifyAll();
         }
@@ -195,10 +159,10 @@ public final class Session {
             pool.setupFailed(reason);
         }
         pool.ended(this, wasUp);
-        for (Outbound o : lost) {
+        for (Outbound<?> o : lost) {
             o.lost(this, reason);
         }
-        for (Outbound o : unsent) {
+        for (Outbound<?> o : unsent) {
             o.notSent(this);
         }
     }
@@ -232,6 +196,8 @@ public final class Session {
 
     private void writeLoop() {
         Config c = engine.config();
+        // Connect and handshake bounds are socket and wait timeouts, which only real time can
+        // drive; the ticker times the requests (sendStart, receivedAt), which tests move.
         long connectDeadline = System.nanoTime() + c.connectTimeoutNanos();
         Socket s = new Socket();
         synchronized (lock) {
@@ -329,8 +295,8 @@ public final class Session {
     }
 
     private void drain(OutputStream out) {
-        List<Outbound> batch = new ArrayList<>(MAX_BATCH);
-        List<Outbound> writing = new ArrayList<>(MAX_BATCH);
+        List<Outbound<?>> batch = new ArrayList<>(MAX_BATCH);
+        List<Outbound<?>> writing = new ArrayList<>(MAX_BATCH);
         ByteArrayOutputStream bytes = new ByteArrayOutputStream(8192);
         while (true) {
             synchronized (lock) {
@@ -349,8 +315,8 @@ public final class Session {
                     batch.add(queue.poll());
                 }
             }
-            long now = System.nanoTime();
-            for (Outbound o : batch) {
+            long now = engine.ticker().nanoTime();
+            for (Outbound<?> o : batch) {
                 byte[] frame = o.beginWrite(this, now);
                 if (frame == Outbound.NOT_SENT) {
                     o.notSent(this); // the session closed meanwhile
@@ -367,7 +333,7 @@ public final class Session {
                     close("write failed: " + e.getMessage());
                     return;
                 }
-                for (Outbound o : writing) {
+                for (Outbound<?> o : writing) {
                     o.written(this);
                 }
             }
@@ -387,7 +353,7 @@ public final class Session {
                     close("the server closed the connection");
                     return;
                 }
-                long receivedAt = System.nanoTime();
+                long receivedAt = engine.ticker().nanoTime();
                 ByteBuffer bb = ByteBuffer.wrap(buf, 0, n);
                 Answer a;
                 while ((a = decoder.next(bb)) != null) {
@@ -405,66 +371,20 @@ public final class Session {
 
     /** Hands an answer to its request; false when the session is over. */
     private boolean dispatch(Answer a, long receivedAt) {
-        if (a instanceof Answer.Acquired g) {
-            acquireAnswer(g.owner(), a, receivedAt);
-        } else if (a instanceof Answer.TimedOut t) {
-            acquireAnswer(t.owner(), a, receivedAt);
-        } else if (a instanceof Answer.Busy b) {
-            acquireAnswer(b.owner(), a, receivedAt);
-        } else if (a instanceof Answer.Released r) {
-            tokenAnswer(r.token(), a, receivedAt);
-        } else if (a instanceof Answer.Extended e) {
-            tokenAnswer(e.token(), a, receivedAt);
-        } else if (a instanceof Answer.NotHeld n) {
-            tokenAnswer(n.token(), a, receivedAt);
-        } else if (a instanceof Answer.Pong p) {
-            PingCall call;
+        if (a instanceof Answer.Error x) {
+            close("the server sent error " + x.code() + ": " + x.message());
+            return false;
+        }
+        if (a instanceof Answer.Pong p) {
             synchronized (lock) {
                 if (p.nonce() == handshakeNonce && !handshakeDone) {
                     handshakeDone = true;
                     lock.notifyAll();
                     return true;
                 }
-                call = pings.remove(p.nonce());
             }
-            if (call != null) {
-                call.answer(this, receivedAt);
-            }
-        } else if (a instanceof Answer.Error x) {
-            close("the server sent error " + x.code() + ": " + x.message());
-            return false;
         }
+        correlator.dispatch(a, receivedAt);
         return true;
-    }
-
-    private void acquireAnswer(long owner, Answer a, long receivedAt) {
-        AcquireCall call;
-        synchronized (lock) {
-            call = owners.remove(owner);
-        }
-        if (call != null) {
-            call.answer(a, this, receivedAt);
-        } else {
-            LOG.log(System.Logger.Level.WARNING, () -> this + ": answer for an unknown owner: " + a);
-        }
-    }
-
-    private void tokenAnswer(long token, Answer a, long receivedAt) {
-        TokenCall call = null;
-        synchronized (lock) {
-            ArrayDeque<TokenCall> q = tokens.get(token);
-            if (q != null) {
-                call = q.poll();
-                tokenCalls--;
-                if (q.isEmpty()) {
-                    tokens.remove(token);
-                }
-            }
-        }
-        if (call != null) {
-            call.answer(a, this, receivedAt);
-        } else {
-            LOG.log(System.Logger.Level.WARNING, () -> this + ": answer for an unknown token: " + a);
-        }
     }
 }

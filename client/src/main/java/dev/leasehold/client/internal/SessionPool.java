@@ -4,7 +4,6 @@ import java.net.InetSocketAddress;
 import java.util.ArrayDeque;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.concurrent.ScheduledFuture;
 
 /**
  * Up to {@code poolSize} sessions ("slots"). A request goes to the least loaded session that is
@@ -14,10 +13,12 @@ import java.util.concurrent.ScheduledFuture;
  * no session (every slot backing off) are parked and re-offered when a slot may retry; their
  * own deadlines still run, so a request nobody could send ends as Unavailable.
  *
- * <p>Threading: all fields are guarded by {@code this}; sessions and requests are called
- * without holding it.
+ * <p>Threading: all fields but {@code lastSetupFailure} (a volatile diagnostic) are guarded by
+ * {@code this}; requests are called without holding it. {@link #pick} asks sessions for their
+ * state while holding it (lock order: pool, then session; a session never calls the pool while
+ * holding its own lock).
  */
-final class SessionPool {
+final class SessionPool implements Dispatcher {
 
     private static final long MIN_BACKOFF = 100_000_000L;
     private static final long MAX_BACKOFF = 1_000_000_000L;
@@ -30,9 +31,9 @@ final class SessionPool {
     private final int[] failures;
     private final long[] retryAt;
     private final boolean[] backingOff;
-    private final ArrayDeque<Outbound> parked = new ArrayDeque<>();
+    private final ArrayDeque<Outbound<?>> parked = new ArrayDeque<>();
     private final List<Session> created = new ArrayList<>();
-    private ScheduledFuture<?> parkedRetry;
+    private Scheduler.Timer parkedRetry;
     private long sessionCount;
     private boolean closed;
 
@@ -51,14 +52,15 @@ final class SessionPool {
     }
 
     /** Offers a definitely-not-sent request to a session (or parks it). */
-    void submit(Outbound o) {
+    @Override
+    public void submit(Outbound<?> o) {
         while (true) {
             Session target;
             synchronized (this) {
                 if (closed) {
                     target = null;
                 } else {
-                    startMissing(System.nanoTime());
+                    startMissing(engine.ticker().nanoTime());
                     target = pick();
                     if (target == null) {
                         parked.add(o);
@@ -84,8 +86,8 @@ final class SessionPool {
         lastSetupFailure = null;
     }
 
-    /** Why the last session that never came up failed (e.g. a TLS handshake), or null. */
-    String lastSetupFailure() {
+    @Override
+    public String lastSetupFailure() {
         return lastSetupFailure;
     }
 
@@ -95,7 +97,7 @@ final class SessionPool {
 
     /** A session closed; {@code wasUp} is false when it never came up (a connect failure). */
     void ended(Session s, boolean wasUp) {
-        List<Outbound> retry;
+        List<Outbound<?>> retry;
         synchronized (this) {
             int i = s.slot();
             if (slots[i] == s) {
@@ -109,24 +111,24 @@ final class SessionPool {
                 if (failures[i] % addresses.size() == 0) {
                     int rounds = failures[i] / addresses.size();
                     backingOff[i] = true;
-                    retryAt[i] = System.nanoTime()
+                    retryAt[i] = engine.ticker().nanoTime()
                             + Math.min(MAX_BACKOFF, MIN_BACKOFF << Math.min(rounds - 1, 10));
                 }
             }
             retry = new ArrayList<>(parked);
             parked.clear();
         }
-        for (Outbound o : retry) {
+        for (Outbound<?> o : retry) {
             if (!o.isDone()) {
                 submit(o);
             }
         }
     }
 
-    /** Closes every session and abandons parked requests; returns the sessions to join. */
-    List<Session> close() {
+    @Override
+    public List<Session> close() {
         List<Session> open = new ArrayList<>();
-        List<Outbound> abandoned;
+        List<Outbound<?>> abandoned;
         List<Session> all;
         synchronized (this) {
             closed = true;
@@ -139,20 +141,20 @@ final class SessionPool {
             parked.clear();
             all = new ArrayList<>(created);
             if (parkedRetry != null) {
-                parkedRetry.cancel(false);
+                parkedRetry.cancel();
             }
         }
         for (Session s : open) {
             s.close("the client is closing");
         }
-        for (Outbound o : abandoned) {
+        for (Outbound<?> o : abandoned) {
             o.abandon("the client is closed");
         }
         return all;
     }
 
-    /** Sessions currently in the pool (for tests and diagnostics). */
-    synchronized List<Session> sessions() {
+    @Override
+    public synchronized List<Session> sessions() {
         List<Session> list = new ArrayList<>();
         for (Session s : slots) {
             if (s != null) {
@@ -202,7 +204,7 @@ final class SessionPool {
     }
 
     private void armParkedRetry() {
-        if (parkedRetry != null && !parkedRetry.isDone()) {
+        if (parkedRetry != null) {
             return;
         }
         long earliest = 0;
@@ -219,13 +221,13 @@ final class SessionPool {
     }
 
     private void retryParked() {
-        List<Outbound> retry;
+        List<Outbound<?>> retry;
         synchronized (this) {
             parkedRetry = null;
             retry = new ArrayList<>(parked);
             parked.clear();
         }
-        for (Outbound o : retry) {
+        for (Outbound<?> o : retry) {
             if (!o.isDone()) {
                 submit(o);
             }

@@ -1,63 +1,115 @@
 package dev.leasehold.client.internal;
 
-import java.util.concurrent.CompletableFuture;
-
+import dev.leasehold.client.ExtendOutcome;
+import dev.leasehold.client.ReleaseOutcome;
 import dev.leasehold.protocol.Answer;
 import dev.leasehold.protocol.FrameWriter;
 import dev.leasehold.protocol.Request;
 
 /**
- * A Release or an Extend of one exact token. Both name the token, so unlike an Acquire they are
- * safe to repeat: after a failure the call is offered again to any session, until the lease
- * would have ended anyway ({@code giveUpAt}, 9.10). An attempt whose answer does not come within
- * the response grace after its write gives its session up (it is closed) and is retried.
+ * A Release or an Extend of one exact token, ending with the public {@link ReleaseOutcome} or
+ * {@link ExtendOutcome}. Both name the token, so unlike an Acquire they are safe to repeat: after
+ * a failure the call is offered again to any session, until the lease would have ended anyway
+ * ({@code giveUpAt}, 9.10). An attempt whose answer does not come within the response grace
+ * after its write gives its session up (it is closed) and is retried. Both the overdue check
+ * and the back-off are the request's attempt timer, cancelled when the call ends.
  */
-public final class TokenCall extends Outbound {
+public final class TokenCall<R> extends Outbound<R> {
 
+    private static final long FIRST_BACKOFF = 25_000_000L;
     private static final long MAX_BACKOFF = 1_000_000_000L;
+
+    /** The public words for the four ways a token call ends. */
+    private interface Outcomes<R> {
+        R released();
+
+        R extended(long validUntil);
+
+        R notHeld();
+
+        R expired();
+    }
+
+    private static final Outcomes<ReleaseOutcome> RELEASE = new Outcomes<>() {
+        public ReleaseOutcome released() {
+            return ReleaseOutcome.RELEASED;
+        }
+
+        public ReleaseOutcome extended(long validUntil) {
+            throw new IllegalStateException("an E answered a Release");
+        }
+
+        public ReleaseOutcome notHeld() {
+            return ReleaseOutcome.NOT_HELD;
+        }
+
+        public ReleaseOutcome expired() {
+            return ReleaseOutcome.EXPIRED;
+        }
+    };
+
+    private static final Outcomes<ExtendOutcome> EXTEND = new Outcomes<>() {
+        public ExtendOutcome released() {
+            throw new IllegalStateException("an R answered an Extend");
+        }
+
+        public ExtendOutcome extended(long validUntil) {
+            return new ExtendOutcome.Extended(validUntil);
+        }
+
+        public ExtendOutcome notHeld() {
+            return new ExtendOutcome.NotHeld();
+        }
+
+        public ExtendOutcome expired() {
+            return new ExtendOutcome.Expired();
+        }
+    };
 
     private final byte[] key;
     private final long token;
     /** 0 for a Release, else the Extend's lease in seconds. */
     private final int leaseSeconds;
     private final long giveUpAt;
-    private final CompletableFuture<TokenResult> result = new CompletableFuture<>();
+    private final Outcomes<R> outcomes;
 
-    /** Guarded by {@code this}. */
+    /** Write attempts made so far; guarded by {@code this}. */
     private int attempts;
-    /** Guarded by {@code this}. */
+
     /**
      * For an Extend: a bound on the lease end should a lost attempt have been applied; guarded
-     * by {@code this}.
+     * by {@code this}. Meaningful once {@code uncertain} is set.
      */
     private long uncertainLeaseEnd;
     private boolean uncertain;
 
-    TokenCall(Engine engine, byte[] key, long token, int leaseSeconds, long giveUpAt) {
+    /** For an answered Extend: the instant by which the extended lease has certainly ended. */
+    private long confirmedLeaseEnd;
+
+    private TokenCall(Engine engine, byte[] key, long token, int leaseSeconds, long giveUpAt, Outcomes<R> outcomes) {
         super(engine);
         this.key = key;
         this.token = token;
         this.leaseSeconds = leaseSeconds;
         this.giveUpAt = giveUpAt;
+        this.outcomes = outcomes;
+    }
+
+    static TokenCall<ReleaseOutcome> release(Engine engine, byte[] key, long token, long giveUpAt) {
+        return new TokenCall<>(engine, key, token, 0, giveUpAt, RELEASE);
+    }
+
+    static TokenCall<ExtendOutcome> extend(Engine engine, byte[] key, long token, int leaseSeconds, long giveUpAt) {
+        return new TokenCall<>(engine, key, token, leaseSeconds, giveUpAt, EXTEND);
     }
 
     void start() {
-        armTimer(this::giveUp, giveUpAt);
+        armCallTimer(this::giveUp, giveUpAt);
     }
 
     /** The exact token this call names. */
     public long token() {
         return token;
-    }
-
-    /** True for an Extend. */
-    public boolean isExtend() {
-        return leaseSeconds > 0;
-    }
-
-    /** Write attempts made so far. */
-    public synchronized int attempts() {
-        return attempts;
     }
 
     /**
@@ -68,53 +120,33 @@ public final class TokenCall extends Outbound {
         return uncertain ? uncertainLeaseEnd : null;
     }
 
-    /** Completes (on an internal thread) once the call is decided. */
-    public CompletableFuture<TokenResult> result() {
-        return result;
+    /** For an Extend answered {@code E}: the instant by which the extended lease has certainly ended. */
+    public synchronized long confirmedLeaseEnd() {
+        return confirmedLeaseEnd;
     }
 
     @Override
-    byte[] beginWrite(Session s, long now) {
-        boolean expired = false;
-        byte[] frame;
-        synchronized (this) {
-            if (state != State.QUEUED) {
-                return SKIP;
-            }
-            if (now - giveUpAt >= 0) {
-                state = State.DONE;
-                expired = true;
-                frame = SKIP;
-            } else if (!s.register(this)) {
-                return NOT_SENT;
-            } else {
-                state = State.WRITING;
-                session = s;
-                sendStart = now;
-                attempts++;
-                frame = FrameWriter.encode(leaseSeconds > 0 ? new Request.Extend(leaseSeconds, token, key)
-                        : new Request.Release(token, key));
-            }
-        }
-        if (expired) {
-            finish(new TokenResult.Expired());
-        }
-        return frame;
+    R tooLate(long now) {
+        return now - giveUpAt >= 0 ? outcomes.expired() : null;
     }
 
     @Override
-    void afterWritten(Session s) {
-        int attempt;
-        synchronized (this) {
-            attempt = attempts;
-        }
-        engine.schedule(() -> answerOverdue(s, attempt), System.nanoTime() + engine.config().responseGraceNanos());
+    byte[] encode(long now) {
+        attempts++;
+        return FrameWriter.encode(leaseSeconds > 0 ? new Request.Extend(leaseSeconds, token, key)
+                : new Request.Release(token, key));
     }
 
-    private void answerOverdue(Session s, int attempt) {
+    @Override
+    void afterWritten(Link s) {
+        armAttemptTimer(() -> answerOverdue(s), engine.ticker().nanoTime() + engine.config().responseGraceNanos(),
+                () -> state == State.SENT && session == s);
+    }
+
+    private void answerOverdue(Link s) {
         boolean overdue;
         synchronized (this) {
-            overdue = state == State.SENT && session == s && attempts == attempt;
+            overdue = state == State.SENT && session == s;
         }
         if (overdue) {
             // Releases and Extends are answered at once; a session that sits on one is unusable.
@@ -123,32 +155,31 @@ public final class TokenCall extends Outbound {
     }
 
     /** A correlated {@code R}, {@code E} or {@code N} arrived on {@code s}. */
-    void answer(Answer a, Session s, long receivedAt) {
-        TokenResult done;
-        synchronized (this) {
-            if (state == State.DONE || session != s) {
-                return; // an abandoned attempt's answer: it only had to leave the session's queue
+    void answer(Answer a, Link s, long receivedAt) {
+        decide(() -> {
+            if (session != s) {
+                return null; // an abandoned attempt's answer: it only had to leave the session's queue
             }
-            state = State.DONE;
             if (a instanceof Answer.Released) {
-                done = new TokenResult.Released();
-            } else if (a instanceof Answer.Extended) {
-                Config c = engine.config();
-                done = new TokenResult.Extended(
-                        LeaseMath.validUntil(sendStart, 0, leaseSeconds, c.marginFloorNanos(), c.driftRate()),
-                        LeaseMath.leaseEndUpperBound(receivedAt, leaseSeconds, c.marginFloorNanos(), c.driftRate()));
-            } else {
-                done = new TokenResult.NotHeld();
+                return outcomes.released();
             }
-        }
-        finish(done);
+            if (a instanceof Answer.Extended) {
+                Config c = engine.config();
+                confirmedLeaseEnd = LeaseMath.leaseEndUpperBound(receivedAt, leaseSeconds, c.marginFloorNanos(),
+                        c.driftRate());
+                return outcomes.extended(
+                        LeaseMath.validUntil(sendStart, 0, leaseSeconds, c.marginFloorNanos(), c.driftRate()));
+            }
+            return outcomes.notHeld();
+        });
     }
 
     @Override
-    void lost(Session s, String reason) {
+    void lost(Link s, String reason) {
         int attempt;
+        long now = engine.ticker().nanoTime();
         synchronized (this) {
-            if (!((state == State.WRITING || state == State.SENT) && session == s)) {
+            if (!onWire(s)) {
                 return;
             }
             state = State.QUEUED;
@@ -157,49 +188,34 @@ public final class TokenCall extends Outbound {
             if (leaseSeconds > 0) {
                 Config c = engine.config();
                 // The server may still read the request from its buffer shortly after the break.
-                long bound = LeaseMath.leaseEndUpperBound(System.nanoTime() + c.responseGraceNanos(), leaseSeconds,
+                long bound = LeaseMath.leaseEndUpperBound(now + c.responseGraceNanos(), leaseSeconds,
                         c.marginFloorNanos(), c.driftRate());
                 uncertainLeaseEnd = uncertain ? LeaseMath.latest(uncertainLeaseEnd, bound) : bound;
                 uncertain = true;
             }
         }
-        long backoff = Math.min(MAX_BACKOFF, 25_000_000L << Math.min(attempt, 10));
-        if (engine.schedule(() -> {
-            if (!isDone()) {
-                engine.pool().submit(this);
-            }
-        }, System.nanoTime() + backoff) == null) {
+        if (!armAttemptTimer(this::retry, now + backoff(attempt), () -> state == State.QUEUED)) {
             abandon("the client is closed");
+        }
+    }
+
+    /** Pause before attempt {@code n + 1}: 25 ms doubling, at most 1 s. */
+    static long backoff(int attemptsMade) {
+        return Math.min(MAX_BACKOFF, FIRST_BACKOFF << Math.min(attemptsMade, 10));
+    }
+
+    private void retry() {
+        if (!isDone()) {
+            engine.dispatcher().submit(this);
         }
     }
 
     @Override
     void abandon(String reason) {
-        boolean done = false;
-        synchronized (this) {
-            if (state == State.QUEUED) {
-                state = State.DONE;
-                done = true;
-            }
-        }
-        if (done) {
-            cancelTimer();
-            result.completeExceptionally(new IllegalStateException(reason));
-        }
+        fail(new IllegalStateException(reason), true);
     }
 
     private void giveUp() {
-        synchronized (this) {
-            if (state == State.DONE) {
-                return;
-            }
-            state = State.DONE;
-        }
-        finish(new TokenResult.Expired());
-    }
-
-    private void finish(TokenResult r) {
-        cancelTimer();
-        result.complete(r);
+        decide(outcomes::expired);
     }
 }

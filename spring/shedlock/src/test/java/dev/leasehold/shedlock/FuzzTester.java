@@ -72,7 +72,7 @@ final class FuzzTester {
             Optional<SimpleLock> lock = lockProvider.lock(cfg);
             if (lock.isPresent()) {
                 int n = counters[job];
-                Thread.sleep(SLEEP_FOR.toMillis());
+                Thread.sleep(SLEEP_FOR.toMillis()); // real time in the critical section: widens any overlap
                 counters[job] = n + 1;
                 i++;
                 lock.get().unlock();

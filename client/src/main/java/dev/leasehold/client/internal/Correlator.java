@@ -1,0 +1,129 @@
+package dev.leasehold.client.internal;
+
+import java.util.ArrayDeque;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+
+import dev.leasehold.protocol.Answer;
+
+/**
+ * The correlation half of a session: which request each answer belongs to (PROTOCOL.md 1).
+ * Acquire answers by owner, Release and Extend answers by token in request order (FIFO per
+ * token), Pongs by nonce. The {@link Session} that owns it does the connecting and the I/O.
+ *
+ * <p>Threading: guarded by its own monitor, never held while a request is called. Once
+ * {@link #close closed} it registers nothing more, so a request that registers either is handed
+ * back by {@code close} (and told it is lost) or learns at once that the session is gone.
+ */
+final class Correlator {
+
+    private static final System.Logger LOG = System.getLogger("dev.leasehold.client");
+
+    private final Link link;
+    private final Map<Long, AcquireCall> owners = new HashMap<>();
+    private final Map<Long, ArrayDeque<TokenCall<?>>> tokens = new HashMap<>();
+    private final Map<Long, PingCall> pings = new HashMap<>();
+    private int tokenCalls;
+    private boolean closed;
+
+    /** @param link the session answers arrive on, passed to each request with its answer */
+    Correlator(Link link) {
+        this.link = link;
+    }
+
+    /** Registers {@code o} for its answer; false once closed. */
+    synchronized boolean register(Outbound<?> o) {
+        if (closed) {
+            return false;
+        }
+        if (o instanceof AcquireCall c) {
+            owners.put(c.owner(), c);
+        } else if (o instanceof TokenCall<?> c) {
+            tokens.computeIfAbsent(c.token(), t -> new ArrayDeque<>()).add(c);
+            tokenCalls++;
+        } else if (o instanceof PingCall c) {
+            pings.put(c.nonce(), c);
+        } else {
+            throw new IllegalArgumentException("unknown request " + o);
+        }
+        return true;
+    }
+
+    /** Requests awaiting an answer. */
+    synchronized int size() {
+        return owners.size() + tokenCalls + pings.size();
+    }
+
+    /** Closes the tables and returns every request that was awaiting an answer. */
+    synchronized List<Outbound<?>> close() {
+        closed = true;
+        List<Outbound<?>> all = new ArrayList<>(owners.values());
+        tokens.values().forEach(all::addAll);
+        all.addAll(pings.values());
+        owners.clear();
+        tokens.clear();
+        pings.clear();
+        tokenCalls = 0;
+        return all;
+    }
+
+    /** Hands a correlated answer ({@code A T B R E N P}) to its request, received at {@code receivedAt}. */
+    void dispatch(Answer a, long receivedAt) {
+        if (a instanceof Answer.Acquired g) {
+            acquireAnswer(g.owner(), a, receivedAt);
+        } else if (a instanceof Answer.TimedOut t) {
+            acquireAnswer(t.owner(), a, receivedAt);
+        } else if (a instanceof Answer.Busy b) {
+            acquireAnswer(b.owner(), a, receivedAt);
+        } else if (a instanceof Answer.Released r) {
+            tokenAnswer(r.token(), a, receivedAt);
+        } else if (a instanceof Answer.Extended e) {
+            tokenAnswer(e.token(), a, receivedAt);
+        } else if (a instanceof Answer.NotHeld n) {
+            tokenAnswer(n.token(), a, receivedAt);
+        } else if (a instanceof Answer.Pong p) {
+            PingCall call;
+            synchronized (this) {
+                call = pings.remove(p.nonce());
+            }
+            if (call != null) {
+                call.answer(link, receivedAt);
+            }
+        } else {
+            throw new IllegalArgumentException("not a correlated answer: " + a);
+        }
+    }
+
+    private void acquireAnswer(long owner, Answer a, long receivedAt) {
+        AcquireCall call;
+        synchronized (this) {
+            call = owners.remove(owner);
+        }
+        if (call != null) {
+            call.answer(a, link, receivedAt);
+        } else {
+            LOG.log(System.Logger.Level.WARNING, () -> link + ": answer for an unknown owner: " + a);
+        }
+    }
+
+    private void tokenAnswer(long token, Answer a, long receivedAt) {
+        TokenCall<?> call = null;
+        synchronized (this) {
+            ArrayDeque<TokenCall<?>> q = tokens.get(token);
+            if (q != null) {
+                call = q.poll();
+                tokenCalls--;
+                if (q.isEmpty()) {
+                    tokens.remove(token);
+                }
+            }
+        }
+        if (call != null) {
+            call.answer(a, link, receivedAt);
+        } else {
+            LOG.log(System.Logger.Level.WARNING, () -> link + ": answer for an unknown token: " + a);
+        }
+    }
+}

@@ -1,0 +1,22 @@
+package dev.leasehold.client.internal;
+
+import java.util.List;
+
+/**
+ * Where a definitely-not-sent request is offered to a session. {@link SessionPool} is the real
+ * one; unit tests record what was submitted and play the session themselves.
+ */
+interface Dispatcher {
+
+    /** Offers a definitely-not-sent request to a session (or holds it until one can take it). */
+    void submit(Outbound<?> o);
+
+    /** Why the last session that never came up failed (e.g. a TLS handshake), or null. */
+    String lastSetupFailure();
+
+    /** Sessions currently open (diagnostics and tests). */
+    List<Session> sessions();
+
+    /** Closes every session and abandons held requests; returns the sessions whose threads to join. */
+    List<Session> close();
+}

@@ -1,0 +1,119 @@
+package dev.leasehold.config;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import java.io.IOException;
+import java.io.InputStream;
+import java.lang.reflect.Constructor;
+import java.lang.reflect.Parameter;
+import java.lang.reflect.RecordComponent;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.Arrays;
+import java.util.LinkedHashMap;
+import java.util.Map;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+
+import org.junit.jupiter.api.Test;
+import org.springframework.boot.context.properties.bind.DefaultValue;
+import org.yaml.snakeyaml.Yaml;
+
+/**
+ * The default of every {@code leasehold.*} setting is written once, as {@code @DefaultValue} on
+ * {@link LeaseholdProperties} (what the binder uses when nothing else is given). The three places
+ * that restate them for people (application.yml, the README table, the Helm chart's values.yaml)
+ * must say the same; this test names the first one that does not.
+ */
+class ConfigurationDefaultsTests {
+
+    /** Settings whose "default" is a deployment choice, not the server's: the chart mounts /data. */
+    private static final Map<String, String> CHART_DIFFERS_ON_PURPOSE = Map.of("data-dir", "/data");
+
+    /** No default: the setting is off or empty unless given. */
+    private static final String NONE = "(none)";
+
+    @Test
+    void applicationYmlSaysWhatTheBinderDefaultsTo() throws IOException {
+        Map<String, String> yml = flatten("", section(load(Path.of("src/main/resources/application.yml"))), false);
+        assertThat(yml).as("application.yml leasehold.*").isEqualTo(defaults());
+    }
+
+    @Test
+    void theReadmeTableSaysWhatTheBinderDefaultsTo() throws IOException {
+        Map<String, String> readme = new LinkedHashMap<>();
+        Matcher m = Pattern.compile("(?m)^\\| `leasehold\\.([a-z.-]+)` \\| (`([^`]*)`|\\(none\\)) \\|")
+                .matcher(Files.readString(Path.of("README.md")));
+        while (m.find()) {
+            readme.put(m.group(1), m.group(3) != null ? m.group(3) : NONE);
+        }
+        assertThat(readme).as("README configuration table").isEqualTo(defaults());
+    }
+
+    @Test
+    void theHelmValuesSayWhatTheBinderDefaultsTo() throws IOException {
+        Map<String, String> values = flatten("", section(load(Path.of("helm/leasehold/values.yaml"))), true);
+        Map<String, String> expected = new LinkedHashMap<>(defaults());
+        CHART_DIFFERS_ON_PURPOSE.keySet().forEach(expected::remove);
+        assertThat(values).as("helm/leasehold/values.yaml leasehold.*").isEqualTo(expected);
+    }
+
+    /** kebab-case setting (below {@code leasehold.}) → its default as written, or {@link #NONE}. */
+    static Map<String, String> defaults() {
+        Map<String, String> out = new LinkedHashMap<>();
+        collect("", LeaseholdProperties.class, out);
+        return out;
+    }
+
+    private static void collect(String prefix, Class<?> type, Map<String, String> out) {
+        RecordComponent[] components = type.getRecordComponents();
+        Constructor<?> canonical;
+        try {
+            canonical = type.getDeclaredConstructor(
+                    Arrays.stream(components).map(RecordComponent::getType).toArray(Class<?>[]::new));
+        } catch (NoSuchMethodException e) {
+            throw new AssertionError(e);
+        }
+        Parameter[] params = canonical.getParameters();
+        for (int i = 0; i < components.length; i++) {
+            String name = prefix + kebab(components[i].getName());
+            DefaultValue d = params[i].getAnnotation(DefaultValue.class);
+            boolean hasValue = d != null && d.value().length > 0;
+            if (components[i].getType().isRecord() && !hasValue) { // a nested group (tls), not a value type
+                collect(name + ".", components[i].getType(), out);
+            } else {
+                out.put(name, hasValue ? String.join(",", d.value()) : NONE);
+            }
+        }
+    }
+
+    @SuppressWarnings("unchecked")
+    private static Map<String, String> flatten(String prefix, Map<String, Object> map, boolean camel) {
+        Map<String, String> out = new LinkedHashMap<>();
+        map.forEach((k, v) -> {
+            String name = prefix + (camel ? kebab(k) : k);
+            if (v instanceof Map<?, ?> nested && !nested.isEmpty() && !name.equals("acl")) {
+                out.putAll(flatten(name + ".", (Map<String, Object>) nested, camel));
+            } else {
+                boolean empty = v == null || "".equals(v) || v instanceof Map<?, ?> e && e.isEmpty();
+                out.put(name, empty ? NONE : String.valueOf(v));
+            }
+        });
+        return out;
+    }
+
+    @SuppressWarnings("unchecked")
+    private static Map<String, Object> section(Map<String, Object> doc) {
+        return (Map<String, Object>) doc.get("leasehold");
+    }
+
+    private static Map<String, Object> load(Path file) throws IOException {
+        try (InputStream in = Files.newInputStream(file)) {
+            return new Yaml().load(in);
+        }
+    }
+
+    static String kebab(String camel) {
+        return camel.replaceAll("([a-z0-9])([A-Z])", "$1-$2").toLowerCase();
+    }
+}

@@ -1,0 +1,226 @@
+package dev.leasehold.testing;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import java.nio.charset.StandardCharsets;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.atomic.AtomicLong;
+
+import org.junit.jupiter.api.Test;
+
+import dev.leasehold.protocol.Answer;
+import dev.leasehold.protocol.Request;
+
+/**
+ * The lock semantics of PROTOCOL.md sections 5 and 6, written once and run against every
+ * {@link LockDriver}: the registry on a manual clock ({@code RegistryLockSemanticsTests}) and the
+ * real server over sockets ({@code ServerLockSemanticsIntegrationTests}). A test here must hold
+ * for both, so it speaks only the protocol: requests in, answers out, time on the driver's clock.
+ */
+public interface LockSemanticsContract {
+
+    /** The driver under test; one per test class is fine, keys never repeat. */
+    LockDriver driver();
+
+    AtomicLong NEXT = new AtomicLong(1);
+
+    private static String newKey() {
+        return "contract/" + NEXT.getAndIncrement();
+    }
+
+    private static byte[] key(String k) {
+        return k.getBytes(StandardCharsets.UTF_8);
+    }
+
+    private static Request.Acquire acquire(String key, int wait, int lease) {
+        return new Request.Acquire(wait, lease, NEXT.getAndIncrement(), key(key));
+    }
+
+    private static long grant(LockDriver.Conn c, String key, int lease) throws Exception {
+        Answer a = c.call(acquire(key, 0, lease));
+        assertThat(a).isInstanceOf(Answer.Acquired.class);
+        return ((Answer.Acquired) a).token();
+    }
+
+    @Test
+    default void waitersAreGrantedInArrivalOrderWithNewTokens() throws Exception {
+        String key = newKey();
+        List<LockDriver.Conn> waiters = new ArrayList<>();
+        List<Long> owners = new ArrayList<>();
+        try (LockDriver.Conn holder = driver().open()) {
+            long token = grant(holder, key, 30);
+            for (int i = 0; i < 4; i++) {
+                LockDriver.Conn w = driver().open();
+                waiters.add(w);
+                Request.Acquire a = acquire(key, 30, 30);
+                owners.add(a.owner());
+                assertThat(w.call(a)).as("queued").isNull();
+            }
+            assertThat(holder.call(new Request.Release(token, key(key)))).isEqualTo(new Answer.Released(token));
+            long last = token;
+            for (int i = 0; i < 4; i++) {
+                Answer.Acquired g = (Answer.Acquired) waiters.get(i).await(1000);
+                assertThat(g.owner()).isEqualTo(owners.get(i));
+                assertThat(g.token()).isGreaterThan(last);
+                last = g.token();
+                for (int j = i + 1; j < 4; j++) {
+                    assertThat(waiters.get(j).nothingYet()).as("waiter %d still waits", j).isTrue();
+                }
+                assertThat(waiters.get(i).call(new Request.Release(g.token(), key(key))))
+                        .isEqualTo(new Answer.Released(g.token()));
+            }
+        } finally {
+            for (LockDriver.Conn w : waiters) {
+                w.close();
+            }
+        }
+    }
+
+    @Test
+    default void aLeaseNeverEndsEarlyAndThenGoesToTheHeadWaiter() throws Exception {
+        String key = newKey();
+        try (LockDriver.Conn holder = driver().open(); LockDriver.Conn waiter = driver().open()) {
+            long start = driver().nowMillis();
+            long token = grant(holder, key, 1);
+            Request.Acquire a = acquire(key, 10, 5);
+            assertThat(waiter.call(a)).isNull();
+            Answer.Acquired g = (Answer.Acquired) waiter.await(1000 + driver().lateSlackMillis());
+            long elapsed = driver().nowMillis() - start;
+            assertThat(elapsed).as("the 1 s lease never ends early").isGreaterThanOrEqualTo(1000);
+            assertThat(elapsed).isLessThanOrEqualTo(1000 + driver().lateSlackMillis());
+            assertThat(g.owner()).isEqualTo(a.owner());
+            assertThat(g.token()).isGreaterThan(token);
+            assertThat(g.queuedMs()).isBetween(900L, 1000 + driver().lateSlackMillis());
+            // the old token is over: Release and Extend of it are not held
+            assertThat(holder.call(new Request.Release(token, key(key)))).isEqualTo(new Answer.NotHeld(token));
+            assertThat(holder.call(new Request.Extend(5, token, key(key)))).isEqualTo(new Answer.NotHeld(token));
+            waiter.call(new Request.Release(g.token(), key(key)));
+        }
+    }
+
+    @Test
+    default void aWaitRunsOutNoEarlierThanItsWait() throws Exception {
+        String key = newKey();
+        try (LockDriver.Conn holder = driver().open(); LockDriver.Conn waiter = driver().open()) {
+            long token = grant(holder, key, 30);
+            Request.Acquire a = acquire(key, 1, 5);
+            long start = driver().nowMillis();
+            assertThat(waiter.call(a)).isNull();
+            assertThat(waiter.await(1000 + driver().lateSlackMillis())).isEqualTo(new Answer.TimedOut(a.owner()));
+            long elapsed = driver().nowMillis() - start;
+            assertThat(elapsed).isBetween(1000L, 1000 + driver().lateSlackMillis());
+            driver().awaitWaiters(0);
+            holder.call(new Request.Release(token, key(key)));
+        }
+    }
+
+    @Test
+    default void waitZeroOnAHeldKeyTimesOutAtOnceAndNeverQueues() throws Exception {
+        String key = newKey();
+        try (LockDriver.Conn holder = driver().open(); LockDriver.Conn other = driver().open()) {
+            long token = grant(holder, key, 30);
+            Request.Acquire a = acquire(key, 0, 5);
+            assertThat(other.call(a)).isEqualTo(new Answer.TimedOut(a.owner()));
+            driver().awaitWaiters(0);
+            holder.call(new Request.Release(token, key(key)));
+        }
+    }
+
+    @Test
+    default void waitersOfAClosedSessionAreDroppedAndNeverGranted() throws Exception {
+        String key = newKey();
+        try (LockDriver.Conn holder = driver().open(); LockDriver.Conn second = driver().open()) {
+            long token = grant(holder, key, 30);
+            LockDriver.Conn first = driver().open();
+            assertThat(first.call(acquire(key, 30, 30))).isNull();
+            Request.Acquire a2 = acquire(key, 30, 30);
+            assertThat(second.call(a2)).isNull();
+            driver().awaitWaiters(2);
+            first.close();
+            driver().awaitWaiters(1);
+            holder.call(new Request.Release(token, key(key)));
+            Answer.Acquired g = (Answer.Acquired) second.await(1000);
+            assertThat(g.owner()).isEqualTo(a2.owner());
+            second.call(new Request.Release(g.token(), key(key)));
+        }
+    }
+
+    @Test
+    default void theHoldersSessionClosingLeavesTheGrantUntilReleasedElsewhere() throws Exception {
+        String key = newKey();
+        long token;
+        try (LockDriver.Conn holder = driver().open()) {
+            token = grant(holder, key, 30);
+        }
+        try (LockDriver.Conn other = driver().open()) {
+            assertThat(other.call(acquire(key, 0, 5))).isInstanceOf(Answer.TimedOut.class);
+            assertThat(other.call(new Request.Release(token, key(key)))).isEqualTo(new Answer.Released(token));
+            long next = grant(other, key, 5);
+            other.call(new Request.Release(next, key(key)));
+        }
+    }
+
+    @Test
+    default void theSameOwnerAgainIsANewRequestNotARenewal() throws Exception {
+        String key = newKey();
+        try (LockDriver.Conn c = driver().open()) {
+            Request.Acquire a = acquire(key, 0, 5);
+            long token = ((Answer.Acquired) c.call(a)).token();
+            assertThat(c.call(a)).isEqualTo(new Answer.TimedOut(a.owner()));
+            assertThat(c.call(new Request.Release(token, key(key)))).isEqualTo(new Answer.Released(token));
+        }
+    }
+
+    @Test
+    default void extendNeverShortensALeaseAndNeedsTheActiveToken() throws Exception {
+        String key = newKey();
+        try (LockDriver.Conn holder = driver().open(); LockDriver.Conn waiter = driver().open()) {
+            long start = driver().nowMillis();
+            long token = grant(holder, key, 2);
+            // max(current end, now + 1 s) is still the 2 s end
+            assertThat(holder.call(new Request.Extend(1, token, key(key)))).isEqualTo(new Answer.Extended(token));
+            assertThat(holder.call(new Request.Extend(1, token + 1, key(key)))).isEqualTo(new Answer.NotHeld(token + 1));
+            assertThat(waiter.call(acquire(key, 10, 1))).isNull();
+            Answer.Acquired g = (Answer.Acquired) waiter.await(2000 + driver().lateSlackMillis());
+            assertThat(driver().nowMillis() - start).as("not shortened to 1 s").isGreaterThanOrEqualTo(2000);
+            // a longer extension moves the end (1 s lease, extended to 2 s): the next waiter waits for it
+            assertThat(waiter.call(new Request.Extend(2, g.token(), key(key)))).isEqualTo(new Answer.Extended(g.token()));
+            long extendedAt = driver().nowMillis();
+            try (LockDriver.Conn third = driver().open()) {
+                assertThat(third.call(acquire(key, 10, 5))).isNull();
+                Answer.Acquired h = (Answer.Acquired) third.await(2000 + driver().lateSlackMillis());
+                assertThat(driver().nowMillis() - extendedAt).isGreaterThanOrEqualTo(2000);
+                third.call(new Request.Release(h.token(), key(key)));
+            }
+        }
+    }
+
+    @Test
+    default void releaseNeedsTheActiveToken() throws Exception {
+        String key = newKey();
+        try (LockDriver.Conn c = driver().open()) {
+            long token = grant(c, key, 30);
+            assertThat(c.call(new Request.Release(token - 1, key(key)))).isEqualTo(new Answer.NotHeld(token - 1));
+            assertThat(c.call(new Request.Release(token, key("other/" + key)))).isEqualTo(new Answer.NotHeld(token));
+            assertThat(c.call(new Request.Release(token, key(key)))).isEqualTo(new Answer.Released(token));
+            assertThat(c.call(new Request.Release(token, key(key)))).as("stale now").isEqualTo(new Answer.NotHeld(token));
+            assertThat(c.call(new Request.Extend(5, token, key(key)))).isEqualTo(new Answer.NotHeld(token));
+        }
+    }
+
+    @Test
+    default void tokensOnlyGrowAcrossKeys() throws Exception {
+        try (LockDriver.Conn c = driver().open()) {
+            long last = 0;
+            String shared = newKey();
+            for (int i = 0; i < 20; i++) {
+                String key = i % 2 == 0 ? shared : newKey();
+                long token = grant(c, key, 5);
+                assertThat(token).isGreaterThan(last);
+                last = token;
+                c.call(new Request.Release(token, key(key)));
+            }
+        }
+    }
+}
