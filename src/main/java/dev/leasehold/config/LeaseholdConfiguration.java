@@ -130,8 +130,15 @@ public class LeaseholdConfiguration {
     @Bean
     LeaseholdServer leaseholdServer(LeaseholdProperties props, LockRegistry registry, NanoClock clock,
             ServerStats stats, ServerSecurity security) {
-        return new LeaseholdServer(new LeaseholdServer.Settings("0.0.0.0", props.port(), props.maxKeyBytes(),
-                props.frameTimeout(), props.maxConnections(), props.effectiveIoThreads(), props.drainTimeout()),
-                registry, clock, stats, security);
+        ConnectionBudget budget = ConnectionBudget.forThisProcess(props.maxConnections());
+        if (budget.lowered()) {
+            log.warn("{}. Raise the open-file limit (ulimit -n; LimitNOFILE in systemd; see README) to serve"
+                    + " more sessions", budget.describe());
+        } else {
+            log.info("{}", budget.describe());
+        }
+        return new LeaseholdServer(new LeaseholdServer.Settings(props.address(), props.port(), props.maxKeyBytes(),
+                props.frameTimeout(), budget.effective(), props.effectiveIoThreads(), props.drainTimeout(),
+                props.listenBacklog()), registry, clock, stats, security);
     }
 }

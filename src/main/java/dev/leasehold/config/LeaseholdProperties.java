@@ -18,6 +18,12 @@ import dev.leasehold.server.KeyAcl;
  * Invalid values fail start-up with a message that names the property.
  *
  * @param port TCP port of the lock protocol; 0 picks a free port (tests).
+ * @param address address the protocol port binds: {@code 0.0.0.0} (every IPv4 interface), {@code ::}
+ *        (every interface), or one interface's address such as {@code 127.0.0.1}. Actuator's HTTP
+ *        port has its own, {@code server.address}.
+ * @param listenBacklog connections the kernel may queue for the protocol port before the server
+ *        accepts them; the kernel caps it at {@code net.core.somaxconn}. Too small a queue turns a
+ *        connection flood into SYN retransmits: seconds of delay for a client's first answer.
  * @param dataDir directory for the fencing-token high-water mark and the lease horizon; created if
  *        missing; start-up fails, naming it, if it cannot be written or holds a corrupt token file.
  * @param maxKeyBytes largest key in UTF-8 bytes; a longer key is protocol error 4.
@@ -25,8 +31,12 @@ import dev.leasehold.server.KeyAcl;
  * @param maxWaitersTotal queued Acquires allowed over all keys; one more gets {@code B}.
  * @param maxPendingPerSession queued (still waiting) Acquires allowed per session.
  * @param maxHeldKeys keys that may hold an active grant at once; one more grant gets {@code B}.
- * @param maxConnections open protocol sessions; further connections are closed at once.
- * @param frameTimeout a frame not finished this long after its first byte gets {@code X 5}.
+ * @param maxConnections open protocol sessions; further connections are closed at once. Lowered at
+ *        start to fit the process's open-file limit, keeping a reserve for the data directory,
+ *        the management port and the JVM (see {@link ConnectionBudget}).
+ * @param frameTimeout a frame not finished this long after its first byte gets {@code X 5}; only
+ *        time the server spends reading the session counts (not while backpressure pauses it).
+ *        Also the bound on closing a session after {@code X} when its client neither closes nor reads.
  * @param tokenBlockSize fencing tokens reserved per fsync'd write of the high-water mark.
  * @param ioThreads event-loop threads for the protocol port; 0 means one per CPU core.
  * @param recoveryGrace after start-up, no key is granted for this long, so that leases handed out
@@ -53,6 +63,8 @@ import dev.leasehold.server.KeyAcl;
 @ConfigurationProperties("leasehold")
 public record LeaseholdProperties(
         @DefaultValue("7420") int port,
+        @DefaultValue("0.0.0.0") String address,
+        @DefaultValue("4096") int listenBacklog,
         @DefaultValue("./data") Path dataDir,
         @DefaultValue("512") int maxKeyBytes,
         @DefaultValue("1024") int maxWaitersPerKey,
@@ -72,6 +84,10 @@ public record LeaseholdProperties(
 
     public LeaseholdProperties {
         check(port >= 0 && port <= 65535, "leasehold.port", port, "must be 0..65535");
+        check(address != null && !address.isBlank() && resolves(address), "leasehold.address", address,
+                "must be an address of this host, e.g. 0.0.0.0 (every interface) or 127.0.0.1");
+        check(listenBacklog >= 1 && listenBacklog <= 65535, "leasehold.listen-backlog", listenBacklog,
+                "must be 1..65535");
         check(dataDir != null && !dataDir.toString().isBlank(), "leasehold.data-dir", dataDir, "must be set");
         check(maxKeyBytes >= 1 && maxKeyBytes <= 65536, "leasehold.max-key-bytes", maxKeyBytes, "must be 1..65536");
         check(maxWaitersPerKey >= 0, "leasehold.max-waiters-per-key", maxWaitersPerKey, "must be >= 0");
@@ -150,6 +166,15 @@ public record LeaseholdProperties(
     /** Event-loop threads to start: {@link #ioThreads()} or, when 0, one per core. */
     public int effectiveIoThreads() {
         return ioThreads > 0 ? ioThreads : Runtime.getRuntime().availableProcessors();
+    }
+
+    private static boolean resolves(String host) {
+        try {
+            java.net.InetAddress.getByName(host);
+            return true;
+        } catch (java.net.UnknownHostException e) {
+            return false;
+        }
     }
 
     private static void check(boolean ok, String property, Object value, String rule) {

@@ -1,6 +1,9 @@
 package dev.leasehold.server;
 
+import java.io.IOException;
 import java.util.ArrayDeque;
+import java.util.concurrent.ScheduledFuture;
+import java.util.concurrent.TimeUnit;
 
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -14,9 +17,13 @@ import dev.leasehold.registry.ExtendResult;
 import dev.leasehold.registry.LockRegistry;
 import dev.leasehold.registry.NanoClock;
 import dev.leasehold.registry.ReleaseResult;
-import io.netty.channel.ChannelFutureListener;
+import io.netty.channel.ChannelFuture;
 import io.netty.channel.ChannelHandlerContext;
 import io.netty.channel.ChannelInboundHandlerAdapter;
+import io.netty.channel.ChannelOption;
+import io.netty.channel.socket.DuplexChannel;
+import io.netty.handler.codec.DecoderException;
+import io.netty.handler.ssl.SslHandler;
 
 /**
  * Handles one session's decoded requests in order: asks the registry and writes what it can
@@ -26,7 +33,8 @@ import io.netty.channel.ChannelInboundHandlerAdapter;
  *
  * <p>Backpressure: while the channel's outbound buffer is above its high-water mark, the session
  * is not read, so a client that does not read its answers cannot make the server buffer them
- * without limit.
+ * without limit. The decoder is told ({@link RequestDecoder#readingPaused}), so the pause does
+ * not count against the frame in progress.
  *
  * <p>An Extend whose new lease end passes the stored lease horizon
  * ({@link ExtendResult#EXTENDED_AFTER_WRITE}, rare: a lease longer than any in use) is answered
@@ -34,9 +42,22 @@ import io.netty.channel.ChannelInboundHandlerAdapter;
  * requests are held (and reading paused), so answers naming the same token keep their request
  * order. The event loop does not wait: the store's thread hands the answer back to it.
  *
- * <p>Bad input ({@link ProtocolError}): the session's waiters are dropped first (so none can be
- * granted any more), then {@code X} is written and flushed, the channel closes, and one WARN line
- * names the peer.
+ * <h2>Closing after {@code X}</h2>
+ * Bad input ({@link ProtocolError}): the session's waiters are dropped first (so none can be
+ * granted any more), the answers owed to earlier frames are written (an {@code A} still waiting
+ * for the lease horizon included: the {@code X} waits behind it), then {@code X}. From then
+ * on nothing the client sends is executed, but the session is still <em>read</em>, and what
+ * arrives is discarded: closing a socket with unread input makes the kernel send a reset, and a
+ * reset makes the client's kernel drop the {@code X} and the answers it had not read yet. Once
+ * {@code X} is flushed the server's side is shut down for writing (FIN; {@code close_notify}
+ * first with TLS), the client reads everything up to the end of the stream, and the session
+ * closes when the client closes its side. A client that does neither, or that does not even read
+ * its answers so {@code X} is never flushed, is force-closed {@code closeBound} after the
+ * decision (the frame timeout): its slot and its buffers are freed; when {@code X} is still
+ * unflushed the close is a reset (SO_LINGER 0), so the kernel does not keep the unread answers
+ * for a peer that will not read them either.
+ *
+ * <p>Protocol errors are logged through the shared, rate-limited {@link ProtocolErrorLog}.
  */
 final class SessionHandler extends ChannelInboundHandlerAdapter {
 
@@ -46,22 +67,33 @@ final class SessionHandler extends ChannelInboundHandlerAdapter {
     private final NanoClock clock;
     private final ServerStats stats;
     private final KeyAcl acl;
+    private final RequestDecoder decoder;
+    private final ProtocolErrorLog errorLog;
+    private final long closeBoundNanos;
     private KeyAcl.Grant grant;
     private Session session;
+    /** An X was decided: nothing more is executed, input is discarded, the session is closing. */
     private boolean failed;
+    private boolean errorFlushed;
     /** Requests decoded while an Extend's answer waits for the lease horizon; null when none waits. */
     private ArrayDeque<Object> held;
+    private ScheduledFuture<?> forceClose;
 
-    SessionHandler(LockRegistry registry, NanoClock clock, ServerStats stats) {
-        this(registry, clock, stats, null);
-    }
-
-    /** @param acl key permissions per client identity, or null to allow every key */
-    SessionHandler(LockRegistry registry, NanoClock clock, ServerStats stats, KeyAcl acl) {
+    /**
+     * @param acl key permissions per client identity, or null to allow every key
+     * @param decoder this channel's decoder, told when reading pauses and resumes
+     * @param errorLog the server's rate-limited log of protocol errors
+     * @param closeBoundNanos how long a session decided closed may take to close by itself
+     */
+    SessionHandler(LockRegistry registry, NanoClock clock, ServerStats stats, KeyAcl acl, RequestDecoder decoder,
+            ProtocolErrorLog errorLog, long closeBoundNanos) {
         this.registry = registry;
         this.clock = clock;
         this.stats = stats;
         this.acl = acl;
+        this.decoder = decoder;
+        this.errorLog = errorLog;
+        this.closeBoundNanos = closeBoundNanos;
     }
 
     @Override
@@ -158,7 +190,7 @@ final class SessionHandler extends ChannelInboundHandlerAdapter {
     /** Holds this session's later requests until the lease horizon covers the Extend of {@code token}. */
     private void holdUntilDurable(ChannelHandlerContext ctx, long token) {
         held = new ArrayDeque<>();
-        ctx.channel().config().setAutoRead(false);
+        pauseReading(ctx);
         registry.whenLeasesDurable(onDisk -> ctx.executor().execute(() -> resume(ctx, token, onDisk)));
     }
 
@@ -178,12 +210,8 @@ final class SessionHandler extends ChannelInboundHandlerAdapter {
         }
         session.writeBatch(ctx);
         ctx.flush();
-        if (held == null && !failed) {
-            boolean writable = ctx.channel().isWritable();
-            ctx.channel().config().setAutoRead(writable);
-            if (writable) {
-                ctx.read();
-            }
+        if (held == null && !failed && ctx.channel().isWritable()) {
+            resumeReading(ctx);
         }
     }
 
@@ -196,22 +224,60 @@ final class SessionHandler extends ChannelInboundHandlerAdapter {
         registry.closeSession(session);
         stats.protocolError(error.code());
         session.writeBatch(ctx); // answers to the frames before the bad one go first
-        log.warn("Closing {}: protocol error {} ({}){}", ctx.channel().remoteAddress(), error.code().code(),
-                error.message(), detail == null ? "" : ": " + detail);
+        errorLog.closing(ctx.channel().remoteAddress(), error, detail);
+        forceClose = ctx.executor().schedule(() -> forceClose(ctx), closeBoundNanos, TimeUnit.NANOSECONDS);
+        resumeReading(ctx); // discard what still comes (the decoder has failed) rather than reset the connection
         // An A granted to an earlier frame may still wait for the lease horizon (written from the
-        // store's thread): the X and the close come after it, so earlier frames keep their answers.
+        // store's thread): the X comes after it, so earlier frames keep their answers.
         registry.whenLeasesDurable(onDisk -> {
             if (ctx.executor().inEventLoop()) {
-                sendErrorAndClose(ctx, error);
+                sendError(ctx, error);
             } else {
-                ctx.executor().execute(() -> sendErrorAndClose(ctx, error));
+                ctx.executor().execute(() -> sendError(ctx, error));
             }
         });
     }
 
-    private static void sendErrorAndClose(ChannelHandlerContext ctx, ProtocolError error) {
-        ctx.writeAndFlush(Answers.error(ctx.alloc(), error.code(), error.message()))
-                .addListener(ChannelFutureListener.CLOSE);
+    private void sendError(ChannelHandlerContext ctx, ProtocolError error) {
+        if (!ctx.channel().isActive()) {
+            return;
+        }
+        ctx.writeAndFlush(Answers.error(ctx.alloc(), error.code(), error.message())).addListener(f -> {
+            if (f.isSuccess()) {
+                errorFlushed = true;
+                shutdownOutput(ctx);
+            } else {
+                ctx.close();
+            }
+        });
+    }
+
+    /** Ends the server's side of the stream after X, so the client reads up to EOF; TLS says close_notify first. */
+    private static void shutdownOutput(ChannelHandlerContext ctx) {
+        SslHandler ssl = ctx.pipeline().get(SslHandler.class);
+        ChannelFuture tlsClosed = ssl != null ? ssl.closeOutbound() : ctx.newSucceededFuture();
+        tlsClosed.addListener(f -> {
+            if (ctx.channel() instanceof DuplexChannel duplex && f.isSuccess()) {
+                duplex.shutdownOutput();
+            } else {
+                ctx.close();
+            }
+        });
+    }
+
+    /** The bound on a session decided closed: its peer neither closed nor (perhaps) read. */
+    private void forceClose(ChannelHandlerContext ctx) {
+        forceClose = null;
+        if (!ctx.channel().isOpen()) {
+            return;
+        }
+        log.debug("Force-closing {}: still open {} ms after its X ({})", ctx.channel().remoteAddress(),
+                TimeUnit.NANOSECONDS.toMillis(closeBoundNanos), errorFlushed ? "flushed" : "never flushed: not reading");
+        if (!errorFlushed) {
+            // Reset: drop the unsent answers now instead of leaving them in the kernel for a peer that does not read.
+            ctx.channel().config().setOption(ChannelOption.SO_LINGER, 0);
+        }
+        ctx.close();
     }
 
     @Override
@@ -219,7 +285,7 @@ final class SessionHandler extends ChannelInboundHandlerAdapter {
         session.writeBatch(ctx);
         ctx.flush();
         if (!ctx.channel().isWritable()) {
-            ctx.channel().config().setAutoRead(false);
+            pauseReading(ctx);
         }
         ctx.fireChannelReadComplete();
     }
@@ -230,17 +296,39 @@ final class SessionHandler extends ChannelInboundHandlerAdapter {
             ctx.fireChannelWritabilityChanged(); // reading resumes when the held Extend is answered
             return;
         }
-        boolean writable = ctx.channel().isWritable();
-        ctx.channel().config().setAutoRead(writable);
-        if (writable) {
-            ctx.read();
+        if (ctx.channel().isWritable()) {
+            resumeReading(ctx);
+        } else {
+            pauseReading(ctx);
         }
         ctx.fireChannelWritabilityChanged();
+    }
+
+    /** Backpressure: the answers are not read, so stop reading requests. Not after X: input is discarded then. */
+    private void pauseReading(ChannelHandlerContext ctx) {
+        if (failed) {
+            return;
+        }
+        ctx.channel().config().setAutoRead(false);
+        decoder.readingPaused();
+    }
+
+    private void resumeReading(ChannelHandlerContext ctx) {
+        if (ctx.channel().config().isAutoRead()) {
+            return;
+        }
+        decoder.readingResumed(ctx);
+        ctx.channel().config().setAutoRead(true);
+        ctx.read();
     }
 
     @Override
     public void channelInactive(ChannelHandlerContext ctx) {
         held = null;
+        if (forceClose != null) {
+            forceClose.cancel(false);
+            forceClose = null;
+        }
         session.discardBatch();
         registry.closeSession(session);
         stats.sessionClosed();
@@ -249,8 +337,18 @@ final class SessionHandler extends ChannelInboundHandlerAdapter {
 
     @Override
     public void exceptionCaught(ChannelHandlerContext ctx, Throwable cause) {
-        // Resets and broken pipes are ordinary I/O noise: close quietly, the waiters are dropped.
-        log.debug("I/O error on {}: {}", ctx.channel().remoteAddress(), cause.toString());
-        ctx.close();
+        if (isIoNoise(cause)) {
+            // Resets, broken pipes, a bad TLS record: what a network or a hostile client can always cause.
+            log.debug("I/O error on {}: {}", ctx.channel().remoteAddress(), cause.toString());
+        } else {
+            log.warn("Closing {} after an unexpected error", ctx.channel().remoteAddress(), cause);
+        }
+        ctx.close(); // channelInactive drops the session's waiters
+    }
+
+    /** IOException (ClosedChannelException, resets, SSLException included), also as a decoder's cause. */
+    static boolean isIoNoise(Throwable cause) {
+        return cause instanceof IOException
+                || cause instanceof DecoderException && cause.getCause() instanceof IOException;
     }
 }
