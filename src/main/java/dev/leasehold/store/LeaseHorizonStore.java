@@ -13,6 +13,7 @@ import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.ScheduledThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.AtomicLongArray;
 import java.util.function.LongSupplier;
@@ -197,6 +198,8 @@ public final class LeaseHorizonStore implements LeaseHorizon, StorageStatus, Aut
     private final AtomicLongArray lastUsed = new AtomicLongArray(256);
     private static final long NEVER = Long.MIN_VALUE;
     private final ConcurrentLinkedQueue<Waiting> waiting = new ConcurrentLinkedQueue<>();
+    /** Callbacks queued and not yet finished: while any is, a new one queues behind it, never runs inline. */
+    private final AtomicInteger unfinished = new AtomicInteger();
     private final AtomicBoolean wakeQueued = new AtomicBoolean();
     /** False in tests that call {@link #maintain()} themselves: nothing then runs on the store thread. */
     private volatile boolean threadStarted;
@@ -322,14 +325,15 @@ public final class LeaseHorizonStore implements LeaseHorizon, StorageStatus, Aut
     @Override
     public void whenDurable(Durable then) {
         long target = approvedMax.get();
-        if (target - coveredUntilNanos <= 0 && waiting.isEmpty()) {
-            then.then(true); // nothing queued that it could overtake
+        if (target - coveredUntilNanos <= 0 && unfinished.get() == 0) {
+            then.then(true); // nothing queued or running that it could overtake
             return;
         }
         if (closed) {
             then.then(false); // stopped: nothing more is written, nothing may wait for ever
             return;
         }
+        unfinished.incrementAndGet();
         waiting.add(new Waiting(target, then));
         if (closed) {
             refuseWaiting(); // close() may have emptied the queue just before this add
@@ -470,11 +474,13 @@ public final class LeaseHorizonStore implements LeaseHorizon, StorageStatus, Aut
         }
     }
 
-    private static void run(Waiting w, boolean onDisk) {
+    private void run(Waiting w, boolean onDisk) {
         try {
             w.then().then(onDisk);
         } catch (RuntimeException e) {
             log.error("An answer waiting for the lease horizon failed", e);
+        } finally {
+            unfinished.decrementAndGet();
         }
     }
 
