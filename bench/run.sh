@@ -7,6 +7,7 @@
 # Environment:
 #   SKIP_BUILD=1        reuse target/leasehold-*.jar and bench/target (no Maven)
 #   SERVER_JAVA_OPTS    extra JVM options for the Leasehold server (e.g. a JFR recording)
+#   BENCH_JAVA_OPTS     extra JVM options for the load generator (e.g. a JFR recording of the client)
 #   SERVER_ARGS         extra Spring arguments for the server (e.g. --leasehold.io-threads=1)
 #   OUT_DIR             where logs and the table go (default: a new temp dir)
 #
@@ -92,7 +93,10 @@ done
 echo "== machine: $(nproc) cores, $(grep MemTotal /proc/meminfo | awk '{print int($2/1024)" MB"}'), $(java -version 2>&1 | head -1), $(redis-server --version | cut -d' ' -f1-3)"
 echo "== load now: $(cut -d' ' -f1-3 /proc/loadavg)"
 
-java -Xms512m -Xmx512m -cp "bench/target/classes:bench/target/lib/*" dev.leasehold.bench.Bench \
+# The official client (issue 15) comes from the root build's client module.
+CLIENT_JAR=$(ls client/target/leasehold-client-*.jar | grep -v -E -- '-(sources|javadoc|tests)\.jar$' | head -1)
+# shellcheck disable=SC2086
+java -Xms512m -Xmx512m ${BENCH_JAVA_OPTS:-} -cp "bench/target/classes:bench/target/lib/*:$CLIENT_JAR" dev.leasehold.bench.Bench \
     --leasehold-port "$LH_PORT" --leasehold-pid "$SERVER_PID" \
     --redis-port "$REDIS_PORT" --redis-pid "$REDIS_PID" \
     --out "$OUT_DIR/table.md" "$@" | tee "$OUT_DIR/bench.log"

@@ -61,7 +61,10 @@ public final class Bench {
                   --w3-keys 200000       W3 held locks
                   --w4-sessions 10000    W4 idle sessions
                   --workloads w1,lat,w4,w1p,w2,w3,w2sweep   which to run, in this order
-                  --targets leasehold,redis
+                  --targets leasehold,client,redis,redisson,redisson-fair
+                                         leasehold = raw generator, client = the official client
+                                         (one shared LeaseholdClient: w1, w2, lat only), redis = Jedis,
+                                         redisson / redisson-fair = RLock / RFairLock (w1, w2 only)
                   --out FILE             also write the table (markdown) here
                 """;
     }
@@ -75,11 +78,50 @@ public final class Bench {
     /** Redis only: the client's sleep between SET NX attempts of a waiting acquire. */
     long pollMicros = 1000;
 
+    /** Shared library clients (one per target, as an application would hold them), closed after the run. */
+    final Map<String, Object> shared = new LinkedHashMap<>();
+
     LockConn connect(Target t) throws IOException {
-        if (t.name().equals("leasehold")) {
-            return new LeaseholdConn(host(), t.port());
-        }
-        return new RedisConn(host(), t.port(), pollMicros);
+        return switch (t.name()) {
+            case "leasehold" -> new LeaseholdConn(host(), t.port());
+            case "client" -> new ClientConn((dev.leasehold.client.LeaseholdClient) shared.computeIfAbsent("client",
+                    k -> dev.leasehold.client.LeaseholdClient.create(host() + ":" + t.port())));
+            case "redisson", "redisson-fair" -> new RedissonConn(redisson(t), t.name().equals("redisson-fair"));
+            default -> new RedisConn(host(), t.port(), pollMicros);
+        };
+    }
+
+    org.redisson.api.RedissonClient redisson(Target t) {
+        return (org.redisson.api.RedissonClient) shared.computeIfAbsent("redisson", k -> {
+            org.redisson.config.Config config = new org.redisson.config.Config();
+            config.useSingleServer().setAddress("redis://" + host() + ":" + t.port());
+            return org.redisson.Redisson.create(config);
+        });
+    }
+
+    /** Which server a target talks to: the official client and the raw generator share Leasehold. */
+    static String server(String target) {
+        return target.equals("leasehold") || target.equals("client") ? "leasehold" : "redis";
+    }
+
+    /** Which workloads a target can run (the library clients have no pipelined batch, no raw sessions). */
+    static boolean supports(String target, String workload) {
+        return switch (target) {
+            case "leasehold", "redis" -> true;
+            case "client" -> workload.equals("w1") || workload.equals("w2") || workload.equals("lat");
+            default -> workload.equals("w1") || workload.equals("w2");
+        };
+    }
+
+    static String display(String target) {
+        return switch (target) {
+            case "leasehold" -> "Leasehold, raw generator";
+            case "client" -> "Leasehold, official client";
+            case "redis" -> "Redis + Jedis";
+            case "redisson" -> "Redis + Redisson RLock";
+            case "redisson-fair" -> "Redis + Redisson RFairLock";
+            default -> target;
+        };
     }
 
     // ----------------------------------------------------------------- timed loops
@@ -89,6 +131,8 @@ public final class Bench {
         final Histogram acquire = new Histogram(TimeUnit.SECONDS.toNanos(60), 3);
         final Histogram release = new Histogram(TimeUnit.SECONDS.toNanos(60), 3);
         final Histogram ping = new Histogram(TimeUnit.SECONDS.toNanos(60), 3);
+        /** W2: release sent by one worker → grant returned to the next (the hand-off as users see it). */
+        final Histogram gap = new Histogram(TimeUnit.SECONDS.toNanos(60), 3);
         boolean recording;
         long pairs;
         long notGranted;
@@ -100,6 +144,7 @@ public final class Bench {
             acquire.add(o.acquire);
             release.add(o.release);
             ping.add(o.ping);
+            gap.add(o.gap);
             pairs += o.pairs;
             notGranted += o.notGranted;
             grants += o.grants;
@@ -326,6 +371,9 @@ public final class Bench {
         // Who holds the key now. Swapped while holding the lock, so the sequence is exact: a grant
         // counts as a hand-off when the previous holder was another worker (not a re-acquire).
         java.util.concurrent.atomic.AtomicInteger lastHolder = new java.util.concurrent.atomic.AtomicInteger(-1);
+        // When the last holder started its release: the next grant to another worker minus this
+        // is the hand-off gap as a user sees it (one loopback round trip plus the server's work).
+        java.util.concurrent.atomic.AtomicLong releaseSentAt = new java.util.concurrent.atomic.AtomicLong();
         return timed(t, intOpt("w2-waiters", 16), (c, s, th, i) -> {
             long t0 = System.nanoTime();
             long token = c.acquire(key, 10, LEASE);
@@ -335,12 +383,17 @@ public final class Bench {
                 return 0;
             }
             int previous = lastHolder.getAndSet(th);
+            long gap = t1 - releaseSentAt.get();
+            releaseSentAt.set(System.nanoTime());
             c.release(key, token);
             if (s.recording) {
                 s.acquire.recordValue(t1 - t0);
                 s.grants++;
                 if (previous != th) {
                     s.handoffs++;
+                    if (previous >= 0 && gap > 0) {
+                        s.gap.recordValue(gap);
+                    }
                 }
             }
             return 1;
@@ -520,9 +573,10 @@ public final class Bench {
 
     void run() throws Exception {
         List<Target> targets = new ArrayList<>();
-        for (String name : opt("targets", "leasehold,redis").split(",")) {
-            targets.add(new Target(name, intOpt(name + "-port", 0), opt(name + "-pid", "self"),
-                    name.equals("leasehold")));
+        for (String name : opt("targets", "leasehold,client,redis,redisson,redisson-fair").split(",")) {
+            String server = server(name);
+            targets.add(new Target(name, intOpt(server + "-port", 0), opt(server + "-pid", "self"),
+                    server.equals("leasehold")));
         }
         List<String> workloads = List.of(opt("workloads", "w1,lat,w4,w1p,w2,w3,w2sweep").split(","));
         String loadBefore = Proc.loadAverage();
@@ -530,6 +584,9 @@ public final class Bench {
         Map<String, Run> w1Runs = new LinkedHashMap<>();
         for (String w : workloads) {
             for (Target t : targets) {
+                if (!supports(t.name(), w)) {
+                    continue;
+                }
                 System.out.printf("%s %s ...%n", w, t.name());
                 switch (w) {
                     case "lat" -> {
@@ -563,7 +620,7 @@ public final class Bench {
                         put(t, "W1 pipelined: load-generator CPU s per 1M pairs", r.clientCpuPerMillion());
                     }
                     case "w2sweep" -> {
-                        if (t.jvm()) {
+                        if (!t.name().equals("redis")) {
                             continue; // Leasehold has a server-side queue: nothing to sweep
                         }
                         for (String poll : opt("w2-sweep", "0,100,2000").split(",")) {
@@ -594,6 +651,8 @@ public final class Bench {
                         put(t, "W2: hand-offs/s (grant to another worker than the last holder)", r.total.handoffs / r.seconds);
                         put(t, "W2: wait p50 / p99 / max (ms)", f2(us(r.total.acquire, 50) / 1000) + " / "
                                 + f2(us(r.total.acquire, 99) / 1000) + " / " + f2(r.total.acquire.getMaxValue() / 1e6));
+                        put(t, "W2: hand-off gap p50 / p99, release sent → next worker's grant returned (µs)",
+                                f1(us(r.total.gap, 50)) + " / " + f1(us(r.total.gap, 99)));
                         put(t, "W2: Jain's index (grants per worker min..max)", String.format(Locale.ROOT, "%.4f (%d..%d)", jain, min, max));
                         put(t, "W2: server CPU s per 1M hand-offs", r.cpuPerMillion());
                     }
@@ -625,6 +684,14 @@ public final class Bench {
                 }
             }
         }
+        for (Object c : shared.values()) {
+            if (c instanceof org.redisson.api.RedissonClient r) {
+                r.shutdown();
+            } else if (c instanceof AutoCloseable a) {
+                a.close();
+            }
+        }
+        shared.clear();
         String loadAfter = Proc.loadAverage();
         System.out.println("load average after: " + loadAfter);
         String table = table(targets, loadBefore, loadAfter);
@@ -637,20 +704,30 @@ public final class Bench {
     }
 
     String table(List<Target> targets, String loadBefore, String loadAfter) {
+        List<String> names = targets.stream().map(Target::name).toList();
+        // Ratio columns: every target against Redis + Jedis, and the official client against
+        // Redisson's fair lock (the only fair Redis lock) when both ran.
+        List<String[]> ratios = new ArrayList<>();
+        if (names.contains("redis")) {
+            for (String n : names) {
+                if (!n.equals("redis")) {
+                    ratios.add(new String[] {n, "redis"});
+                }
+            }
+        }
+        if (names.contains("client") && names.contains("redisson-fair")) {
+            ratios.add(new String[] {"client", "redisson-fair"});
+        }
         StringBuilder sb = new StringBuilder();
         sb.append("| measure | ");
         for (Target t : targets) {
-            sb.append(t.name().equals("leasehold") ? "Leasehold" : "Redis").append(" | ");
+            sb.append(display(t.name())).append(" | ");
         }
-        boolean ratio = targets.size() == 2;
-        if (ratio) {
-            sb.append("Leasehold / Redis |");
+        for (String[] r : ratios) {
+            sb.append(display(r[0])).append(" ÷ ").append(display(r[1])).append(" | ");
         }
         sb.append('\n').append("|---|");
-        for (int i = 0; i < targets.size(); i++) {
-            sb.append("---:|");
-        }
-        if (ratio) {
+        for (int i = 0; i < targets.size() + ratios.size(); i++) {
             sb.append("---:|");
         }
         sb.append('\n');
@@ -662,13 +739,13 @@ public final class Bench {
             for (Target t : targets) {
                 sb.append(fmt(e.getValue().get(t.name()))).append(" | ");
             }
-            if (ratio) {
-                Object a = e.getValue().get(targets.get(0).name());
-                Object b = e.getValue().get(targets.get(1).name());
-                String k = e.getKey();
-                boolean noRatio = k.contains("change") || k.contains("share") || k.contains("Jain");
-                sb.append(noRatio ? "" : a instanceof Double x && b instanceof Double y ? f2(x / y) + "×"
-                        : ratioOfPairs(a, b)).append(" |");
+            String k = e.getKey();
+            boolean noRatio = k.contains("change") || k.contains("share") || k.contains("Jain");
+            for (String[] r : ratios) {
+                Object a = e.getValue().get(r[0]);
+                Object b = e.getValue().get(r[1]);
+                sb.append(noRatio || a == null || b == null ? ""
+                        : a instanceof Double x && b instanceof Double y ? f2(x / y) + "×" : ratioOfPairs(a, b)).append(" | ");
             }
             sb.append('\n');
         }
