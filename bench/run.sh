@@ -94,7 +94,7 @@ echo "== machine: $(nproc) cores, $(grep MemTotal /proc/meminfo | awk '{print in
 echo "== load now: $(cut -d' ' -f1-3 /proc/loadavg)"
 
 # The official client (issue 15) comes from the root build's client module.
-CLIENT_JAR=$(ls client/target/leasehold-client-*.jar | grep -v -E -- '-(sources|javadoc|tests)\.jar$' | head -1)
+CLIENT_JAR=${CLIENT_JAR:-$(ls client/target/leasehold-client-*.jar | grep -v -E -- '-(sources|javadoc|tests)\.jar$' | head -1)}
 # shellcheck disable=SC2086
 java -Xms512m -Xmx512m ${BENCH_JAVA_OPTS:-} -cp "bench/target/classes:bench/target/lib/*:$CLIENT_JAR" dev.leasehold.bench.Bench \
     --leasehold-port "$LH_PORT" --leasehold-pid "$SERVER_PID" \

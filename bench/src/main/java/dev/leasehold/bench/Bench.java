@@ -591,11 +591,12 @@ public final class Bench {
                 switch (w) {
                     case "lat" -> {
                         Run r = latency(t);
-                        System.out.printf(Locale.ROOT, "  %-9s ping p50 %.1f us p99 %.1f us; acquire p50 %.1f us p99 %.1f us%n",
+                        System.out.printf(Locale.ROOT, "  %-9s ping p50 %.1f us p99 %.1f us; acquire p50 %.1f us p99 %.1f us; release p50 %.1f us p99 %.1f us%n",
                                 t.name(), us(r.total.ping, 50), us(r.total.ping, 99), us(r.total.acquire, 50),
-                                us(r.total.acquire, 99));
+                                us(r.total.acquire, 99), us(r.total.release, 50), us(r.total.release, 99));
                         put(t, "Ping p50 / p99, one session (µs)", f1(us(r.total.ping, 50)) + " / " + f1(us(r.total.ping, 99)));
                         put(t, "Acquire p50 / p99, one session, free key (µs)", f1(us(r.total.acquire, 50)) + " / " + f1(us(r.total.acquire, 99)));
+                        put(t, "Release p50 / p99, one session (µs)", f1(us(r.total.release, 50)) + " / " + f1(us(r.total.release, 99)));
                         put(t, "Acquire p50 ÷ Ping p50", f2(us(r.total.acquire, 50) / us(r.total.ping, 50)));
                         put(t, "#ping", us(r.total.ping, 50));
                         put(t, "#acq", us(r.total.acquire, 50));

@@ -41,6 +41,8 @@ public final class Ticket implements AutoCloseable {
     private long validUntil;
     private long leaseEndUpperBound;
     private CompletableFuture<ReleaseOutcome> release;
+    /** The release's answer as the I/O thread completes it (see {@link #startRelease}). */
+    private CompletableFuture<ReleaseOutcome> answer;
 
     Ticket(Engine engine, String key, byte[] keyBytes, long token, long validUntil, long leaseEndUpperBound) {
         this.engine = engine;
@@ -95,23 +97,35 @@ public final class Ticket implements AutoCloseable {
      * @throws IllegalStateException if the client was closed before the release could finish
      */
     public ReleaseOutcome release() {
-        return await(releaseAsync(), () -> ReleaseOutcome.EXPIRED, "the release of token " + token);
+        // Waits on the answer itself, not on releaseAsync's hop to a delivery thread: a blocked
+        // caller runs no code on the I/O thread, so that hop would only add a thread wake-up.
+        return await(startRelease(), () -> ReleaseOutcome.EXPIRED, "the release of token " + token);
     }
 
     /** {@link #release()} without blocking; the future completes off the client's I/O threads. */
     public CompletableFuture<ReleaseOutcome> releaseAsync() {
         synchronized (this) {
-            if (release != null) {
-                return release;
-            }
-            if (ticker.nanoTime() - leaseEndUpperBound >= 0) {
-                release = CompletableFuture.completedFuture(ReleaseOutcome.EXPIRED);
-                return release;
-            }
-            release = engine.release(keyBytes, token, leaseEndUpperBound).result()
-                    .thenApplyAsync(r -> r, engine.deliveryExecutor()); // hop off the I/O threads
+            startRelease();
             return release;
         }
+    }
+
+    /**
+     * Starts the release once; returns the answer's own future, which may complete on an I/O
+     * thread (only for a blocked caller to wait on: nothing may be chained to it). The future
+     * {@link #releaseAsync} hands to users completes on a delivery thread.
+     */
+    private synchronized CompletableFuture<ReleaseOutcome> startRelease() {
+        if (release == null) {
+            if (ticker.nanoTime() - leaseEndUpperBound >= 0) {
+                answer = CompletableFuture.completedFuture(ReleaseOutcome.EXPIRED);
+                release = answer;
+            } else {
+                answer = engine.release(keyBytes, token, leaseEndUpperBound).result();
+                release = answer.thenApplyAsync(r -> r, engine.deliveryExecutor()); // hop off the I/O threads
+            }
+        }
+        return answer;
     }
 
     /**
