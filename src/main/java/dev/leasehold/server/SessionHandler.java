@@ -228,14 +228,11 @@ final class SessionHandler extends ChannelInboundHandlerAdapter {
         forceClose = ctx.executor().schedule(() -> forceClose(ctx), closeBoundNanos, TimeUnit.NANOSECONDS);
         resumeReading(ctx); // discard what still comes (the decoder has failed) rather than reset the connection
         // An A granted to an earlier frame may still wait for the lease horizon (written from the
-        // store's thread): the X comes after it, so earlier frames keep their answers.
-        registry.whenLeasesDurable(onDisk -> {
-            if (ctx.executor().inEventLoop()) {
-                sendError(ctx, error);
-            } else {
-                ctx.executor().execute(() -> sendError(ctx, error));
-            }
-        });
+        // store's thread): the X comes after it, so earlier frames keep their answers. Always a
+        // task, never inline: the store's thread hands that A to this event loop as a task queued
+        // before it reports the callback finished, so an X written inline (the horizon already
+        // durable by then) could overtake it; a task queued now runs after it.
+        registry.whenLeasesDurable(onDisk -> ctx.executor().execute(() -> sendError(ctx, error)));
     }
 
     private void sendError(ChannelHandlerContext ctx, ProtocolError error) {
