@@ -251,6 +251,59 @@ public final class LockRegistry {
         }
     }
 
+    /**
+     * Cluster mode, on a new leader (PROTOCOL.md section 10): installs the committed grants, each
+     * running for its longest requested lease plus {@code extraNanos} (the election timeout) from
+     * now, so no lease a previous leader granted can end early. Nothing is logged: these grants
+     * are already in the replicated table. Call on an empty registry ({@link #reset()}).
+     */
+    public void promote(List<ReplicatedTable.Held> held, long extraNanos) {
+        for (ReplicatedTable.Held h : held) {
+            onKey(h.key(), (lane, s, hash, now) -> {
+                KeyState k = s != null ? s : new KeyState(h.key(), hash);
+                if (k.isHeld()) {
+                    return null; // not empty: keep what is there rather than shorten it
+                }
+                k.grant(h.token(), now, h.maxLeaseSeconds(), TimeUnit.SECONDS.toNanos(h.maxLeaseSeconds()) + extraNanos);
+                if (!k.countedHeld) {
+                    k.countedHeld = true;
+                    heldKeys.incrementAndGet(); // committed grants are not refused by the limit
+                }
+                lane.wheel.schedule(k, k.leaseEndNanos);
+                lane.keys.putIfAbsent(k);
+                return null;
+            });
+        }
+    }
+
+    /**
+     * Cluster mode, when this node stops serving: forgets every key, grant and waiter (waiters
+     * are dropped without an answer; their sessions are being closed with {@code X 9}) and ends
+     * a drain, so the registry is ready for the next {@link #promote}.
+     */
+    public void reset() {
+        draining = true; // refuse Acquires that race with the sweep
+        for (Lane l : lanes) {
+            inLane(l, (lane, now) -> {
+                for (KeyState s : lane.keys.snapshot()) {
+                    while (s.head != null) {
+                        Waiter w = s.head;
+                        leaveQueue(lane, w);
+                        w.finish(Waiter.Outcome.DROPPED);
+                    }
+                    if (s.isHeld()) {
+                        s.release(s.token);
+                        lane.wheel.cancel(s);
+                    }
+                    uncountIfFree(s);
+                    lane.keys.remove(s);
+                }
+                return null;
+            });
+        }
+        draining = false;
+    }
+
     public boolean isDraining() {
         return draining;
     }

@@ -38,6 +38,7 @@ final class SessionHandler extends ChannelInboundHandlerAdapter {
     private final NanoClock clock;
     private final ServerStats stats;
     private final KeyAcl acl;
+    private final ServingGate gate;
     private KeyAcl.Grant grant;
     private Session session;
     private boolean failed;
@@ -48,6 +49,12 @@ final class SessionHandler extends ChannelInboundHandlerAdapter {
 
     /** @param acl key permissions per client identity, or null to allow every key */
     SessionHandler(LockRegistry registry, NanoClock clock, ServerStats stats, KeyAcl acl) {
+        this(registry, clock, stats, acl, ServingGate.SINGLE_NODE);
+    }
+
+    /** @param gate cluster mode: who serves, and when answers may be written (PROTOCOL.md section 10) */
+    SessionHandler(LockRegistry registry, NanoClock clock, ServerStats stats, KeyAcl acl, ServingGate gate) {
+        this.gate = gate;
         this.registry = registry;
         this.clock = clock;
         this.stats = stats;
@@ -69,21 +76,25 @@ final class SessionHandler extends ChannelInboundHandlerAdapter {
         if (acl != null && !(msg instanceof ProtocolError) && !permitted(ctx, msg)) {
             return;
         }
+        if (gate != ServingGate.SINGLE_NODE && !(msg instanceof Request.Ping) && !(msg instanceof ProtocolError)
+                && !mayServe(ctx)) {
+            return;
+        }
         if (msg instanceof Request.Acquire a) {
             acquire(ctx, a);
         } else if (msg instanceof Request.Release r) {
             AnswerType t = registry.release(r.key(), r.token()) == ReleaseResult.RELEASED
                     ? AnswerType.RELEASED : AnswerType.NOT_HELD;
             Answers.appendWithLong(session.batch(), t, r.token());
-            session.writeBatchIfFull(ctx);
+            session.writeBatchIfFull(ctx, gate);
         } else if (msg instanceof Request.Extend e) {
             AnswerType t = registry.extend(e.key(), e.token(), e.leaseSeconds()) == ExtendResult.EXTENDED
                     ? AnswerType.EXTENDED : AnswerType.NOT_HELD;
             Answers.appendWithLong(session.batch(), t, e.token());
-            session.writeBatchIfFull(ctx);
+            session.writeBatchIfFull(ctx, gate);
         } else if (msg instanceof Request.Ping p) {
             Answers.appendWithLong(session.batch(), AnswerType.PONG, p.nonce());
-            session.writeBatchIfFull(ctx);
+            session.writeBatchIfFull(ctx, gate);
         } else if (msg instanceof ProtocolError error) {
             reject(ctx, error);
         } else {
@@ -118,6 +129,46 @@ final class SessionHandler extends ChannelInboundHandlerAdapter {
         return false;
     }
 
+    /**
+     * Cluster mode: a lock request is served only by the leader, and only in the epoch the
+     * session was first served in. Otherwise {@code X 8} (never served here: nothing of this
+     * session was executed) or {@code X 9} (served by this node while it led), then close.
+     */
+    private boolean mayServe(ChannelHandlerContext ctx) {
+        long epoch = gate.epoch();
+        if (gate.serving() && (session.servedEpoch == 0 || session.servedEpoch == epoch)) {
+            session.servedEpoch = epoch;
+            return true;
+        }
+        ErrorCode code = session.servedEpoch == 0 ? ErrorCode.NOT_LEADER : ErrorCode.LEADERSHIP_LOST;
+        failed = true;
+        registry.closeSession(session);
+        stats.protocolError(code);
+        session.flushBatch(ctx, gate);
+        String hint = gate.leaderHint();
+        log.debug("{} {}: X {} {}", code, ctx.channel().remoteAddress(), code.code(), hint);
+        session.afterAnswers(ctx, gate, () -> ctx.writeAndFlush(Answers.error(ctx.alloc(), code, hint))
+                .addListener(ChannelFutureListener.CLOSE));
+        return false;
+    }
+
+    /**
+     * Cluster mode, leadership lost: drops this session's waiters and sends {@code X 9} after the
+     * answers already on their way. Event loop only.
+     */
+    void leadershipLost(ChannelHandlerContext ctx) {
+        if (failed) {
+            return;
+        }
+        failed = true;
+        registry.closeSession(session);
+        stats.protocolError(ErrorCode.LEADERSHIP_LOST);
+        session.flushBatch(ctx, gate);
+        String hint = gate.leaderHint();
+        session.afterAnswers(ctx, gate, () -> ctx.writeAndFlush(
+                Answers.error(ctx.alloc(), ErrorCode.LEADERSHIP_LOST, hint)).addListener(ChannelFutureListener.CLOSE));
+    }
+
     private void acquire(ChannelHandlerContext ctx, Request.Acquire a) {
         AcquireResult result = registry.acquire(a.key(), a.waitSeconds(), a.leaseSeconds(), a.owner(),
                 clock.nanoTime(), session);
@@ -130,7 +181,7 @@ final class SessionHandler extends ChannelInboundHandlerAdapter {
         } else {
             return; // Queued: SessionNotifier answers when the registry decides.
         }
-        session.writeBatchIfFull(ctx);
+        session.writeBatchIfFull(ctx, gate);
     }
 
     private void reject(ChannelHandlerContext ctx, ProtocolError error) {
@@ -141,17 +192,16 @@ final class SessionHandler extends ChannelInboundHandlerAdapter {
         failed = true;
         registry.closeSession(session);
         stats.protocolError(error.code());
-        session.writeBatch(ctx); // answers to the frames before the bad one go first
+        session.flushBatch(ctx, gate); // answers to the frames before the bad one go first
         log.warn("Closing {}: protocol error {} ({}){}", ctx.channel().remoteAddress(), error.code().code(),
                 error.message(), detail == null ? "" : ": " + detail);
-        ctx.writeAndFlush(Answers.error(ctx.alloc(), error.code(), error.message()))
-                .addListener(ChannelFutureListener.CLOSE);
+        session.afterAnswers(ctx, gate, () -> ctx.writeAndFlush(Answers.error(ctx.alloc(), error.code(), error.message()))
+                .addListener(ChannelFutureListener.CLOSE));
     }
 
     @Override
     public void channelReadComplete(ChannelHandlerContext ctx) {
-        session.writeBatch(ctx);
-        ctx.flush();
+        session.flushBatch(ctx, gate);
         if (!ctx.channel().isWritable()) {
             ctx.channel().config().setAutoRead(false);
         }
