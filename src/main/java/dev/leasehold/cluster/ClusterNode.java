@@ -208,7 +208,15 @@ public final class ClusterNode implements ServingGate, SmartLifecycle, LockState
         if (serving || isLeader()) {
             long start = System.nanoTime();
             try {
-                RaftClientReply reply = client.admin().transferLeadership(null,
+                // An explicit target: with none, Ratis steps down and waits for an election timeout.
+                RaftPeerId target = null;
+                for (RaftPeer p : group.getPeers()) {
+                    if (!p.getId().equals(selfId)) {
+                        target = p.getId();
+                        break;
+                    }
+                }
+                RaftClientReply reply = client.admin().transferLeadership(target,
                         settings.electionTimeoutMax().toMillis() * 2);
                 log.info("Drain: leadership handed over in {} ms ({})",
                         TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - start), reply.isSuccess() ? "done" : reply);

@@ -425,13 +425,13 @@ class ClusterFaultIntegrationTests {
 
     // ------------------------------------------------------------------ raw protocol
 
-    private static byte[] acquire(int wait, int lease, long owner, String key) {
+    static byte[] acquire(int wait, int lease, long owner, String key) {
         byte[] k = key.getBytes(UTF_8);
         return ByteBuffer.allocate(12 + k.length).put((byte) 'A').put((byte) wait).put((byte) lease).putLong(owner)
                 .put(k).put((byte) '\n').array();
     }
 
-    private static byte[] release(long token, String key) {
+    static byte[] release(long token, String key) {
         byte[] k = key.getBytes(UTF_8);
         return ByteBuffer.allocate(10 + k.length).put((byte) 'R').putLong(token).put(k).put((byte) '\n').array();
     }
@@ -440,7 +440,7 @@ class ClusterFaultIntegrationTests {
     record Answer(int op, long number, long token, long queuedMs, int code, String message) {
     }
 
-    private static final class Conn implements AutoCloseable {
+    static final class Conn implements AutoCloseable {
         private final Socket socket = new Socket();
         private final DataInputStream in;
         private final OutputStream out;
