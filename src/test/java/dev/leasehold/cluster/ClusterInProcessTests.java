@@ -15,6 +15,9 @@ import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
+import dev.leasehold.client.AcquireOutcome;
+import dev.leasehold.client.LeaseholdClient;
+import dev.leasehold.client.ReleaseOutcome;
 import dev.leasehold.cluster.ClusterFaultIntegrationTests.Answer;
 import dev.leasehold.cluster.ClusterFaultIntegrationTests.Conn;
 import dev.leasehold.registry.LeaseHorizon;
@@ -118,6 +121,19 @@ class ClusterInProcessTests {
             assertThat(x.message()).isEqualTo("leader=127.0.0.1:" + client[leader]);
         }
         assertThat(nodes[follower].registry().heldKeys()).as("followers hold no leader view").isZero();
+
+        // The official client, given the followers first: X 8 with a hint, one resend to the
+        // leader with the same owner, then every request goes to the leader.
+        int other = (leader + 2) % 3;
+        try (LeaseholdClient lh = LeaseholdClient.create("127.0.0.1:" + client[follower],
+                "127.0.0.1:" + client[other], "127.0.0.1:" + client[leader])) {
+            for (int i = 0; i < 5; i++) {
+                AcquireOutcome o = lh.acquire("client/" + i, 2, 5);
+                assertThat(o).as("acquire %d through a seed list that starts with followers", i)
+                        .isInstanceOf(AcquireOutcome.Acquired.class);
+                assertThat(((AcquireOutcome.Acquired) o).ticket().release()).isEqualTo(ReleaseOutcome.RELEASED);
+            }
+        }
 
         // The leader goes away gracefully (leadership transfer, then stop). The new leader keeps
         // the 8 s grant with its token (T for anyone else, R for the holder's Release) and issues

@@ -24,6 +24,8 @@ public final class AcquireCall extends Outbound {
 
     /** The wire wait of the (single) write; -1 before it. Guarded by {@code this}. */
     private int wireWait = -1;
+    /** Sent again after an {@code X 8} (9.12 allows it once); guarded by {@code this}. */
+    private boolean resentAfterNotLeader;
 
     AcquireCall(Engine engine, byte[] key, int waitSeconds, int leaseSeconds, long owner, long start) {
         super(engine);
@@ -137,6 +139,34 @@ public final class AcquireCall extends Outbound {
         }
         if (done != null) {
             finish(done);
+        }
+    }
+
+    /**
+     * {@code X 8}: nothing was executed, so the Acquire goes back to the pool, with the same owner
+     * and the same deadline {@code D}, to a session on the leader the follower named (9.12). Once:
+     * a second {@code X 8} ends it as Unavailable (no grant exists: nothing was executed).
+     */
+    @Override
+    void notExecuted(Session s, String reason) {
+        AcquireResult done = null;
+        synchronized (this) {
+            if (!((state == State.WRITING || state == State.SENT) && session == s)) {
+                return;
+            }
+            if (resentAfterNotLeader) {
+                state = State.DONE;
+                done = new AcquireResult.Unavailable("no serving leader took the request: " + reason);
+            } else {
+                resentAfterNotLeader = true;
+                state = State.QUEUED;
+                session = null;
+            }
+        }
+        if (done != null) {
+            finish(done);
+        } else {
+            engine.pool().submit(this);
         }
     }
 

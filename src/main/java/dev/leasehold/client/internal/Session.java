@@ -50,6 +50,8 @@ public final class Session {
     private final SessionPool pool;
     private final int slot;
     private final InetSocketAddress address;
+    /** {@code X} code 8: a cluster follower, nothing executed (PROTOCOL.md section 4). */
+    private static final int NOT_LEADER = 8;
     private final String name;
     private final Thread writer;
 
@@ -160,6 +162,11 @@ public final class Session {
      * Acquires), possibly sent requests are lost, queued ones are offered to other sessions.
      */
     public void close(String reason) {
+        close(reason, false);
+    }
+
+    /** @param notExecuted the server said none of this session's requests was executed ({@code X 8}) */
+    private void close(String reason, boolean notExecuted) {
         List<Outbound> lost = new ArrayList<>();
         List<Outbound> unsent;
         boolean wasUp;
@@ -196,7 +203,11 @@ public final class Session {
         }
         pool.ended(this, wasUp);
         for (Outbound o : lost) {
-            o.lost(this, reason);
+            if (notExecuted) {
+                o.notExecuted(this, reason);
+            } else {
+                o.lost(this, reason);
+            }
         }
         for (Outbound o : unsent) {
             o.notSent(this);
@@ -431,7 +442,14 @@ public final class Session {
                 call.answer(this, receivedAt);
             }
         } else if (a instanceof Answer.Error x) {
-            close("the server sent error " + x.code() + ": " + x.message());
+            if (x.code() == NOT_LEADER) {
+                // A cluster follower: nothing of this session was executed (9.12).
+                pool.notLeader(this, x.message());
+                close("the server is not the cluster leader (" + (x.message().isEmpty() ? "no leader known"
+                        : x.message()) + ")", true);
+            } else {
+                close("the server sent error " + x.code() + ": " + x.message());
+            }
             return false;
         }
         return true;

@@ -30,6 +30,12 @@ final class SessionPool {
     private final int[] failures;
     private final long[] retryAt;
     private final boolean[] backingOff;
+    /** The slot's session is closing after {@code X 8}: its failure count stands (no reset). */
+    private final boolean[] notLeader;
+    /** {@code X 8} without a usable hint in a row, per slot (the back-off between seeds). */
+    private final int[] noLeaderRounds;
+    /** The leader a follower named last, or null (single server, or not told yet). */
+    private InetSocketAddress leader;
     private final ArrayDeque<Outbound> parked = new ArrayDeque<>();
     private final List<Session> created = new ArrayList<>();
     private ScheduledFuture<?> parkedRetry;
@@ -38,13 +44,15 @@ final class SessionPool {
 
     SessionPool(Engine engine) {
         this.engine = engine;
-        this.addresses = engine.config().addresses();
+        this.addresses = new ArrayList<>(engine.config().addresses());
         int n = engine.config().poolSize();
         this.slots = new Session[n];
         this.addressIndex = new int[n];
         this.failures = new int[n];
         this.retryAt = new long[n];
         this.backingOff = new boolean[n];
+        this.notLeader = new boolean[n];
+        this.noLeaderRounds = new int[n];
         for (int i = 0; i < n; i++) {
             addressIndex[i] = i % addresses.size();
         }
@@ -101,7 +109,9 @@ final class SessionPool {
             if (slots[i] == s) {
                 slots[i] = null;
             }
-            if (wasUp) {
+            if (notLeader[i]) {
+                notLeader[i] = false; // handled by notLeader()
+            } else if (wasUp) {
                 failures[i] = 0;
             } else {
                 failures[i]++;
@@ -121,6 +131,67 @@ final class SessionPool {
                 submit(o);
             }
         }
+    }
+
+    /**
+     * A cluster follower answered {@code X 8} on {@code s} (PROTOCOL.md 9.12): its slot's next
+     * session goes to the leader it named ({@code leader=host:port}), added to the addresses if it
+     * is not a seed. A hint naming the node that answered, or no hint (an election is running),
+     * moves the slot to the next seed instead, backing off after a full round like a failed
+     * connection (100 ms doubling to 1 s); the requests' own deadlines bound all of it.
+     */
+    void notLeader(Session s, String message) {
+        InetSocketAddress hint = parseHint(message);
+        synchronized (this) {
+            int i = s.slot();
+            if (hint != null && !sameAddress(hint, s.address())) {
+                int idx = -1;
+                for (int j = 0; j < addresses.size(); j++) {
+                    if (sameAddress(addresses.get(j), hint)) {
+                        idx = j;
+                    }
+                }
+                if (idx < 0) {
+                    addresses.add(hint);
+                    idx = addresses.size() - 1;
+                }
+                leader = addresses.get(idx);
+                for (int j = 0; j < slots.length; j++) {
+                    if (slots[j] == null || slots[j] == s) {
+                        addressIndex[j] = idx; // the leader, for every session still to open
+                    }
+                }
+                noLeaderRounds[i] = 0;
+                return;
+            }
+            // No leader known (an election): next seed, after 50 ms doubling to 500 ms. Not reset
+            // by the follower's Ping answer (up()), only by a hint.
+            notLeader[i] = true;
+            addressIndex[i] = (addressIndex[i] + 1) % addresses.size();
+            backingOff[i] = true;
+            retryAt[i] = System.nanoTime() + Math.min(500_000_000L, 50_000_000L << Math.min(noLeaderRounds[i], 4));
+            noLeaderRounds[i]++;
+        }
+    }
+
+    private static InetSocketAddress parseHint(String message) {
+        if (message == null || !message.startsWith("leader=")) {
+            return null;
+        }
+        String hp = message.substring("leader=".length());
+        int colon = hp.lastIndexOf(':');
+        if (colon <= 0) {
+            return null;
+        }
+        try {
+            return InetSocketAddress.createUnresolved(hp.substring(0, colon), Integer.parseInt(hp.substring(colon + 1)));
+        } catch (IllegalArgumentException e) {
+            return null;
+        }
+    }
+
+    private static boolean sameAddress(InetSocketAddress a, InetSocketAddress b) {
+        return a.getPort() == b.getPort() && a.getHostString().equals(b.getHostString());
     }
 
     /** Closes every session and abandons parked requests; returns the sessions to join. */
@@ -183,11 +254,22 @@ final class SessionPool {
     }
 
     private Session pick() {
+        if (leader != null) {
+            // Cluster: once a follower named the leader, only sessions to it are used.
+            Session onLeader = pickAmong(true);
+            if (onLeader != null) {
+                return onLeader;
+            }
+        }
+        return pickAmong(false);
+    }
+
+    private Session pickAmong(boolean leaderOnly) {
         Session best = null;
         int bestLoad = Integer.MAX_VALUE;
         boolean bestUp = false;
         for (Session s : slots) {
-            if (s == null || s.isClosed()) {
+            if (s == null || s.isClosed() || (leaderOnly && !sameAddress(s.address(), leader))) {
                 continue;
             }
             boolean up = s.isUp();
