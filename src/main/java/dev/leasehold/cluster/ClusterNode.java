@@ -312,8 +312,8 @@ public final class ClusterNode implements ServingGate, SmartLifecycle, LockState
         long start = clock.nanoTime();
         registry.reset();
         registry.promote(table.held(), settings.electionTimeoutMax().toNanos());
+        epoch++; // before open(): answers of a session from an older epoch are never written
         proposer.open(table.counter());
-        epoch++;
         leaderId = selfId;
         serving = true;
         log.info("Node {} serves as leader (term {}): {} grants promoted, tokens continue above {} ({} ms)",

@@ -220,9 +220,10 @@ final class Proposer implements DecisionLog, TokenSource {
         return appended;
     }
 
+    /** False while not serving: a decision made then was never logged, so nothing may be answered. */
     boolean committed(long barrier) {
         synchronized (waiting) {
-            return barrier <= committed && waiting.isEmpty();
+            return open && barrier <= committed && waiting.isEmpty();
         }
     }
 

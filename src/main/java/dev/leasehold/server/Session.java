@@ -89,6 +89,15 @@ final class Session extends SessionHandle {
             return;
         }
         batch = null;
+        if (servedEpoch == 0) {
+            // No lock request served on this session yet: only Pongs, which reflect no state.
+            ctx.writeAndFlush(b, ctx.voidPromise());
+            return;
+        }
+        if (servedEpoch != gate.epoch()) {
+            b.release(); // decided while this node led in an earlier epoch: it gets X 9, not answers
+            return;
+        }
         long barrier = gate.barrier();
         if (deferred == 0 && gate.committed(barrier)) {
             ctx.writeAndFlush(b, ctx.voidPromise());
