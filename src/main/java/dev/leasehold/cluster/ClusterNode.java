@@ -375,6 +375,7 @@ public final class ClusterNode implements ServingGate, SmartLifecycle, LockState
 
     // ------------------------------------------------------------------ ServingGate
 
+    /** True while this node is the ready leader and has promoted: it serves lock requests. */
     @Override
     public boolean serving() {
         return serving;
@@ -422,6 +423,7 @@ public final class ClusterNode implements ServingGate, SmartLifecycle, LockState
         }
     }
 
+    /** A consistent-enough view for health and metrics (each field read once, without locks). */
     public Status status() {
         RaftServer.Division d = division();
         DivisionInfo i = d == null ? null : d.getInfo();
@@ -433,6 +435,7 @@ public final class ClusterNode implements ServingGate, SmartLifecycle, LockState
                 proposer.backlog());
     }
 
+    /** The settings this node runs with. */
     public ClusterSettings settings() {
         return settings;
     }

@@ -15,6 +15,7 @@ public final class ClusterHealthIndicator implements HealthIndicator {
 
     private final ClusterNode node;
 
+    /** @param node the cluster node to report on */
     public ClusterHealthIndicator(ClusterNode node) {
         this.node = node;
     }

@@ -19,6 +19,7 @@ public final class ClusterMetrics implements MeterBinder {
 
     private final ClusterNode node;
 
+    /** @param node the cluster node whose Raft state the meters show */
     public ClusterMetrics(ClusterNode node) {
         this.node = node;
     }

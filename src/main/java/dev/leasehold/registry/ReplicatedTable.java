@@ -107,6 +107,7 @@ public final class ReplicatedTable {
         return rejected;
     }
 
+    /** Held keys. */
     public int size() {
         return keys.size();
     }
