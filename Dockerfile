@@ -10,14 +10,18 @@
 FROM eclipse-temurin:17-jdk AS build
 WORKDIR /src
 
-COPY mvnw pom.xml ./
+# The build is a reactor (pom.xml): the server (server-pom.xml, src/) needs the client module
+# (client/, which holds the shared protocol), and Maven reads every module's POM (spring/).
+COPY mvnw pom.xml server-pom.xml ./
 COPY .mvn .mvn
+COPY client client
+COPY spring spring
 COPY src src
 
 # The cache mount keeps ~/.m2 (Maven itself and the dependencies) between builds (BuildKit).
 # maven.test.skip also skips compiling tests, so no test-only dependency is downloaded.
 RUN --mount=type=cache,target=/root/.m2 \
-    ./mvnw -B -ntp -Dmaven.test.skip=true package \
+    ./mvnw -B -ntp -Dmaven.test.skip=true -pl :leasehold -am package \
  && cp target/leasehold-*.jar /src/leasehold.jar
 
 

@@ -109,6 +109,8 @@ they render as integers whichever way they were given (values file or --set).
 {{- end }}
 {{- $leasehold := dict
       "port" ($l.port | int64)
+      "address" (toString $l.address)
+      "listen-backlog" ($l.listenBacklog | int64)
       "data-dir" .Values.persistence.mountPath
       "max-key-bytes" ($l.maxKeyBytes | int64)
       "max-waiters-per-key" ($l.maxWaitersPerKey | int64)
@@ -120,6 +122,8 @@ they render as integers whichever way they were given (values file or --set).
       "token-block-size" ($l.tokenBlockSize | int64)
       "io-threads" ($l.ioThreads | int64)
       "recovery-grace" (toString $l.recoveryGrace)
+      "recovery-lookahead" (toString $l.recoveryLookahead)
+      "recovery-clock-slack" (toString $l.recoveryClockSlack)
       "drain-timeout" (toString $l.drainTimeout)
       "tls" (dict "bundle" $tlsBundle "client-auth" $clientAuth)
       "acl" $acl

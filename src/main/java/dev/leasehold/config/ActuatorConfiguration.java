@@ -17,6 +17,7 @@ import dev.leasehold.metrics.RegistryEventMetrics;
 import dev.leasehold.registry.LockRegistry;
 import dev.leasehold.server.LeaseholdServer;
 import dev.leasehold.server.ServerStats;
+import dev.leasehold.store.LeaseHorizonStore;
 import dev.leasehold.store.ReservedTokens;
 import dev.leasehold.store.StorageStatus;
 import io.micrometer.core.instrument.MeterRegistry;
@@ -40,15 +41,16 @@ public class ActuatorConfiguration {
 
     @Bean
     LeaseholdMetrics leaseholdMetrics(LockRegistry registry, ServerStats stats, ReservedTokens tokens,
-            ObjectProvider<StorageStatus> storage) {
-        return new LeaseholdMetrics(registry, stats, tokens, storage);
+            LeaseHorizonStore horizon, ObjectProvider<StorageStatus> storage) {
+        return new LeaseholdMetrics(registry, stats, tokens, horizon, storage);
     }
 
     @Bean
     LeaseholdHealthIndicator leaseholdHealthIndicator(LeaseholdServer server, LockRegistry registry,
-            ServerStats stats, ObjectProvider<StorageStatus> storage, LeaseholdProperties props) {
+            ServerStats stats, ObjectProvider<StorageStatus> storage, LeaseholdProperties props, RecoveryPlan plan) {
         RecoveryGrace grace = props.recoveryGrace();
-        return new LeaseholdHealthIndicator(server, registry, stats, storage, grace.isOff() ? "off" : grace.toString());
+        return new LeaseholdHealthIndicator(server, registry, stats, storage, grace.isOff() ? "off" : grace.toString(),
+                plan.reason());
     }
 
     @Bean

@@ -49,8 +49,13 @@ public class LeaseholdConfiguration {
         return DataDirectory.prepare(props.dataDir());
     }
 
+    /**
+     * Opened after the lease horizon store ({@code horizonFirst}), which must see the data
+     * directory as the previous run left it to tell a first start: this writes {@code tokens}.
+     */
     @Bean(destroyMethod = "close")
-    ReservedTokens reservedTokens(Path leaseholdDataDir, LeaseholdProperties props, ObjectProvider<DurableFiles> files) {
+    ReservedTokens reservedTokens(Path leaseholdDataDir, LeaseholdProperties props, ObjectProvider<DurableFiles> files,
+            LeaseHorizonStore horizonFirst) {
         Path file = leaseholdDataDir.resolve("tokens");
         try {
             return ReservedTokens.open(files.getIfAvailable(() -> DurableFiles.REAL).open(file, "tokens"),
@@ -62,9 +67,19 @@ public class LeaseholdConfiguration {
 
     /** Closed after the protocol server has drained (beans are destroyed after lifecycle stop). */
     @Bean(destroyMethod = "close")
-    LeaseHorizonStore leaseHorizonStore(Path leaseholdDataDir, ObjectProvider<DurableFiles> files) {
+    LeaseHorizonStore leaseHorizonStore(Path leaseholdDataDir, LeaseholdProperties props,
+            ObjectProvider<DurableFiles> files) {
+        boolean firstStart = !DataDirectory.holdsState(leaseholdDataDir);
+        if (firstStart) {
+            log.warn("Data directory {} holds no state of a previous run: treating it as new, so no recovery grace"
+                    + " (if it held locks before and was lost or replaced, leases of that run are not waited for)",
+                    leaseholdDataDir);
+        }
+        LeaseHorizonStore.Settings settings = new LeaseHorizonStore.Settings(props.recoveryLookahead(),
+                props.recoveryClockSlack(), LeaseHorizonStore.Settings.DEFAULTS.checkPeriod());
         try {
-            return LeaseHorizonStore.open(leaseholdDataDir, files.getIfAvailable(() -> DurableFiles.REAL));
+            return LeaseHorizonStore.open(leaseholdDataDir, files.getIfAvailable(() -> DurableFiles.REAL), settings,
+                    firstStart);
         } catch (IOException e) {
             throw DataDirectory.openFailure(leaseholdDataDir.resolve("lease-horizon"), "write the lease horizon", e);
         }
@@ -92,8 +107,14 @@ public class LeaseholdConfiguration {
     }
 
     @Bean
+    RecoveryPlan recoveryPlan(LeaseholdProperties props, LeaseHorizonStore horizon) {
+        return RecoveryPlan.of(props.recoveryGrace(), horizon.previous());
+    }
+
+    @Bean
     LockRegistry lockRegistry(LeaseholdProperties props, NanoClock clock, ReservedTokens tokens,
-            LeaseHorizonStore horizon, ObjectProvider<RegistryObserver> observer, ObjectProvider<ClusterNode> cluster) {
+            LeaseHorizonStore horizon, RecoveryPlan plan, ObjectProvider<RegistryObserver> observer,
+            ObjectProvider<ClusterNode> cluster) {
         RegistryLimits limits = new RegistryLimits(props.maxWaitersPerKey(), props.maxWaitersTotal(),
                 props.maxPendingPerSession(), props.maxHeldKeys());
         ClusterNode node = cluster.getIfAvailable();
@@ -106,31 +127,30 @@ public class LeaseholdConfiguration {
         }
         LockRegistry registry = new LockRegistry(limits, clock, tokens, horizon, new SessionNotifier(),
                 observer.getIfAvailable(() -> RegistryObserver.NONE));
-        applyRecoveryGrace(registry, props.recoveryGrace(), horizon.previous(), tokens);
+        applyRecoveryGrace(registry, plan, horizon.previous(), tokens);
         return registry;
     }
 
     /**
      * Holds every key until the grace ends; counted from when the horizon was read, which is
-     * before anything can be served.
+     * before anything can be served. Logs how long and why.
      */
-    static void applyRecoveryGrace(LockRegistry registry, RecoveryGrace setting, LeaseHorizonStore.Previous previous,
+    static void applyRecoveryGrace(LockRegistry registry, RecoveryPlan plan, LeaseHorizonStore.Previous previous,
             ReservedTokens tokens) {
-        Duration grace = setting.resolve(previous.autoGrace());
-        String how = setting.isAuto() ? "auto: " + previous.describe()
-                : "leasehold.recovery-grace=" + setting;
+        Duration grace = plan.grace();
+        if (plan.reason().equals("off")) {
+            log.warn("Recovery grace is OFF (leasehold.recovery-grace=0s): keys are granted at once, so a lease"
+                    + " handed out before this start may still be in use and a key can have two holders");
+            return;
+        }
         if (grace.isZero()) {
-            if (setting.isOff()) {
-                log.warn("Recovery grace is OFF (leasehold.recovery-grace=0s): keys are granted at once, so a lease"
-                        + " handed out before this start may still be in use and a key can have two holders");
-            } else {
-                log.info("Recovery grace 0 ms ({}); tokens continue above {}", how, tokens.lastIssued());
-            }
+            log.info("Recovery grace 0 ms ({}): keys are granted at once ({}); tokens continue above {}",
+                    plan.reason(), plan.detail(), tokens.lastIssued());
             return;
         }
         registry.holdAllUntil(previous.readNanos() + grace.toNanos());
-        log.info("Recovery grace {} ms: no key is granted until leases of the previous run have ended ({});"
-                + " tokens continue above {}", grace.toMillis(), how, tokens.lastIssued());
+        log.info("Recovery grace {} ms ({}): no key is granted until leases of the previous run have ended ({});"
+                + " tokens continue above {}", grace.toMillis(), plan.reason(), plan.detail(), tokens.lastIssued());
     }
 
     @Bean
@@ -141,10 +161,18 @@ public class LeaseholdConfiguration {
     @Bean
     LeaseholdServer leaseholdServer(LeaseholdProperties props, LockRegistry registry, NanoClock clock,
             ServerStats stats, ServerSecurity security, ObjectProvider<ClusterNode> cluster) {
+        ConnectionBudget budget = ConnectionBudget.forThisProcess(props.maxConnections());
+        if (budget.lowered()) {
+            log.warn("{}. Raise the open-file limit (ulimit -n; LimitNOFILE in systemd; see README) to serve"
+                    + " more sessions", budget.describe());
+        } else {
+            log.info("{}", budget.describe());
+        }
         ClusterNode node = cluster.getIfAvailable();
-        LeaseholdServer server = new LeaseholdServer(new LeaseholdServer.Settings("0.0.0.0", props.port(),
-                props.maxKeyBytes(), props.frameTimeout(), props.maxConnections(), props.effectiveIoThreads(),
-                props.drainTimeout()), registry, clock, stats, security, node != null ? node : ServingGate.SINGLE_NODE);
+        LeaseholdServer server = new LeaseholdServer(new LeaseholdServer.Settings(props.address(), props.port(),
+                props.maxKeyBytes(), props.frameTimeout(), budget.effective(), props.effectiveIoThreads(),
+                props.drainTimeout(), props.listenBacklog()), registry, clock, stats, security,
+                node != null ? node : ServingGate.SINGLE_NODE);
         if (node != null) {
             node.attach(registry, server);
         }

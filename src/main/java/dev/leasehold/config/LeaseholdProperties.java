@@ -18,6 +18,12 @@ import dev.leasehold.server.KeyAcl;
  * Invalid values fail start-up with a message that names the property.
  *
  * @param port TCP port of the lock protocol; 0 picks a free port (tests).
+ * @param address address the protocol port binds: {@code 0.0.0.0} (every IPv4 interface), {@code ::}
+ *        (every interface), or one interface's address such as {@code 127.0.0.1}. Actuator's HTTP
+ *        port has its own, {@code server.address}.
+ * @param listenBacklog connections the kernel may queue for the protocol port before the server
+ *        accepts them; the kernel caps it at {@code net.core.somaxconn}. Too small a queue turns a
+ *        connection flood into SYN retransmits: seconds of delay for a client's first answer.
  * @param dataDir directory for the fencing-token high-water mark and the lease horizon; created if
  *        missing; start-up fails, naming it, if it cannot be written or holds a corrupt token file.
  * @param maxKeyBytes largest key in UTF-8 bytes; a longer key is protocol error 4.
@@ -25,15 +31,26 @@ import dev.leasehold.server.KeyAcl;
  * @param maxWaitersTotal queued Acquires allowed over all keys; one more gets {@code B}.
  * @param maxPendingPerSession queued (still waiting) Acquires allowed per session.
  * @param maxHeldKeys keys that may hold an active grant at once; one more grant gets {@code B}.
- * @param maxConnections open protocol sessions; further connections are closed at once.
- * @param frameTimeout a frame not finished this long after its first byte gets {@code X 5}.
+ * @param maxConnections open protocol sessions; further connections are closed at once. Lowered at
+ *        start to fit the process's open-file limit, keeping a reserve for the data directory,
+ *        the management port and the JVM (see {@link ConnectionBudget}).
+ * @param frameTimeout a frame not finished this long after its first byte gets {@code X 5}; only
+ *        time the server spends reading the session counts (not while backpressure pauses it).
+ *        Also the bound on closing a session after {@code X} when its client neither closes nor reads.
  * @param tokenBlockSize fencing tokens reserved per fsync'd write of the high-water mark.
  * @param ioThreads event-loop threads for the protocol port; 0 means one per CPU core.
  * @param recoveryGrace after start-up, no key is granted for this long, so that leases handed out
- *        before a crash or restart have run out: {@code auto} (from the stored lease horizon, at
- *        most 255 s; assumes the wall clock does not step forward across the restart by more than
- *        5 s), a duration up to {@code 255s} ({@code 255s} is always safe), or {@code 0s} to turn
- *        it off (a key can then have two holders right after a restart). See {@link RecoveryGrace}.
+ *        before a crash or restart have run out: {@code auto} (none on a first start; else from the
+ *        stored lease horizon, at most 255 s; assumes the wall clock does not step forward across
+ *        the restart by more than {@code recovery-clock-slack}), a duration up to {@code 255s}
+ *        ({@code 255s} is always safe), or {@code 0s} to turn it off (a key can then have two
+ *        holders right after a restart). See {@link RecoveryGrace}.
+ * @param recoveryLookahead how far beyond the longest lease in use (granted or extended in the
+ *        last 10 minutes) the lease horizon is written, clock slack included: after a crash the
+ *        grace is at most that lease plus this. Smaller means a shorter grace and more horizon
+ *        writes (one per {@code lookahead − slack} under steady load).
+ * @param recoveryClockSlack how far the wall clock may step forward across a restart without
+ *        shortening the grace below the leases still running; part of {@code recovery-lookahead}.
  * @param drainTimeout bound on the graceful stop (SIGTERM, context close): the server stops
  *        accepting sessions, answers {@code B} to every queued Acquire, flushes and closes
  *        sessions; sessions still not flushed when it runs out are closed anyway.
@@ -47,6 +64,8 @@ import dev.leasehold.server.KeyAcl;
 @ConfigurationProperties("leasehold")
 public record LeaseholdProperties(
         @DefaultValue("7420") int port,
+        @DefaultValue("0.0.0.0") String address,
+        @DefaultValue("4096") int listenBacklog,
         @DefaultValue("./data") Path dataDir,
         @DefaultValue("512") int maxKeyBytes,
         @DefaultValue("1024") int maxWaitersPerKey,
@@ -58,6 +77,8 @@ public record LeaseholdProperties(
         @DefaultValue("1000000") long tokenBlockSize,
         @DefaultValue("0") int ioThreads,
         @DefaultValue("auto") RecoveryGrace recoveryGrace,
+        @DefaultValue("10s") Duration recoveryLookahead,
+        @DefaultValue("2s") Duration recoveryClockSlack,
         @DefaultValue("10s") Duration drainTimeout,
         @DefaultValue Tls tls,
         Map<String, List<String>> acl,
@@ -65,6 +86,10 @@ public record LeaseholdProperties(
 
     public LeaseholdProperties {
         check(port >= 0 && port <= 65535, "leasehold.port", port, "must be 0..65535");
+        check(address != null && !address.isBlank() && resolves(address), "leasehold.address", address,
+                "must be an address of this host, e.g. 0.0.0.0 (every interface) or 127.0.0.1");
+        check(listenBacklog >= 1 && listenBacklog <= 65535, "leasehold.listen-backlog", listenBacklog,
+                "must be 1..65535");
         check(dataDir != null && !dataDir.toString().isBlank(), "leasehold.data-dir", dataDir, "must be set");
         check(maxKeyBytes >= 1 && maxKeyBytes <= 65536, "leasehold.max-key-bytes", maxKeyBytes, "must be 1..65536");
         check(maxWaitersPerKey >= 0, "leasehold.max-waiters-per-key", maxWaitersPerKey, "must be >= 0");
@@ -79,6 +104,14 @@ public record LeaseholdProperties(
                 "leasehold.token-block-size", tokenBlockSize, "must be 1..2^40");
         check(ioThreads >= 0 && ioThreads <= 1024, "leasehold.io-threads", ioThreads, "must be 0..1024");
         check(recoveryGrace != null, "leasehold.recovery-grace", recoveryGrace, "must be auto or a duration 0s..255s");
+        check(recoveryClockSlack != null && !recoveryClockSlack.isNegative()
+                && recoveryClockSlack.compareTo(Duration.ofSeconds(60)) <= 0,
+                "leasehold.recovery-clock-slack", recoveryClockSlack, "must be 0s..60s");
+        check(recoveryLookahead != null && recoveryLookahead.compareTo(recoveryClockSlack.plusSeconds(1)) >= 0
+                && recoveryLookahead.compareTo(Duration.ofSeconds(255)) <= 0,
+                "leasehold.recovery-lookahead", recoveryLookahead,
+                "must be at least leasehold.recovery-clock-slack + 1s (" + recoveryClockSlack.plusSeconds(1)
+                        + ") and at most 255s");
         check(drainTimeout != null && !drainTimeout.isNegative() && !drainTimeout.isZero()
                 && drainTimeout.compareTo(Duration.ofMinutes(10)) <= 0,
                 "leasehold.drain-timeout", drainTimeout, "must be more than 0 and at most 10m");
@@ -222,6 +255,15 @@ public record LeaseholdProperties(
     /** Event-loop threads to start: {@link #ioThreads()} or, when 0, one per core. */
     public int effectiveIoThreads() {
         return ioThreads > 0 ? ioThreads : Runtime.getRuntime().availableProcessors();
+    }
+
+    private static boolean resolves(String host) {
+        try {
+            java.net.InetAddress.getByName(host);
+            return true;
+        } catch (java.net.UnknownHostException e) {
+            return false;
+        }
     }
 
     private static void check(boolean ok, String property, Object value, String rule) {

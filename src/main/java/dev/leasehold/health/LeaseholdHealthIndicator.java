@@ -17,7 +17,8 @@ import dev.leasehold.store.StorageStatus;
  * fencing token get B, and the store retries by itself);</li>
  * <li>OUT_OF_SERVICE while draining for shutdown;</li>
  * <li>UP otherwise, including during a recovery grace (shown as
- * {@code recoveryGraceRemainingMs}).</li>
+ * {@code recoveryGraceRemainingMs}, with {@code recoveryGraceReason}: first start, crash horizon,
+ * graceful stop, missing horizon, configured or off).</li>
  * </ul>
  * Kubernetes probes use the liveness and readiness groups instead (see application.yml): a
  * failing disk must not restart the pod, which would only add a recovery grace.
@@ -29,32 +30,37 @@ public final class LeaseholdHealthIndicator implements HealthIndicator {
     private final ServerStats stats;
     private final Iterable<? extends StorageStatus> storage;
     private final String recoveryGraceSetting;
+    private final String recoveryGraceReason;
 
     /**
      * @param storage every durable store; iterated at each health request, so a lazily
      *        resolved collection (such as Spring's {@code ObjectProvider}) sees all of them
      * @param recoveryGraceSetting {@code leasehold.recovery-grace} as configured ("auto", "off",
      *        or a duration): shown so that a server running without the grace is visible
+     * @param recoveryGraceReason why this start's grace is what it is ("first start", "crash
+     *        horizon", "graceful stop", "missing horizon", "configured", "off")
      */
     public LeaseholdHealthIndicator(LeaseholdServer server, LockRegistry registry, ServerStats stats,
-            Iterable<? extends StorageStatus> storage, String recoveryGraceSetting) {
+            Iterable<? extends StorageStatus> storage, String recoveryGraceSetting, String recoveryGraceReason) {
         this.server = server;
         this.registry = registry;
         this.stats = stats;
         this.storage = storage;
         this.recoveryGraceSetting = recoveryGraceSetting;
+        this.recoveryGraceReason = recoveryGraceReason;
     }
 
     @Override
     public Health health() {
-        return health(LeaseholdSnapshot.read(server, registry, stats, storage), recoveryGraceSetting);
+        return health(LeaseholdSnapshot.read(server, registry, stats, storage), recoveryGraceSetting,
+                recoveryGraceReason);
     }
 
     static Health health(LeaseholdSnapshot s) {
-        return health(s, null);
+        return health(s, null, null);
     }
 
-    static Health health(LeaseholdSnapshot s, String recoveryGraceSetting) {
+    static Health health(LeaseholdSnapshot s, String recoveryGraceSetting, String recoveryGraceReason) {
         Health.Builder b;
         if (!s.bound()) {
             b = Health.down().withDetail("error", "protocol port not bound");
@@ -72,6 +78,9 @@ public final class LeaseholdHealthIndicator implements HealthIndicator {
                 .withDetail("draining", s.draining());
         if (recoveryGraceSetting != null) {
             b.withDetail("recoveryGrace", recoveryGraceSetting);
+        }
+        if (recoveryGraceReason != null) {
+            b.withDetail("recoveryGraceReason", recoveryGraceReason);
         }
         if (s.graceRemainingNanos() > 0) {
             b.withDetail("recoveryGraceRemainingMs", s.graceRemainingMillis());

@@ -3,6 +3,7 @@ package dev.leasehold.metrics;
 import dev.leasehold.protocol.ErrorCode;
 import dev.leasehold.registry.LockRegistry;
 import dev.leasehold.server.ServerStats;
+import dev.leasehold.store.LeaseHorizonStore;
 import dev.leasehold.store.ReservedTokens;
 import dev.leasehold.store.StorageStatus;
 import io.micrometer.core.instrument.FunctionCounter;
@@ -21,17 +22,19 @@ public final class LeaseholdMetrics implements MeterBinder {
     private final LockRegistry registry;
     private final ServerStats stats;
     private final ReservedTokens tokens;
+    private final LeaseHorizonStore horizon;
     private final Iterable<? extends StorageStatus> storage;
 
     /**
      * @param storage every durable store; iterated at each scrape, so a lazily resolved
      *        collection (such as Spring's {@code ObjectProvider}) sees stores added later
      */
-    public LeaseholdMetrics(LockRegistry registry, ServerStats stats, ReservedTokens tokens,
+    public LeaseholdMetrics(LockRegistry registry, ServerStats stats, ReservedTokens tokens, LeaseHorizonStore horizon,
             Iterable<? extends StorageStatus> storage) {
         this.registry = registry;
         this.stats = stats;
         this.tokens = tokens;
+        this.horizon = horizon;
         this.storage = storage;
     }
 
@@ -61,6 +64,17 @@ public final class LeaseholdMetrics implements MeterBinder {
         FunctionCounter.builder("leasehold.token.store.writes", tokens, ReservedTokens::writes)
                 .description("fsync'd writes of the fencing-token high-water mark (one at start, then one per half block)")
                 .baseUnit("writes")
+                .register(meters);
+        Gauge.builder("leasehold.recovery.grace.remaining", registry, r -> r.graceRemainingNanos() / 1e9)
+                .description("Recovery grace left after this start (no key is granted until it ends); 0 when none")
+                .baseUnit("seconds")
+                .register(meters);
+        FunctionCounter.builder("leasehold.lease.horizon.writes", horizon, LeaseHorizonStore::writes)
+                .description("fsync'd writes of the lease horizon (at start, then as the leases in use need them)")
+                .baseUnit("writes")
+                .register(meters);
+        FunctionCounter.builder("leasehold.lease.horizon.waits", horizon, LeaseHorizonStore::deferredAnswers)
+                .description("A or E answers that waited for a lease horizon write (a lease longer than any in use)")
                 .register(meters);
         Gauge.builder("leasehold.storage.failing", this, LeaseholdMetrics::failingStores)
                 .description("Durable stores whose last write failed (0 when the data directory is healthy)")

@@ -144,6 +144,6 @@ public final class RegistryEventMetrics implements RegistryObserver {
 
     @Override
     public void extended(ExtendResult result) {
-        (result == ExtendResult.EXTENDED ? extended : extendNotHeld).increment();
+        (result != ExtendResult.NOT_HELD ? extended : extendNotHeld).increment();
     }
 }

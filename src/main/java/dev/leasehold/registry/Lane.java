@@ -16,6 +16,8 @@ final class Lane {
     final TimerWheel wheel;
     /** Set once this lane has promoted the waiters queued during a recovery grace. */
     boolean graceSettled;
+    /** Set by the last grant made under this lock if its answer must wait for the lease horizon. */
+    boolean grantAwaitsHorizon;
     private long lastNow;
     /**
      * Waiters whose answers were decided by the operation holding the lock; handed out by

@@ -1,5 +1,6 @@
 package dev.leasehold.registry;
 
+import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
@@ -112,7 +113,13 @@ public final class LockRegistry {
             }
             KeyState k = s != null ? s : new KeyState(key, hash);
             return switch (k.admit(waitSeconds, inGrace(now))) {
-                case GRANT -> grantNow(lane, k, now, leaseSeconds);
+                case GRANT -> {
+                    AcquireResult r = grantNow(lane, k, now, leaseSeconds, owner, receiptNanos, session);
+                    if (r instanceof AcquireResult.Queued deferred) {
+                        lane.answer(deferred.waiter()); // delivered when the horizon covers it
+                    }
+                    yield r;
+                }
                 case TIMED_OUT -> {
                     observer.timedOut();
                     yield AcquireResult.TIMED_OUT;
@@ -149,7 +156,8 @@ public final class LockRegistry {
                 return ExtendResult.NOT_HELD;
             }
             long end = s.extendedEnd(now, TimeUnit.SECONDS.toNanos(leaseSeconds));
-            if (!horizon.covers(end)) {
+            LeaseHorizon.Approval approval = horizon.approve(now, end);
+            if (approval == LeaseHorizon.Approval.REFUSED) {
                 // The longer lease is not on disk (the data directory is failing, or the
                 // server is stopping), so it cannot be promised across a restart. E would
                 // be a lie; N makes the client stop acting as holder. The grant keeps its
@@ -158,8 +166,9 @@ public final class LockRegistry {
                 return ExtendResult.NOT_HELD;
             }
             // The wheel still holds the old end; when it fires it sees the new one and re-arms.
+            // AFTER_WRITE: extended now, answered once the horizon covers it (the caller waits).
             s.extendTo(end, leaseSeconds);
-            return ExtendResult.EXTENDED;
+            return approval == LeaseHorizon.Approval.ON_DISK ? ExtendResult.EXTENDED : ExtendResult.EXTENDED_AFTER_WRITE;
         });
         observer.extended(result);
         return result;
@@ -180,6 +189,15 @@ public final class LockRegistry {
                 return null;
             });
         }
+    }
+
+    /**
+     * Runs {@code then} once every lease granted or extended so far is covered by the stored
+     * lease horizon: at once if it is, else on the horizon store's thread after its write. For
+     * an {@link ExtendResult#EXTENDED_AFTER_WRITE} answer.
+     */
+    public void whenLeasesDurable(LeaseHorizon.Durable then) {
+        horizon.whenDurable(then);
     }
 
     // ---------------------------------------------------------------- time and lifecycle
@@ -372,23 +390,61 @@ public final class LockRegistry {
         } finally {
             lane.lock.unlock();
         }
-        if (answers != null) {
-            for (Waiter w : answers) {
+        deliver(answers);
+        return result;
+    }
+
+    /**
+     * Hands answers to the notifier, outside the lane lock. A grant whose lease the stored
+     * horizon does not cover yet is handed over only once the horizon store has written one
+     * that does (on its thread); if that write fails, it is answered {@code B} instead.
+     */
+    private void deliver(List<Waiter> answers) {
+        if (answers == null) {
+            return;
+        }
+        List<Waiter> later = null;
+        for (Waiter w : answers) {
+            if (w.awaitsHorizon()) {
+                if (later == null) {
+                    later = new ArrayList<>(4);
+                }
+                later.add(w);
+            } else {
                 notifier.answer(w);
             }
         }
-        return result;
+        if (later != null) {
+            List<Waiter> held = later;
+            horizon.whenDurable(onDisk -> {
+                for (Waiter w : held) {
+                    if (!onDisk) {
+                        w.refuseUnwritten();
+                        observer.busy(BusyReason.STORAGE);
+                    }
+                    notifier.answer(w);
+                }
+            });
+        }
     }
 
     // ---------------------------------------------------------------- internals (lane lock held)
 
-    private AcquireResult grantNow(Lane lane, KeyState s, long now, int leaseSeconds) {
+    private AcquireResult grantNow(Lane lane, KeyState s, long now, int leaseSeconds, long owner, long receiptNanos,
+            SessionHandle session) {
         BusyReason refused = takeGrant(lane, s, now, leaseSeconds);
         if (refused != null) {
             uncountIfFree(s);
             return busy(refused);
         }
         observer.granted(0, false);
+        if (lane.grantAwaitsHorizon) {
+            // Granted now; the A goes out through the notifier once the horizon covers the lease.
+            Waiter w = new Waiter(owner, leaseSeconds, receiptNanos, session, s);
+            w.granted(s.token, now);
+            w.awaitHorizon();
+            return new AcquireResult.Queued(w);
+        }
         return new AcquireResult.Granted(s.token);
     }
 
@@ -405,13 +461,15 @@ public final class LockRegistry {
             s.countedHeld = true;
         }
         long leaseNanos = TimeUnit.SECONDS.toNanos(leaseSeconds);
-        if (!horizon.covers(now + leaseNanos)) {
+        LeaseHorizon.Approval approval = horizon.approve(now, now + leaseNanos);
+        if (approval == LeaseHorizon.Approval.REFUSED) {
             return BusyReason.STORAGE;
         }
         long token = tokens.next();
         if (token == TokenSource.NONE) {
             return BusyReason.STORAGE;
         }
+        lane.grantAwaitsHorizon = approval == LeaseHorizon.Approval.AFTER_WRITE;
         s.grant(token, now, leaseSeconds, leaseNanos);
         decisions.granted(s.key, token, leaseSeconds);
         lane.wheel.schedule(s, s.leaseEndNanos);
@@ -474,6 +532,9 @@ public final class LockRegistry {
                 observer.busy(refused);
             } else {
                 w.granted(s.token, now);
+                if (lane.grantAwaitsHorizon) {
+                    w.awaitHorizon();
+                }
                 observer.granted(now - w.receiptNanos(), true);
             }
             lane.answer(w);

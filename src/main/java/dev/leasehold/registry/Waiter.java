@@ -33,6 +33,7 @@ public final class Waiter extends TimerNode {
     private long token;
     private long queuedMillis;
     private BusyReason busyReason;
+    private boolean awaitsHorizon;
 
     Waiter(long owner, int leaseSeconds, long receiptNanos, SessionHandle session, KeyState state) {
         this.owner = owner;
@@ -85,6 +86,24 @@ public final class Waiter extends TimerNode {
 
     void busy(BusyReason reason) {
         this.busyReason = reason;
+        this.outcome = Outcome.BUSY;
+    }
+
+    /** Its grant is made, but its answer waits until the lease horizon covers it. */
+    void awaitHorizon() {
+        this.awaitsHorizon = true;
+    }
+
+    boolean awaitsHorizon() {
+        return awaitsHorizon;
+    }
+
+    /**
+     * The horizon write its answer waited for failed: it is answered {@code B} instead. The
+     * grant stays in memory, unknown to anyone, until its lease ends.
+     */
+    void refuseUnwritten() {
+        this.busyReason = BusyReason.STORAGE;
         this.outcome = Outcome.BUSY;
     }
 

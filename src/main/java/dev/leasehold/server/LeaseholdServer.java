@@ -63,12 +63,17 @@ public final class LeaseholdServer implements SmartLifecycle {
     private final ChannelGroup sessions = new DefaultChannelGroup("leasehold-sessions", GlobalEventExecutor.INSTANCE);
 
     /**
+     * @param host address to bind ({@code 0.0.0.0}: every interface)
      * @param port 0 binds a free port; {@link #port()} tells which
+     * @param frameTimeout reading time a frame may take; also the bound on closing a session after {@code X}
+     * @param maxConnections sessions served at once (already fitted to the open-file limit)
      * @param ioThreads event-loop threads
      * @param drainTimeout bound on {@link #stop()}
+     * @param listenBacklog connections the kernel may queue before they are accepted (capped by
+     *        {@code net.core.somaxconn})
      */
     public record Settings(String host, int port, int maxKeyBytes, Duration frameTimeout, int maxConnections,
-            int ioThreads, Duration drainTimeout) {
+            int ioThreads, Duration drainTimeout, int listenBacklog) {
     }
 
     public LeaseholdServer(Settings settings, LockRegistry registry, NanoClock clock, ServerStats stats) {
@@ -97,8 +102,9 @@ public final class LeaseholdServer implements SmartLifecycle {
         loops = LoopResources.create("leasehold-io", settings.ioThreads(), true);
         ConnectionLimiter limiter = new ConnectionLimiter(settings.maxConnections());
         long frameTimeoutNanos = settings.frameTimeout().toNanos();
+        ProtocolErrorLog errorLog = new ProtocolErrorLog(clock);
         ServerTls tls = security.tls();
-        server = TcpServer.create()
+        TcpServer tcp = TcpServer.create()
                 .doOnChannelInit((observer, channel, remote) -> {
                     if (tls != null) {
                         tls.install(channel); // before the channel is active: no byte is read in plaintext
@@ -107,22 +113,31 @@ public final class LeaseholdServer implements SmartLifecycle {
                 .host(settings.host())
                 .port(settings.port())
                 .runOn(loops)
+                .option(ChannelOption.SO_BACKLOG, settings.listenBacklog())
                 .childOption(ChannelOption.TCP_NODELAY, true)
                 .childOption(ChannelOption.WRITE_BUFFER_WATER_MARK, WATER_MARK)
                 .doOnConnection(conn -> {
                     if (limiter.admit(conn.channel())) {
                         sessions.add(conn.channel());
-                        conn.addHandlerLast(DECODER, new RequestDecoder(settings.maxKeyBytes(), frameTimeoutNanos))
-                                .addHandlerLast(SESSION, new SessionHandler(registry, clock, stats, security.acl(), gate));
+                        RequestDecoder decoder = new RequestDecoder(settings.maxKeyBytes(), frameTimeoutNanos, clock);
+                        conn.addHandlerLast(DECODER, decoder).addHandlerLast(SESSION, new SessionHandler(registry, clock,
+                                stats, security.acl(), decoder, errorLog, frameTimeoutNanos, gate));
                         // Reactor Netty reads on demand of a reactive subscriber; there is none here:
                         // SessionHandler consumes every frame and manages reads itself (backpressure).
                         conn.channel().config().setAutoRead(true);
                     }
                 })
-                .handle((in, out) -> Mono.never())
-                .bindNow(Duration.ofSeconds(30));
-        log.info("Leasehold protocol listening on {}:{} ({}{})", settings.host(), server.port(),
-                tls != null ? "TLS" : "plaintext TCP", security.acl() != null ? ", key ACLs" : "");
+                .handle((in, out) -> Mono.never());
+        try {
+            server = tcp.bindNow(Duration.ofSeconds(30));
+        } catch (RuntimeException e) {
+            loops.dispose();
+            throw new IllegalStateException("Cannot bind the protocol port " + settings.host() + ":" + settings.port()
+                    + " (leasehold.address, leasehold.port): " + e.getMessage(), e);
+        }
+        log.info("Leasehold protocol listening on {}:{} ({}{}; max-connections {}, listen backlog {})", settings.host(),
+                server.port(), tls != null ? "TLS" : "plaintext TCP", security.acl() != null ? ", key ACLs" : "",
+                settings.maxConnections(), settings.listenBacklog());
     }
 
     @Override
@@ -189,6 +204,11 @@ public final class LeaseholdServer implements SmartLifecycle {
     @Override
     public boolean isRunning() {
         return server != null;
+    }
+
+    /** The open sessions' channels (tests look at one session's socket). */
+    ChannelGroup sessionChannels() {
+        return sessions;
     }
 
     /** The bound protocol port; -1 when not running. */

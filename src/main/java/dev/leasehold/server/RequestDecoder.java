@@ -5,6 +5,7 @@ import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.TimeUnit;
 
 import dev.leasehold.protocol.ErrorCode;
+import dev.leasehold.registry.NanoClock;
 import dev.leasehold.protocol.Request;
 import dev.leasehold.protocol.RequestType;
 import dev.leasehold.protocol.Utf8;
@@ -25,6 +26,18 @@ import io.netty.handler.codec.ByteToMessageDecoder;
  * {@code frameTimeout} of its first byte gets 5. An idle session (no partial frame) is never
  * timed out.
  *
+ * <h2>The frame timer counts reading time only</h2>
+ * While the server does not read the session ({@link #readingPaused}: backpressure, because the
+ * client does not read its answers), the rest of a frame may sit in the server's own receive
+ * buffer: the client sent it whole. So the frame's {@code frameTimeout} is measured in time the
+ * server spent <em>reading</em> that session since the frame's first byte; it stops while reading
+ * is paused and goes on where it stopped when reading resumes. A client that pauses reading for
+ * any length of time and then reads again loses nothing. A slowloris (a frame trickled in byte by
+ * byte) is still read at full speed, so it still gets 5 after {@code frameTimeout}.
+ *
+ * <p>Time comes from the injected {@link NanoClock}; the timer runs on the channel's executor and
+ * re-checks the clock when it fires, so a test moves both (see {@code RequestDecoderTests}).
+ *
  * <p>One instance per channel; all methods run on that channel's event loop.
  */
 final class RequestDecoder extends ByteToMessageDecoder {
@@ -33,21 +46,65 @@ final class RequestDecoder extends ByteToMessageDecoder {
 
     private final int maxKeyBytes;
     private final long frameTimeoutNanos;
+    private final NanoClock clock;
 
     private State state = State.OP;
     private RequestType type;
     private int wait;
     private int lease;
+    /** Owner (Acquire), token (Release, Extend) or nonce (Ping): the header's u64, by op. */
     private long number;
     private int keyBytesScanned;
 
-    private long frameStartNanos;
-    private long frameSeq;
+    /** Reading time the frame in progress has used before the current stretch of reading. */
+    private long frameReadNanos;
+    /** Clock time when the current stretch of reading began (meaningless while paused). */
+    private long readingSinceNanos;
+    private boolean paused;
     private ScheduledFuture<?> frameTimer;
 
-    RequestDecoder(int maxKeyBytes, long frameTimeoutNanos) {
+    /**
+     * @param frameTimeoutNanos reading time a frame may take from its first byte to its last
+     * @param clock the time the frame timer counts in (the event loop's time in production)
+     */
+    RequestDecoder(int maxKeyBytes, long frameTimeoutNanos, NanoClock clock) {
         this.maxKeyBytes = maxKeyBytes;
         this.frameTimeoutNanos = frameTimeoutNanos;
+        this.clock = clock;
+    }
+
+    /**
+     * The session stops being read (backpressure): the frame in progress stops using its
+     * {@code frameTimeout} until {@link #readingResumed}. Event loop only.
+     */
+    void readingPaused() {
+        if (paused) {
+            return;
+        }
+        paused = true;
+        frameReadNanos += clock.nanoTime() - readingSinceNanos;
+        cancelFrameTimer();
+    }
+
+    /** The session is read again: the frame in progress goes on using its timeout. Event loop only. */
+    void readingResumed(ChannelHandlerContext ctx) {
+        if (!paused) {
+            return;
+        }
+        paused = false;
+        readingSinceNanos = clock.nanoTime();
+        if (frameInProgress()) {
+            armFrameTimer(ctx);
+        }
+    }
+
+    /** Reading time the frame in progress has used so far. */
+    private long frameElapsedNanos() {
+        return frameReadNanos + (paused ? 0 : clock.nanoTime() - readingSinceNanos);
+    }
+
+    private boolean frameInProgress() {
+        return state != State.OP && state != State.FAILED;
     }
 
     @Override
@@ -58,8 +115,8 @@ final class RequestDecoder extends ByteToMessageDecoder {
         }
         if (state == State.OP && in.isReadable()) {
             int op = in.readUnsignedByte();
-            frameSeq++;
-            frameStartNanos = System.nanoTime();
+            frameReadNanos = 0;
+            readingSinceNanos = clock.nanoTime();
             type = RequestType.fromByte(op);
             if (type == null) {
                 fail(in, out, ErrorCode.UNKNOWN_OP, String.format("unknown op 0x%02X", op));
@@ -76,7 +133,7 @@ final class RequestDecoder extends ByteToMessageDecoder {
         } else if (state == State.TERMINATOR) {
             readTerminator(in, out);
         }
-        if (state != State.OP && state != State.FAILED) {
+        if (frameInProgress()) {
             armFrameTimer(ctx);
         }
     }
@@ -162,22 +219,24 @@ final class RequestDecoder extends ByteToMessageDecoder {
         out.add(new ProtocolError(code, message));
     }
 
-    /** Arms (once) a check that the frame in progress finishes within the frame timeout. */
+    /**
+     * Arms (once) a check that the frame in progress finishes within the frame timeout. Not while
+     * paused: {@link #readingResumed} arms it.
+     */
     private void armFrameTimer(ChannelHandlerContext ctx) {
-        if (frameTimer != null) {
+        if (frameTimer != null || paused) {
             return;
         }
-        long seq = frameSeq;
-        long delay = frameStartNanos + frameTimeoutNanos - System.nanoTime();
-        frameTimer = ctx.executor().schedule(() -> frameTimerFired(ctx, seq), Math.max(0, delay), TimeUnit.NANOSECONDS);
+        long delay = frameTimeoutNanos - frameElapsedNanos();
+        frameTimer = ctx.executor().schedule(() -> frameTimerFired(ctx), Math.max(0, delay), TimeUnit.NANOSECONDS);
     }
 
-    private void frameTimerFired(ChannelHandlerContext ctx, long seq) {
+    private void frameTimerFired(ChannelHandlerContext ctx) {
         frameTimer = null;
-        if (state == State.OP || state == State.FAILED || !ctx.channel().isActive()) {
+        if (!frameInProgress() || paused || !ctx.channel().isActive()) {
             return;
         }
-        if (seq != frameSeq) {
+        if (frameElapsedNanos() < frameTimeoutNanos) {
             armFrameTimer(ctx); // the frame it watched finished; watch the one in progress now
             return;
         }

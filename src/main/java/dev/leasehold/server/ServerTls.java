@@ -2,7 +2,6 @@ package dev.leasehold.server;
 
 import java.security.cert.Certificate;
 import java.security.cert.X509Certificate;
-import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.AtomicReference;
 
 import javax.net.ssl.SSLPeerUnverifiedException;
@@ -42,8 +41,8 @@ public final class ServerTls {
 
     private final AtomicReference<SslContext> context;
     /** Plaintext clients and other failures are rate-limited apart: a flood of one hides no other. */
-    private final WarnLimit plaintextWarnings = new WarnLimit();
-    private final WarnLimit otherWarnings = new WarnLimit();
+    private final WarnLimit plaintextWarnings = new WarnLimit(System::nanoTime, WARN_EVERY_NANOS);
+    private final WarnLimit otherWarnings = new WarnLimit(System::nanoTime, WARN_EVERY_NANOS);
 
     public ServerTls(SslContext initial) {
         this.context = new AtomicReference<>(initial);
@@ -85,23 +84,6 @@ public final class ServerTls {
             log.warn("TLS handshake with {} failed: {}{}; further such failures are logged at DEBUG, and at most "
                     + "once per {} s at WARN", channel.remoteAddress(), why,
                     more > 0 ? " (" + more + " more since the last warning)" : "", WARN_EVERY_SECONDS);
-        }
-    }
-
-    /** At most one WARN per interval; counts the ones it holds back. */
-    private static final class WarnLimit {
-        private final AtomicLong last = new AtomicLong(System.nanoTime() - WARN_EVERY_NANOS);
-        private final AtomicLong suppressed = new AtomicLong();
-
-        /** Failures held back since the last WARN if this one may warn, else -1. */
-        long tryWarn() {
-            long now = System.nanoTime();
-            long l = last.get();
-            if (now - l >= WARN_EVERY_NANOS && last.compareAndSet(l, now)) {
-                return suppressed.getAndSet(0);
-            }
-            suppressed.incrementAndGet();
-            return -1;
         }
     }
 

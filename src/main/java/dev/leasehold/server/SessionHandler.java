@@ -1,5 +1,10 @@
 package dev.leasehold.server;
 
+import java.io.IOException;
+import java.util.ArrayDeque;
+import java.util.concurrent.ScheduledFuture;
+import java.util.concurrent.TimeUnit;
+
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -12,9 +17,13 @@ import dev.leasehold.registry.ExtendResult;
 import dev.leasehold.registry.LockRegistry;
 import dev.leasehold.registry.NanoClock;
 import dev.leasehold.registry.ReleaseResult;
-import io.netty.channel.ChannelFutureListener;
+import io.netty.channel.ChannelFuture;
 import io.netty.channel.ChannelHandlerContext;
 import io.netty.channel.ChannelInboundHandlerAdapter;
+import io.netty.channel.ChannelOption;
+import io.netty.channel.socket.DuplexChannel;
+import io.netty.handler.codec.DecoderException;
+import io.netty.handler.ssl.SslHandler;
 
 /**
  * Handles one session's decoded requests in order: asks the registry and writes what it can
@@ -24,11 +33,31 @@ import io.netty.channel.ChannelInboundHandlerAdapter;
  *
  * <p>Backpressure: while the channel's outbound buffer is above its high-water mark, the session
  * is not read, so a client that does not read its answers cannot make the server buffer them
- * without limit.
+ * without limit. The decoder is told ({@link RequestDecoder#readingPaused}), so the pause does
+ * not count against the frame in progress.
  *
- * <p>Bad input ({@link ProtocolError}): the session's waiters are dropped first (so none can be
- * granted any more), then {@code X} is written and flushed, the channel closes, and one WARN line
- * names the peer.
+ * <p>An Extend whose new lease end passes the stored lease horizon
+ * ({@link ExtendResult#EXTENDED_AFTER_WRITE}, rare: a lease longer than any in use) is answered
+ * once the horizon store has written a horizon covering it; until then this session's later
+ * requests are held (and reading paused), so answers naming the same token keep their request
+ * order. The event loop does not wait: the store's thread hands the answer back to it.
+ *
+ * <h2>Closing after {@code X}</h2>
+ * Bad input ({@link ProtocolError}): the session's waiters are dropped first (so none can be
+ * granted any more), the answers owed to earlier frames are written (an {@code A} still waiting
+ * for the lease horizon included: the {@code X} waits behind it), then {@code X}. From then
+ * on nothing the client sends is executed, but the session is still <em>read</em>, and what
+ * arrives is discarded: closing a socket with unread input makes the kernel send a reset, and a
+ * reset makes the client's kernel drop the {@code X} and the answers it had not read yet. Once
+ * {@code X} is flushed the server's side is shut down for writing (FIN; {@code close_notify}
+ * first with TLS), the client reads everything up to the end of the stream, and the session
+ * closes when the client closes its side. A client that does neither, or that does not even read
+ * its answers so {@code X} is never flushed, is force-closed {@code closeBound} after the
+ * decision (the frame timeout): its slot and its buffers are freed; when {@code X} is still
+ * unflushed the close is a reset (SO_LINGER 0), so the kernel does not keep the unread answers
+ * for a peer that will not read them either.
+ *
+ * <p>Protocol errors are logged through the shared, rate-limited {@link ProtocolErrorLog}.
  */
 final class SessionHandler extends ChannelInboundHandlerAdapter {
 
@@ -38,27 +67,41 @@ final class SessionHandler extends ChannelInboundHandlerAdapter {
     private final NanoClock clock;
     private final ServerStats stats;
     private final KeyAcl acl;
+    private final RequestDecoder decoder;
+    private final ProtocolErrorLog errorLog;
+    private final long closeBoundNanos;
     private final ServingGate gate;
     private KeyAcl.Grant grant;
     private Session session;
+    /** An X was decided: nothing more is executed, input is discarded, the session is closing. */
     private boolean failed;
+    private boolean errorFlushed;
+    /** Requests decoded while an Extend's answer waits for the lease horizon; null when none waits. */
+    private ArrayDeque<Object> held;
+    private ScheduledFuture<?> forceClose;
 
-    SessionHandler(LockRegistry registry, NanoClock clock, ServerStats stats) {
-        this(registry, clock, stats, null);
-    }
-
-    /** @param acl key permissions per client identity, or null to allow every key */
-    SessionHandler(LockRegistry registry, NanoClock clock, ServerStats stats, KeyAcl acl) {
-        this(registry, clock, stats, acl, ServingGate.SINGLE_NODE);
+    /**
+     * @param acl key permissions per client identity, or null to allow every key
+     * @param decoder this channel's decoder, told when reading pauses and resumes
+     * @param errorLog the server's rate-limited log of protocol errors
+     * @param closeBoundNanos how long a session decided closed may take to close by itself
+     */
+    SessionHandler(LockRegistry registry, NanoClock clock, ServerStats stats, KeyAcl acl, RequestDecoder decoder,
+            ProtocolErrorLog errorLog, long closeBoundNanos) {
+        this(registry, clock, stats, acl, decoder, errorLog, closeBoundNanos, ServingGate.SINGLE_NODE);
     }
 
     /** @param gate cluster mode: who serves, and when answers may be written (PROTOCOL.md section 10) */
-    SessionHandler(LockRegistry registry, NanoClock clock, ServerStats stats, KeyAcl acl, ServingGate gate) {
+    SessionHandler(LockRegistry registry, NanoClock clock, ServerStats stats, KeyAcl acl, RequestDecoder decoder,
+            ProtocolErrorLog errorLog, long closeBoundNanos, ServingGate gate) {
         this.gate = gate;
         this.registry = registry;
         this.clock = clock;
         this.stats = stats;
         this.acl = acl;
+        this.decoder = decoder;
+        this.errorLog = errorLog;
+        this.closeBoundNanos = closeBoundNanos;
     }
 
     @Override
@@ -73,6 +116,14 @@ final class SessionHandler extends ChannelInboundHandlerAdapter {
         if (failed) {
             return;
         }
+        if (held != null) {
+            held.add(msg);
+            return;
+        }
+        handle(ctx, msg);
+    }
+
+    private void handle(ChannelHandlerContext ctx, Object msg) {
         if (acl != null && !(msg instanceof ProtocolError) && !permitted(ctx, msg)) {
             return;
         }
@@ -88,8 +139,12 @@ final class SessionHandler extends ChannelInboundHandlerAdapter {
             Answers.appendWithLong(session.batch(), t, r.token());
             session.writeBatchIfFull(ctx, gate);
         } else if (msg instanceof Request.Extend e) {
-            AnswerType t = registry.extend(e.key(), e.token(), e.leaseSeconds()) == ExtendResult.EXTENDED
-                    ? AnswerType.EXTENDED : AnswerType.NOT_HELD;
+            ExtendResult result = registry.extend(e.key(), e.token(), e.leaseSeconds());
+            if (result == ExtendResult.EXTENDED_AFTER_WRITE) {
+                holdUntilDurable(ctx, e.token());
+                return;
+            }
+            AnswerType t = result == ExtendResult.EXTENDED ? AnswerType.EXTENDED : AnswerType.NOT_HELD;
             Answers.appendWithLong(session.batch(), t, e.token());
             session.writeBatchIfFull(ctx, gate);
         } else if (msg instanceof Request.Ping p) {
@@ -129,46 +184,6 @@ final class SessionHandler extends ChannelInboundHandlerAdapter {
         return false;
     }
 
-    /**
-     * Cluster mode: a lock request is served only by the leader, and only in the epoch the
-     * session was first served in. Otherwise {@code X 8} (never served here: nothing of this
-     * session was executed) or {@code X 9} (served by this node while it led), then close.
-     */
-    private boolean mayServe(ChannelHandlerContext ctx) {
-        long epoch = gate.epoch();
-        if (gate.serving() && (session.servedEpoch == 0 || session.servedEpoch == epoch)) {
-            session.servedEpoch = epoch;
-            return true;
-        }
-        ErrorCode code = session.servedEpoch == 0 ? ErrorCode.NOT_LEADER : ErrorCode.LEADERSHIP_LOST;
-        failed = true;
-        registry.closeSession(session);
-        stats.protocolError(code);
-        session.flushBatch(ctx, gate);
-        String hint = gate.leaderHint();
-        log.debug("{} {}: X {} {}", code, ctx.channel().remoteAddress(), code.code(), hint);
-        session.afterAnswers(ctx, gate, () -> ctx.writeAndFlush(Answers.error(ctx.alloc(), code, hint))
-                .addListener(ChannelFutureListener.CLOSE));
-        return false;
-    }
-
-    /**
-     * Cluster mode, leadership lost: drops this session's waiters and sends {@code X 9} after the
-     * answers already on their way. Event loop only.
-     */
-    void leadershipLost(ChannelHandlerContext ctx) {
-        if (failed) {
-            return;
-        }
-        failed = true;
-        registry.closeSession(session);
-        stats.protocolError(ErrorCode.LEADERSHIP_LOST);
-        session.flushBatch(ctx, gate);
-        String hint = gate.leaderHint();
-        session.afterAnswers(ctx, gate, () -> ctx.writeAndFlush(
-                Answers.error(ctx.alloc(), ErrorCode.LEADERSHIP_LOST, hint)).addListener(ChannelFutureListener.CLOSE));
-    }
-
     private void acquire(ChannelHandlerContext ctx, Request.Acquire a) {
         AcquireResult result = registry.acquire(a.key(), a.waitSeconds(), a.leaseSeconds(), a.owner(),
                 clock.nanoTime(), session);
@@ -184,8 +199,62 @@ final class SessionHandler extends ChannelInboundHandlerAdapter {
         session.writeBatchIfFull(ctx, gate);
     }
 
+    /** Holds this session's later requests until the lease horizon covers the Extend of {@code token}. */
+    private void holdUntilDurable(ChannelHandlerContext ctx, long token) {
+        held = new ArrayDeque<>();
+        pauseReading(ctx);
+        registry.whenLeasesDurable(onDisk -> ctx.executor().execute(() -> resume(ctx, token, onDisk)));
+    }
+
+    /** Answers the held Extend ({@code N} if the horizon write failed), then the requests held behind it. */
+    private void resume(ChannelHandlerContext ctx, long token, boolean onDisk) {
+        ArrayDeque<Object> queue = held;
+        held = null;
+        if (failed || !ctx.channel().isActive()) {
+            return;
+        }
+        Answers.appendWithLong(session.batch(), onDisk ? AnswerType.EXTENDED : AnswerType.NOT_HELD, token);
+        while (queue != null && !queue.isEmpty() && held == null && !failed) {
+            handle(ctx, queue.poll());
+        }
+        if (held != null && queue != null) {
+            held.addAll(queue); // another Extend waits now: the rest stays behind it, in order
+        }
+        session.writeBatch(ctx);
+        ctx.flush();
+        if (held == null && !failed && ctx.channel().isWritable()) {
+            resumeReading(ctx);
+        }
+    }
+
     private void reject(ChannelHandlerContext ctx, ProtocolError error) {
         reject(ctx, error, null);
+    }
+
+    /**
+     * Cluster mode: a lock request is served only by the leader, and only in the epoch the
+     * session was first served in. Otherwise {@code X 8} (never served here: nothing of this
+     * session was executed) or {@code X 9} (served by this node while it led), then close.
+     */
+    private boolean mayServe(ChannelHandlerContext ctx) {
+        long epoch = gate.epoch();
+        if (gate.serving() && (session.servedEpoch == 0 || session.servedEpoch == epoch)) {
+            session.servedEpoch = epoch;
+            return true;
+        }
+        ErrorCode code = session.servedEpoch == 0 ? ErrorCode.NOT_LEADER : ErrorCode.LEADERSHIP_LOST;
+        reject(ctx, new ProtocolError(code, gate.leaderHint()));
+        return false;
+    }
+
+    /**
+     * Cluster mode, leadership lost: drops this session's waiters and sends {@code X 9} (with the
+     * new leader when known) after the answers already on their way. Event loop only.
+     */
+    void leadershipLost(ChannelHandlerContext ctx) {
+        if (!failed) {
+            reject(ctx, new ProtocolError(ErrorCode.LEADERSHIP_LOST, gate.leaderHint()));
+        }
     }
 
     private void reject(ChannelHandlerContext ctx, ProtocolError error, String detail) {
@@ -193,33 +262,111 @@ final class SessionHandler extends ChannelInboundHandlerAdapter {
         registry.closeSession(session);
         stats.protocolError(error.code());
         session.flushBatch(ctx, gate); // answers to the frames before the bad one go first
-        log.warn("Closing {}: protocol error {} ({}){}", ctx.channel().remoteAddress(), error.code().code(),
-                error.message(), detail == null ? "" : ": " + detail);
-        session.afterAnswers(ctx, gate, () -> ctx.writeAndFlush(Answers.error(ctx.alloc(), error.code(), error.message()))
-                .addListener(ChannelFutureListener.CLOSE));
+        errorLog.closing(ctx.channel().remoteAddress(), error, detail);
+        forceClose = ctx.executor().schedule(() -> forceClose(ctx), closeBoundNanos, TimeUnit.NANOSECONDS);
+        resumeReading(ctx); // discard what still comes (the decoder has failed) rather than reset the connection
+        // An A granted to an earlier frame may still wait for the lease horizon (written from the
+        // store's thread), or in cluster mode for its commit: the X comes after it, so earlier
+        // frames keep their answers.
+        session.afterAnswers(ctx, gate, () -> registry.whenLeasesDurable(onDisk -> {
+            if (ctx.executor().inEventLoop()) {
+                sendError(ctx, error);
+            } else {
+                ctx.executor().execute(() -> sendError(ctx, error));
+            }
+        }));
+    }
+
+    private void sendError(ChannelHandlerContext ctx, ProtocolError error) {
+        if (!ctx.channel().isActive()) {
+            return;
+        }
+        ctx.writeAndFlush(Answers.error(ctx.alloc(), error.code(), error.message())).addListener(f -> {
+            if (f.isSuccess()) {
+                errorFlushed = true;
+                shutdownOutput(ctx);
+            } else {
+                ctx.close();
+            }
+        });
+    }
+
+    /** Ends the server's side of the stream after X, so the client reads up to EOF; TLS says close_notify first. */
+    private static void shutdownOutput(ChannelHandlerContext ctx) {
+        SslHandler ssl = ctx.pipeline().get(SslHandler.class);
+        ChannelFuture tlsClosed = ssl != null ? ssl.closeOutbound() : ctx.newSucceededFuture();
+        tlsClosed.addListener(f -> {
+            if (ctx.channel() instanceof DuplexChannel duplex && f.isSuccess()) {
+                duplex.shutdownOutput();
+            } else {
+                ctx.close();
+            }
+        });
+    }
+
+    /** The bound on a session decided closed: its peer neither closed nor (perhaps) read. */
+    private void forceClose(ChannelHandlerContext ctx) {
+        forceClose = null;
+        if (!ctx.channel().isOpen()) {
+            return;
+        }
+        log.debug("Force-closing {}: still open {} ms after its X ({})", ctx.channel().remoteAddress(),
+                TimeUnit.NANOSECONDS.toMillis(closeBoundNanos), errorFlushed ? "flushed" : "never flushed: not reading");
+        if (!errorFlushed) {
+            // Reset: drop the unsent answers now instead of leaving them in the kernel for a peer that does not read.
+            ctx.channel().config().setOption(ChannelOption.SO_LINGER, 0);
+        }
+        ctx.close();
     }
 
     @Override
     public void channelReadComplete(ChannelHandlerContext ctx) {
         session.flushBatch(ctx, gate);
         if (!ctx.channel().isWritable()) {
-            ctx.channel().config().setAutoRead(false);
+            pauseReading(ctx);
         }
         ctx.fireChannelReadComplete();
     }
 
     @Override
     public void channelWritabilityChanged(ChannelHandlerContext ctx) {
-        boolean writable = ctx.channel().isWritable();
-        ctx.channel().config().setAutoRead(writable);
-        if (writable) {
-            ctx.read();
+        if (held != null) {
+            ctx.fireChannelWritabilityChanged(); // reading resumes when the held Extend is answered
+            return;
+        }
+        if (ctx.channel().isWritable()) {
+            resumeReading(ctx);
+        } else {
+            pauseReading(ctx);
         }
         ctx.fireChannelWritabilityChanged();
     }
 
+    /** Backpressure: the answers are not read, so stop reading requests. Not after X: input is discarded then. */
+    private void pauseReading(ChannelHandlerContext ctx) {
+        if (failed) {
+            return;
+        }
+        ctx.channel().config().setAutoRead(false);
+        decoder.readingPaused();
+    }
+
+    private void resumeReading(ChannelHandlerContext ctx) {
+        if (ctx.channel().config().isAutoRead()) {
+            return;
+        }
+        decoder.readingResumed(ctx);
+        ctx.channel().config().setAutoRead(true);
+        ctx.read();
+    }
+
     @Override
     public void channelInactive(ChannelHandlerContext ctx) {
+        held = null;
+        if (forceClose != null) {
+            forceClose.cancel(false);
+            forceClose = null;
+        }
         session.discardBatch();
         registry.closeSession(session);
         stats.sessionClosed();
@@ -228,8 +375,18 @@ final class SessionHandler extends ChannelInboundHandlerAdapter {
 
     @Override
     public void exceptionCaught(ChannelHandlerContext ctx, Throwable cause) {
-        // Resets and broken pipes are ordinary I/O noise: close quietly, the waiters are dropped.
-        log.debug("I/O error on {}: {}", ctx.channel().remoteAddress(), cause.toString());
-        ctx.close();
+        if (isIoNoise(cause)) {
+            // Resets, broken pipes, a bad TLS record: what a network or a hostile client can always cause.
+            log.debug("I/O error on {}: {}", ctx.channel().remoteAddress(), cause.toString());
+        } else {
+            log.warn("Closing {} after an unexpected error", ctx.channel().remoteAddress(), cause);
+        }
+        ctx.close(); // channelInactive drops the session's waiters
+    }
+
+    /** IOException (ClosedChannelException, resets, SSLException included), also as a decoder's cause. */
+    static boolean isIoNoise(Throwable cause) {
+        return cause instanceof IOException
+                || cause instanceof DecoderException && cause.getCause() instanceof IOException;
     }
 }

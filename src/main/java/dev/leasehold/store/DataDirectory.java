@@ -43,6 +43,18 @@ public final class DataDirectory {
     }
 
     /**
+     * Whether {@code dir} holds state of a previous run: the fencing-token file, the lease
+     * horizon or its clean-stop marker. Call before anything is written. A directory without
+     * them is a first start (PROTOCOL.md section 8), also when it holds other files (a fresh
+     * volume's {@code lost+found}) or a leftover {@code .tmp}: no grant is ever made before the
+     * {@code tokens} file is on disk, so such a directory cannot have a lease still running.
+     */
+    public static boolean holdsState(Path dir) {
+        return Files.exists(dir.resolve("tokens")) || Files.exists(dir.resolve("lease-horizon"))
+                || Files.exists(dir.resolve("clean-stop"));
+    }
+
+    /**
      * Wraps a failure to open or first write a state file, for start-up: a corrupt file needs
      * a person; any other I/O error is a directory problem.
      */

@@ -4,11 +4,17 @@ import java.io.IOException;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.time.Instant;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.Optional;
 import java.util.OptionalLong;
+import java.util.concurrent.ConcurrentLinkedQueue;
+import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.ScheduledThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicLong;
+import java.util.concurrent.atomic.AtomicLongArray;
 import java.util.function.LongSupplier;
 
 import org.slf4j.Logger;
@@ -19,39 +25,48 @@ import dev.leasehold.registry.NanoClock;
 
 /**
  * The lease horizon of PROTOCOL.md section 8: a wall-clock instant, kept fsync'd in
- * {@code <data-dir>/lease-horizon}, after which no lease handed out by this run can still be
- * running. After a crash the next run reads it and holds every key until it has passed
- * (at most 255 s), so no key gets a second holder while a lease of the crashed run may still
- * be in use.
+ * {@code <data-dir>/lease-horizon}, after which no lease this run has answered can still be
+ * running. After a crash the next run reads it and holds every key until it has passed, so no
+ * key gets a second holder while a lease of the crashed run may still be in use.
  *
- * <h2>Ahead of need</h2>
- * A lease can be up to 255 s long and a grant must never wait for the disk, so the stored
- * horizon is always at least {@code now + 255 s}: this store writes
- * {@code now + 255 s + lookahead + slack} and rewrites it, on its own thread, when less than
- * {@code 255 s + lookahead / 2} of it remains. With the default lookahead of 120 s that is one
- * durable write (file fsync, rename, directory fsync) a minute, whatever the load, and a grant
- * or Extend only compares two longs ({@link #covers(long)}).
+ * <h2>Following the leases in use</h2>
+ * The horizon is written only as far ahead as the leases actually granted need: the longest
+ * lease granted or extended in the last 10 minutes (the <em>reach</em>) plus the look-ahead
+ * (default 10 s, the slack included). A service using 2 s leases therefore has a stored horizon
+ * at most about 12 s ahead, and a {@code kill -9} costs at most about that much grace, not 255 s.
+ * Under steady load the store thread rewrites the horizon shortly before coverage would run
+ * short, once per {@code lookahead − slack} (about every 8 s by default), so grants of leases no
+ * longer than the reach never wait. A lease longer than anything the horizon covers (the first
+ * 255 s lease of the day, or the first grant after an idle spell) is granted in memory at once,
+ * and its answer waits for one horizon write on this store's thread
+ * ({@link LeaseHorizon.Approval#AFTER_WRITE}); event loops never wait.
  *
  * <h2>Monotonic to wall time</h2>
  * Leases are measured on the monotonic clock; the file holds wall-clock milliseconds. At each
  * write the two clocks are sampled together: the write covers monotonic instants up to
- * {@code sampleNanos + 255 s + lookahead}, and records wall time
- * {@code sampleMillis + 255 s + lookahead + slack}. The slack absorbs the wall clock stepping
- * forward between runs (NTP correcting a clock that was behind): if it steps forward by more
- * than the slack across a restart, the next grace comes out too short by the difference. Users
- * who cannot rule that out set {@code leasehold.recovery-grace: 255s}, which ignores this file.
+ * {@code sample + reach + lookahead − slack} and records wall time {@code sample + reach + lookahead}.
+ * The slack absorbs the wall clock stepping forward between runs (NTP correcting a clock that
+ * was behind): if it steps forward by more than the slack across a restart, the next grace comes
+ * out too short by the difference. Users who cannot rule that out set
+ * {@code leasehold.recovery-grace: 255s}, which ignores this file.
+ *
+ * <h2>Never promising less than was approved</h2>
+ * When the reach shrinks (long leases stopped 10 minutes ago) the horizon is lowered. That write
+ * first lowers the in-memory coverage and only then reads the highest approved lease end, while
+ * {@link #approve} raises that end first and then reads the coverage: with volatile (sequentially
+ * consistent) accesses one of them sees the other, so no approved lease end is left above the
+ * written horizon.
  *
  * <h2>Shutdown</h2>
- * {@link #close()} (after the drain) stops approving leases and lowers the horizon to the
- * latest lease end actually handed out, plus the slack, so a restart after a graceful stop
- * waits only for leases that really are still running. It never goes below the previous run's
+ * {@link #close()} (after the drain) stops approving leases and lowers the horizon to the latest
+ * lease end actually answered, plus the slack, and writes a clean-stop marker so that the next
+ * start can say its grace follows a graceful stop. It never goes below the previous run's
  * horizon (capped at 255 s after start).
  *
  * <h2>Failures</h2>
- * A failed write is reported by {@link #problem()} at once and retried every check period.
- * Leases covered by the last successful write stay grantable: the disk already records them;
- * once {@code now + lease} passes the coverage, grants get Busy and Extends get Not held until
- * a write succeeds again.
+ * A failed write is reported by {@link #problem()} at once and retried every second. Answers
+ * waiting for that write are refused (the registry sends {@code B} or {@code N}); leases already
+ * covered by the last successful write stay grantable. The store recovers by itself when the disk does.
  */
 public final class LeaseHorizonStore implements LeaseHorizon, StorageStatus, AutoCloseable {
 
@@ -59,23 +74,61 @@ public final class LeaseHorizonStore implements LeaseHorizon, StorageStatus, Aut
 
     /** The longest lease the protocol allows (lease is a u8 of seconds). */
     public static final Duration MAX_LEASE = Duration.ofSeconds(255);
+    /** How long a lease length counts as "in use" after its last grant or Extend (PROTOCOL.md 8). */
+    public static final Duration LEASE_WINDOW = Duration.ofMinutes(10);
+    static final long RETRY_AFTER_FAILURE_NANOS = TimeUnit.SECONDS.toNanos(1);
+    private static final long S = TimeUnit.SECONDS.toNanos(1);
 
     /**
-     * @param lookahead how far beyond {@code now + 255 s} the horizon is written; it is rewritten
-     *        when half of this is used, so this sets the write rate (one per {@code lookahead / 2})
-     * @param slack added to the stored wall time: tolerated forward step of the wall clock
-     *        across a restart
-     * @param checkPeriod how often the store thread checks the horizon (and retries a failed write)
+     * @param lookahead how far beyond the longest lease in use the horizon is written, slack
+     *        included: the most a crash's grace exceeds that lease by. The horizon is rewritten
+     *        about once per {@code lookahead − slack} under steady load.
+     * @param slack tolerated forward step of the wall clock across a restart (part of the lookahead)
+     * @param checkPeriod how often the store thread checks whether the horizon needs a write
      */
     public record Settings(Duration lookahead, Duration slack, Duration checkPeriod) {
-        public static final Settings DEFAULTS = new Settings(Duration.ofSeconds(120), Duration.ofSeconds(5),
-                Duration.ofSeconds(1));
+        public static final Settings DEFAULTS = new Settings(Duration.ofSeconds(10), Duration.ofSeconds(2),
+                Duration.ofMillis(250));
 
         public Settings {
-            if (lookahead.isNegative() || lookahead.isZero() || slack.isNegative() || checkPeriod.isNegative()
-                    || checkPeriod.isZero() || checkPeriod.compareTo(lookahead.dividedBy(2)) >= 0) {
-                throw new IllegalArgumentException("invalid lease horizon settings " + this);
+            // Built from the parameters: in a compact constructor the fields are not assigned yet.
+            String values = "lookahead=" + lookahead + ", slack=" + slack + ", checkPeriod=" + checkPeriod;
+            if (lookahead == null || slack == null || checkPeriod == null) {
+                throw new IllegalArgumentException("lease horizon settings need all three values: " + values);
             }
+            if (slack.isNegative() || lookahead.compareTo(slack) <= 0 || lookahead.compareTo(MAX_LEASE) > 0) {
+                throw new IllegalArgumentException(
+                        "lease horizon lookahead must be more than the clock slack and at most 255s: " + values);
+            }
+            if (checkPeriod.isNegative() || checkPeriod.isZero()
+                    || checkPeriod.compareTo(lookahead.minus(slack).dividedBy(2)) >= 0) {
+                throw new IllegalArgumentException(
+                        "lease horizon check period must be more than 0 and less than (lookahead - slack) / 2: "
+                                + values);
+            }
+        }
+    }
+
+    /** Why the previous run's horizon says what it says. */
+    public enum Kind {
+        /** The data directory held no state of a previous run: nothing to wait for. */
+        FIRST_START("first start"),
+        /** The previous run did not stop gracefully: wait for its last written horizon. */
+        CRASH("crash horizon"),
+        /** The previous run stopped gracefully and lowered its horizon to its latest lease end. */
+        GRACEFUL_STOP("graceful stop"),
+        /** State of a previous run, but no usable horizon (lost or corrupt file): the full 255 s. */
+        MISSING_HORIZON("missing horizon");
+
+        private final String words;
+
+        Kind(String words) {
+            this.words = words;
+        }
+
+        /** As shown in health and the start-up log. */
+        public String words() {
+            return words;
         }
     }
 
@@ -87,66 +140,92 @@ public final class LeaseHorizonStore implements LeaseHorizon, StorageStatus, Aut
      * @param readMillis wall time of the read
      * @param readNanos monotonic time of the read
      */
-    public record Previous(Path file, OptionalLong horizonMillis, String unreadable, long readMillis, long readNanos) {
+    public record Previous(Path file, Kind kind, OptionalLong horizonMillis, String unreadable, long readMillis,
+            long readNanos) {
 
         /**
-         * The grace of {@code leasehold.recovery-grace: auto}: {@code min(255 s, horizon − now)},
-         * not below 0; the full 255 s when there is no usable horizon.
+         * The grace of {@code leasehold.recovery-grace: auto}: none on a first start, the full
+         * 255 s without a usable horizon, otherwise {@code min(255 s, horizon − now)}, not below 0.
          */
         public Duration autoGrace() {
-            if (horizonMillis.isEmpty()) {
-                return MAX_LEASE;
-            }
-            long left = horizonMillis.getAsLong() - readMillis;
-            return Duration.ofMillis(Math.max(0, Math.min(MAX_LEASE.toMillis(), left)));
+            return switch (kind) {
+                case FIRST_START -> Duration.ZERO;
+                case MISSING_HORIZON -> MAX_LEASE;
+                case CRASH, GRACEFUL_STOP -> Duration.ofMillis(
+                        Math.max(0, Math.min(MAX_LEASE.toMillis(), horizonMillis.getAsLong() - readMillis)));
+            };
         }
 
         /** Plain-words account of the file, for the start-up log. */
         public String describe() {
-            if (unreadable != null) {
-                return "lease horizon " + file + " unreadable (" + unreadable + "), so the full 255 s";
-            }
-            if (horizonMillis.isEmpty()) {
-                return "no lease horizon in " + file + " (first start, or the file was lost), so the full 255 s";
-            }
-            long left = horizonMillis.getAsLong() - readMillis;
-            return "lease horizon " + Instant.ofEpochMilli(horizonMillis.getAsLong()) + " in " + file + ", "
-                    + (left > 0 ? left + " ms from now" : "already passed");
+            return switch (kind) {
+                case FIRST_START -> "first start: " + file.getParent() + " holds no state of a previous run";
+                case MISSING_HORIZON -> unreadable != null
+                        ? "lease horizon " + file + " unreadable (" + unreadable + "), so the full 255 s"
+                        : "no lease horizon in " + file + " but other state of a previous run, so the full 255 s";
+                case CRASH, GRACEFUL_STOP -> {
+                    long left = horizonMillis.getAsLong() - readMillis;
+                    yield (kind == Kind.CRASH ? "crash horizon " : "graceful-stop horizon ")
+                            + Instant.ofEpochMilli(horizonMillis.getAsLong()) + " in " + file + ", "
+                            + (left > 0 ? left + " ms from now" : "already passed");
+                }
+            };
         }
     }
 
+    /** An answer waiting for the horizon to cover {@code target}. */
+    private record Waiting(long target, Durable then) {
+    }
+
     private final DurableValue file;
+    private final DurableValue cleanStop;
     private final NanoClock mono;
     private final LongSupplier wallMillis;
-    private final long maxLeaseNanos = MAX_LEASE.toNanos();
-    private final long lookaheadNanos;
+    /** Coverage beyond the reach that each write adds: lookahead − slack. */
+    private final long aheadNanos;
     private final long slackMillis;
+    private final long checkNanos;
     private final Previous previous;
     /** The previous run's horizon, capped at 255 s + slack after start: never written below. */
     private final long floorMillis;
 
     /** Monotonic instant up to which lease ends are on disk. Written by one thread at a time. */
     private volatile long coveredUntilNanos;
-    /** Latest lease end approved by {@link #covers(long)}. */
+    /** Latest lease end approved by {@link #approve}; raised before the coverage is read. */
     private final AtomicLong approvedMax;
+    /** Per lease length in whole seconds (1..255): monotonic time it was last approved, or NEVER. */
+    private final AtomicLongArray lastUsed = new AtomicLongArray(256);
+    private static final long NEVER = Long.MIN_VALUE;
+    private final ConcurrentLinkedQueue<Waiting> waiting = new ConcurrentLinkedQueue<>();
+    private final AtomicBoolean wakeQueued = new AtomicBoolean();
+    /** False in tests that call {@link #maintain()} themselves: nothing then runs on the store thread. */
+    private volatile boolean threadStarted;
     private volatile boolean closed;
     private volatile long lastWrittenMillis;
+    private volatile long lastWriteTookNanos;
+    private long nextRetryNanos;
     private final AtomicLong writes = new AtomicLong();
+    private final AtomicLong deferredAnswers = new AtomicLong();
     private volatile IOException lastFailure;
     private final ScheduledThreadPoolExecutor thread;
 
-    private LeaseHorizonStore(DurableValue file, Settings settings, NanoClock mono, LongSupplier wallMillis,
-            Previous previous) {
+    private LeaseHorizonStore(DurableValue file, DurableValue cleanStop, Settings settings, NanoClock mono,
+            LongSupplier wallMillis, Previous previous) {
         this.file = file;
+        this.cleanStop = cleanStop;
         this.mono = mono;
         this.wallMillis = wallMillis;
-        this.lookaheadNanos = settings.lookahead().toNanos();
+        this.aheadNanos = settings.lookahead().minus(settings.slack()).toNanos();
         this.slackMillis = settings.slack().toMillis();
+        this.checkNanos = settings.checkPeriod().toNanos();
         this.previous = previous;
         long cap = previous.readMillis() + MAX_LEASE.toMillis() + slackMillis;
         this.floorMillis = Math.min(previous.horizonMillis().orElse(Long.MIN_VALUE), cap);
         this.coveredUntilNanos = previous.readNanos();
         this.approvedMax = new AtomicLong(previous.readNanos());
+        for (int i = 0; i < lastUsed.length(); i++) {
+            lastUsed.set(i, NEVER);
+        }
         this.thread = new ScheduledThreadPoolExecutor(1, r -> {
             Thread t = new Thread(r, "leasehold-horizon-store");
             t.setDaemon(true);
@@ -155,22 +234,26 @@ public final class LeaseHorizonStore implements LeaseHorizon, StorageStatus, Aut
         thread.setExecuteExistingDelayedTasksAfterShutdownPolicy(false);
     }
 
-    /** Opens {@code <dataDir>/lease-horizon} with the default settings and system clocks. */
-    public static LeaseHorizonStore open(Path dataDir, DurableFiles files) throws IOException {
-        return open(files.open(dataDir.resolve("lease-horizon"), "lease-horizon"), Settings.DEFAULTS,
-                NanoClock.SYSTEM, System::currentTimeMillis, true);
+    /** Opens {@code <dataDir>/lease-horizon} (and its clean-stop marker) with the system clocks. */
+    public static LeaseHorizonStore open(Path dataDir, DurableFiles files, Settings settings, boolean firstStart)
+            throws IOException {
+        return open(files.open(dataDir.resolve("lease-horizon"), "lease-horizon"),
+                files.open(dataDir.resolve("clean-stop"), "clean-stop"), settings, NanoClock.SYSTEM,
+                System::currentTimeMillis, firstStart, true);
     }
 
     /**
      * Reads what the previous run left (an unreadable file is reported, not fatal: the grace
-     * then lasts the full 255 s), then durably writes a horizon covering every lease that can be
-     * granted now, before returning.
+     * then lasts the full 255 s), then durably writes a horizon covering the lookahead before
+     * returning, so that even a run that crashes at once leaves a usable horizon behind.
      *
+     * @param firstStart the data directory held no state of a previous run (see
+     *        {@link DataDirectory#holdsState(Path)}); read before any file was written
      * @param startThread false for tests that drive {@link #maintain()} themselves
      * @throws IOException if the first write fails: the data directory cannot be written
      */
-    public static LeaseHorizonStore open(DurableValue file, Settings settings, NanoClock mono,
-            LongSupplier wallMillis, boolean startThread) throws IOException {
+    public static LeaseHorizonStore open(DurableValue file, DurableValue cleanStop, Settings settings, NanoClock mono,
+            LongSupplier wallMillis, boolean firstStart, boolean startThread) throws IOException {
         OptionalLong stored = OptionalLong.empty();
         String unreadable = null;
         try {
@@ -179,12 +262,34 @@ public final class LeaseHorizonStore implements LeaseHorizon, StorageStatus, Aut
             unreadable = e.getMessage();
             log.warn("Ignoring the lease horizon: {}. The recovery grace falls back to the full 255 s", e.getMessage());
         }
-        Previous previous = new Previous(file.file(), stored, unreadable, wallMillis.getAsLong(), mono.nanoTime());
-        LeaseHorizonStore store = new LeaseHorizonStore(file, settings, mono, wallMillis, previous);
-        store.writeAhead();
+        OptionalLong stop = OptionalLong.empty();
+        try {
+            stop = cleanStop.read();
+        } catch (IOException e) {
+            log.warn("Ignoring the clean-stop marker: {}", e.getMessage());
+        }
+        Kind kind;
+        if (firstStart) {
+            kind = Kind.FIRST_START;
+        } else if (stored.isEmpty()) {
+            kind = Kind.MISSING_HORIZON;
+        } else if (stop.isPresent() && stop.getAsLong() == stored.getAsLong()) {
+            kind = Kind.GRACEFUL_STOP;
+        } else {
+            kind = Kind.CRASH;
+        }
+        Previous previous = new Previous(file.file(), kind, stored, unreadable, wallMillis.getAsLong(),
+                mono.nanoTime());
+        LeaseHorizonStore store = new LeaseHorizonStore(file, cleanStop, settings, mono, wallMillis, previous);
+        if (stop.isPresent() && stop.getAsLong() != 0) {
+            // From now on a crash must not be mistaken for a graceful stop.
+            cleanStop.write(0);
+        }
+        store.write(mono.nanoTime());
         if (startThread) {
-            long period = settings.checkPeriod().toMillis();
-            store.thread.scheduleWithFixedDelay(store::maintain, period, period, TimeUnit.MILLISECONDS);
+            store.threadStarted = true;
+            store.thread.scheduleWithFixedDelay(store::maintain, store.checkNanos, store.checkNanos,
+                    TimeUnit.NANOSECONDS);
         }
         return store;
     }
@@ -193,66 +298,184 @@ public final class LeaseHorizonStore implements LeaseHorizon, StorageStatus, Aut
         return previous;
     }
 
-    /**
-     * True if a lease ending at {@code leaseEndNanos} is already on disk. Never blocks; called
-     * under registry lane locks for every grant and Extend. False after {@link #close()}.
-     */
     @Override
-    public boolean covers(long leaseEndNanos) {
-        if (leaseEndNanos - coveredUntilNanos > 0) {
-            return false;
-        }
-        long cur;
-        while ((cur = approvedMax.get()) - leaseEndNanos < 0 && !approvedMax.compareAndSet(cur, leaseEndNanos)) {
-            // retry: another lane raised it meanwhile
-        }
+    public Approval approve(long nowNanos, long leaseEndNanos) {
+        noteLease(nowNanos, leaseEndNanos);
+        raise(approvedMax, leaseEndNanos); // first: see "Never promising less than was approved"
+        boolean onDisk = leaseEndNanos - coveredUntilNanos <= 0;
         // Read after publishing the end: close() sets the flag, then reads approvedMax, so
         // either it sees this end or this call sees the flag.
-        return !closed;
+        if (closed) {
+            return Approval.REFUSED;
+        }
+        if (onDisk) {
+            return Approval.ON_DISK;
+        }
+        if (lastFailure != null) {
+            return Approval.REFUSED;
+        }
+        deferredAnswers.incrementAndGet();
+        wake();
+        return Approval.AFTER_WRITE;
+    }
+
+    @Override
+    public void whenDurable(Durable then) {
+        long target = approvedMax.get();
+        if (target - coveredUntilNanos <= 0 && waiting.isEmpty()) {
+            then.then(true); // nothing queued that it could overtake
+            return;
+        }
+        if (closed) {
+            then.then(false); // stopped: nothing more is written, nothing may wait for ever
+            return;
+        }
+        waiting.add(new Waiting(target, then));
+        if (closed) {
+            refuseWaiting(); // close() may have emptied the queue just before this add
+            return;
+        }
+        wake(); // the store thread runs it after its next write (or at once, if that write just finished)
+    }
+
+    /** Remembers that a lease of this length is in use (at most one shared write per length per second). */
+    private void noteLease(long nowNanos, long leaseEndNanos) {
+        long len = leaseEndNanos - nowNanos;
+        int seconds = (int) Math.min(255, Math.max(1, (len + S - 1) / S));
+        long last = lastUsed.get(seconds);
+        if (last == NEVER || nowNanos - last > S) {
+            lastUsed.set(seconds, nowNanos);
+        }
+    }
+
+    /** The longest lease granted or extended within {@link #LEASE_WINDOW}, 0 if none. */
+    long reachNanos(long nowNanos) {
+        long window = LEASE_WINDOW.toNanos();
+        for (int seconds = 255; seconds >= 1; seconds--) {
+            long last = lastUsed.get(seconds);
+            if (last != NEVER && nowNanos - last < window) {
+                return seconds * S;
+            }
+        }
+        return 0;
+    }
+
+    /** True if any lease was granted or extended in the last {@code period} nanoseconds. */
+    private boolean activeWithin(long nowNanos, long period) {
+        for (int seconds = 1; seconds <= 255; seconds++) {
+            long last = lastUsed.get(seconds);
+            if (last != NEVER && nowNanos - last < period) {
+                return true;
+            }
+        }
+        return false;
+    }
+
+    private void wake() {
+        if (threadStarted && wakeQueued.compareAndSet(false, true)) {
+            try {
+                thread.execute(this::maintain);
+            } catch (RejectedExecutionException afterClose) {
+                wakeQueued.set(false);
+            }
+        }
     }
 
     /**
-     * Rewrites the horizon if less than {@code 255 s + lookahead / 2} of it remains, or if the
-     * last write failed. Runs on the store thread every check period.
+     * Writes the horizon when an answer waits for it, when coverage is about to run short under
+     * load, when the reach has shrunk (to lower it), or to retry a failed write; then runs the
+     * answers that the coverage now allows. Runs on the store thread.
      */
     void maintain() {
+        wakeQueued.set(false);
         if (closed) {
             return;
         }
-        if (lastFailure == null && coveredUntilNanos - mono.nanoTime() >= maxLeaseNanos + lookaheadNanos / 2) {
+        long now = mono.nanoTime();
+        long covered = coveredUntilNanos;
+        long reach = reachNanos(now);
+        long early = checkNanos + 2 * lastWriteTookNanos;
+        boolean demanded = approvedMax.get() - covered > 0 || !waiting.isEmpty();
+        boolean runningShort = covered - now < reach + early && activeWithin(now, aheadNanos + 2 * S);
+        boolean tooHigh = covered - now > reach + aheadNanos + S;
+        boolean retry = lastFailure != null && now - nextRetryNanos >= 0;
+        boolean write = lastFailure == null ? demanded || runningShort || tooHigh : retry;
+        if (write) {
+            try {
+                write(now);
+                if (lastFailure != null) {
+                    log.info("Lease horizon {} is writable again", file.file());
+                }
+                lastFailure = null;
+            } catch (IOException | RuntimeException e) {
+                if (lastFailure == null) {
+                    log.warn("Cannot write the lease horizon {} ({}); grants continue only while the last written"
+                            + " horizon covers their lease, retrying every second", file.file(), e.toString());
+                }
+                lastFailure = e instanceof IOException io ? io : new IOException(e);
+                nextRetryNanos = now + RETRY_AFTER_FAILURE_NANOS;
+                refuseWaiting();
+                return;
+            }
+        }
+        answerCovered();
+    }
+
+    /** Durably writes a horizon covering the reach and every approved lease end, plus the lookahead. */
+    private void write(long now) throws IOException {
+        long target = now + reachNanos(now) + aheadNanos;
+        if (target - coveredUntilNanos < 0) {
+            coveredUntilNanos = target; // lower in memory first: see "Never promising less than was approved"
+        }
+        long approved = approvedMax.get();
+        if (approved - target > 0) {
+            target = approved + aheadNanos;
+        }
+        long nowMillis = wallMillis.getAsLong();
+        long horizon = Math.max(nowMillis + ceilMillis(target - now) + slackMillis, floorMillis);
+        long t0 = System.nanoTime();
+        file.write(horizon);
+        lastWriteTookNanos = Math.min(System.nanoTime() - t0, S);
+        writes.incrementAndGet();
+        lastWrittenMillis = horizon;
+        coveredUntilNanos = target;
+        log.debug("Lease horizon {} written: {}", file.file(), Instant.ofEpochMilli(horizon));
+    }
+
+    private synchronized void answerCovered() {
+        if (waiting.isEmpty()) {
             return;
         }
-        try {
-            writeAhead();
-            if (lastFailure != null) {
-                log.info("Lease horizon {} is writable again", file.file());
+        long covered = coveredUntilNanos;
+        List<Waiting> ready = new ArrayList<>();
+        waiting.removeIf(w -> {
+            if (w.target() - covered <= 0) {
+                ready.add(w);
+                return true;
             }
-            lastFailure = null;
-        } catch (IOException e) {
-            if (lastFailure == null) {
-                log.warn("Cannot write the lease horizon {} ({}); grants continue only while the last written"
-                        + " horizon covers their lease, retrying every second", file.file(), e.toString());
-            }
-            lastFailure = e;
-        } catch (RuntimeException e) {
-            lastFailure = new IOException(e);
-            log.error("Lease horizon write failed unexpectedly", e);
+            return false;
+        });
+        for (Waiting w : ready) {
+            run(w, true);
+        }
+        if (!waiting.isEmpty()) {
+            wake(); // approved after this write began: one more write
         }
     }
 
-    private void writeAhead() throws IOException {
-        long nowNanos = mono.nanoTime();
-        long nowMillis = wallMillis.getAsLong();
-        long ahead = maxLeaseNanos + lookaheadNanos;
-        long horizon = Math.max(nowMillis + ceilMillis(ahead) + slackMillis, floorMillis);
-        file.write(horizon);
-        writes.incrementAndGet();
-        lastWrittenMillis = horizon;
-        long cover = nowNanos + ahead;
-        if (cover - coveredUntilNanos > 0) {
-            coveredUntilNanos = cover;
+    private synchronized void refuseWaiting() {
+        Waiting w;
+        while ((w = waiting.poll()) != null) {
+            run(w, false);
         }
-        log.debug("Lease horizon {} written: {}", file.file(), Instant.ofEpochMilli(horizon));
+    }
+
+    private static void run(Waiting w, boolean onDisk) {
+        try {
+            w.then().then(onDisk);
+        } catch (RuntimeException e) {
+            log.error("An answer waiting for the lease horizon failed", e);
+        }
     }
 
     /** Monotonic instant up to which leases are covered. */
@@ -265,9 +488,14 @@ public final class LeaseHorizonStore implements LeaseHorizon, StorageStatus, Aut
         return lastWrittenMillis;
     }
 
-    /** Durable writes since start (one at start, then one per {@code lookahead / 2}, one at close). */
+    /** Durable writes of the horizon since start (one at start, then as leases need them, one at close). */
     public long writes() {
         return writes.get();
+    }
+
+    /** Grants and Extends since start whose answer had to wait for a horizon write. */
+    public long deferredAnswers() {
+        return deferredAnswers.get();
     }
 
     public Path file() {
@@ -282,8 +510,9 @@ public final class LeaseHorizonStore implements LeaseHorizon, StorageStatus, Aut
 
     /**
      * Stops approving leases, stops the store thread and lowers the stored horizon to the
-     * latest lease end handed out (plus slack), so that a restart after a graceful stop waits
-     * only as long as needed. Call after the server has drained.
+     * latest lease end answered (plus slack), then marks the stop as clean, so that a restart
+     * after a graceful stop waits only as long as needed. Call after the server has drained.
+     * Answers still waiting for a write are refused (B or N): their sessions are closed by now.
      */
     @Override
     public void close() {
@@ -298,24 +527,33 @@ public final class LeaseHorizonStore implements LeaseHorizon, StorageStatus, Aut
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
         }
+        refuseWaiting(); // their sessions are closed by now (drain); nothing may wait for ever
         long nowNanos = mono.nanoTime();
         long nowMillis = wallMillis.getAsLong();
-        long lastEndMillis = nowMillis + ceilMillis(last - nowNanos);
-        long horizon = Math.max(lastEndMillis + slackMillis, floorMillis);
-        log.info("Lease horizon {}: {} durable writes in {} s since start", file.file(), writes.get(),
-                (nowNanos - previous.readNanos()) / 1_000_000_000L);
-        if (horizon >= lastWrittenMillis) {
-            return;
-        }
+        long covered = coveredUntilNanos;
+        long answered = last - covered > 0 ? covered : last; // an end above coverage was never answered
+        long horizon = Math.max(nowMillis + ceilMillis(answered - nowNanos) + slackMillis, floorMillis);
+        log.info("Lease horizon {}: {} durable writes in {} s since start, {} answers waited for one",
+                file.file(), writes.get(), (nowNanos - previous.readNanos()) / 1_000_000_000L, deferredAnswers.get());
         try {
-            file.write(horizon);
-            writes.incrementAndGet();
-            lastWrittenMillis = horizon;
-            log.info("Lease horizon lowered to {} (latest lease end handed out, plus {} ms slack)",
-                    Instant.ofEpochMilli(horizon), slackMillis);
+            if (horizon < lastWrittenMillis) {
+                file.write(horizon);
+                writes.incrementAndGet();
+                lastWrittenMillis = horizon;
+                log.info("Lease horizon lowered to {} (latest lease end handed out, plus {} ms slack)",
+                        Instant.ofEpochMilli(horizon), slackMillis);
+            }
+            cleanStop.write(lastWrittenMillis);
         } catch (IOException e) {
-            log.warn("Could not lower the lease horizon {} at shutdown ({}); the next start waits up to 255 s",
-                    file.file(), e.toString());
+            log.warn("Could not lower the lease horizon {} at shutdown ({}); the next start waits for the last"
+                    + " written horizon", file.file(), e.toString());
+        }
+    }
+
+    private static void raise(AtomicLong max, long value) {
+        long cur;
+        while ((cur = max.get()) - value < 0 && !max.compareAndSet(cur, value)) {
+            // retry: another lane raised it meanwhile
         }
     }
 

@@ -1,6 +1,7 @@
 /**
- * Durable state in {@code leasehold.data-dir}: the fencing-token high-water mark (and later the
- * lease horizon). Files are replaced atomically (write, fsync, rename, fsync the directory) on a
- * dedicated thread, ahead of need, so no I/O ever happens on an event loop or under a lock.
+ * Durable state in {@code leasehold.data-dir}: the fencing-token high-water mark and the lease
+ * horizon (with its clean-stop marker). Files are replaced atomically (write, fsync, rename, fsync
+ * the directory) on dedicated threads, so no I/O ever happens on an event loop or under a lock;
+ * an answer that needs a newer horizon waits on the horizon's thread, never the event loop.
  */
 package dev.leasehold.store;

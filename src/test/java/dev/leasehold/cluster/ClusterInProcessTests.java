@@ -84,7 +84,7 @@ class ClusterInProcessTests {
             LockRegistry r = new LockRegistry(new RegistryLimits(100, 1000, 100, 1000), NanoClock.SYSTEM, c.tokens(),
                     LeaseHorizon.UNBOUNDED, new SessionNotifier(c), RegistryObserver.NONE, c.decisions());
             LeaseholdServer srv = new LeaseholdServer(new LeaseholdServer.Settings("127.0.0.1", client[i], 512,
-                    Duration.ofSeconds(10), 100, 1, Duration.ofSeconds(2)), r, NanoClock.SYSTEM, new ServerStats(),
+                    Duration.ofSeconds(10), 100, 1, Duration.ofSeconds(2), 128), r, NanoClock.SYSTEM, new ServerStats(),
                     ServerSecurity.NONE, c);
             c.attach(r, srv);
             nodes[i] = new Node(c, r, srv, new RegistryTimer(r), client[i]);

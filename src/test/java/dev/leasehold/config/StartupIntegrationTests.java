@@ -28,6 +28,9 @@ class StartupIntegrationTests {
             "leasehold.max-connections, 0",
             "leasehold.frame-timeout, 0s",
             "leasehold.token-block-size, 0",
+            "leasehold.listen-backlog, 0",
+            "leasehold.address, no-such-host.invalid",
+            "leasehold.address, 192.0.2.1",         // resolves, but is not this host's: the bind fails
             "leasehold.tls.client-auth, need"})     // without leasehold.tls.bundle
     void invalidSettingFailsStartUpNamingTheProperty(String property, String value) {
         assertThatThrownBy(() -> TestServer.start(Map.of(property, value)))

@@ -160,7 +160,8 @@ class DockerfileTests {
             parts.removeIf(p -> p.startsWith("--"));
             copied.addAll(parts.subList(0, parts.size() - 1));
         }
-        assertThat(copied).containsExactlyInAnyOrder("mvnw", "pom.xml", ".mvn", "src");
+        assertThat(copied).containsExactlyInAnyOrder("mvnw", "pom.xml", "server-pom.xml", ".mvn", "client", "spring",
+                "src");
         for (String source : copied) {
             assertThat(Path.of(source)).exists();
             assertThat(rules).as(".dockerignore must re-include %s", source)

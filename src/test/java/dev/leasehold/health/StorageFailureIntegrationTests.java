@@ -37,7 +37,7 @@ class StorageFailureIntegrationTests {
             Files.createFile(dir);
 
             await().atMost(Duration.ofSeconds(10)).untilAsserted(() -> {
-                Answer a = c.send(new Request.Acquire(0, 30, 1, "s/k".getBytes())).next();
+                Answer a = c.send(new Request.Acquire(0, 5, 1, "s/k".getBytes())).next();
                 if (a instanceof Answer.Acquired granted) {
                     c.send(new Request.Release(granted.token(), "s/k".getBytes())).next();
                 }
@@ -48,17 +48,18 @@ class StorageFailureIntegrationTests {
             assertThat(all.status()).as(all.body()).isEqualTo(503);
             assertThat(all.<String>json("$.components.leasehold.status")).isEqualTo("DOWN");
             assertThat(all.<List<String>>json("$.components.leasehold.details.storageProblems"))
-                    .singleElement().asString().contains(dir.resolve("tokens").toString());
+                    .anySatisfy(p -> assertThat(p).contains(dir.resolve("tokens").toString()));
             assertThat(http.get("/actuator/health/liveness").status()).isEqualTo(200);
             assertThat(http.get("/actuator/health/readiness").status()).isEqualTo(200);
             assertThat(http.scrape().value("leasehold_busy_total", "reason", "storage")).isGreaterThanOrEqualTo(1);
-            assertThat(http.scrape().value("leasehold_storage_failing")).isEqualTo(1);
+            // The token store, and the lease horizon too if it needed a write meanwhile.
+            assertThat(http.scrape().value("leasehold_storage_failing")).isBetween(1.0, 2.0);
 
             Files.delete(dir);
             Files.createDirectories(dir);
             // the store retries (at most once a second) when tokens are asked for
             await().atMost(Duration.ofSeconds(10)).pollInterval(Duration.ofMillis(200)).untilAsserted(() -> {
-                Answer a = c.send(new Request.Acquire(0, 30, 2, "s/k".getBytes())).next();
+                Answer a = c.send(new Request.Acquire(0, 5, 2, "s/k".getBytes())).next();
                 assertThat(a).isInstanceOf(Answer.Acquired.class);
                 c.send(new Request.Release(((Answer.Acquired) a).token(), "s/k".getBytes())).next();
             });

@@ -314,14 +314,71 @@ class LockRegistryTests {
 
     @Test
     void horizonThatCannotCoverTheLeaseGivesBusyAndExtendNotHeld() {
-        long[] limit = {Long.MAX_VALUE};
-        RegistryHarness guarded = new RegistryHarness(RegistryHarness.roomy(), end -> end - limit[0] <= 0);
+        ScriptedHorizon horizon = new ScriptedHorizon();
+        RegistryHarness guarded = new RegistryHarness(RegistryHarness.roomy(), horizon);
         long t = token(guarded.acquire("k", 0, 5, 1, s1));
-        limit[0] = guarded.clock.nanoTime() + 6_000_000_000L;
+        horizon.onDisk = horizon.writable = guarded.clock.nanoTime() + 6_000_000_000L; // disk failing
         assertThat(guarded.acquire("j", 0, 10, 2, s1)).isEqualTo(new AcquireResult.Busy(BusyReason.STORAGE));
         assertThat(guarded.registry.heldKeys()).isEqualTo(1);
         assertThat(guarded.extend("k", t, 10)).isEqualTo(ExtendResult.NOT_HELD);
         assertThat(guarded.extend("k", t, 6)).isEqualTo(ExtendResult.EXTENDED);
+    }
+
+    @Test
+    void aLeaseLongerThanTheHorizonIsGrantedAtOnceButAnsweredOnlyAfterTheWrite() {
+        ScriptedHorizon horizon = new ScriptedHorizon();
+        RegistryHarness guarded = new RegistryHarness(RegistryHarness.roomy(), horizon);
+        horizon.onDisk = guarded.clock.nanoTime() + 10_000_000_000L;
+        assertThat(guarded.acquire("short", 0, 10, 1, s1)).isInstanceOf(AcquireResult.Granted.class);
+        // 60 s is not on disk: the key is held at once (a later Acquire must wait or get T)...
+        AcquireResult longer = guarded.acquire("k", 0, 60, 2, s1);
+        assertThat(longer).isInstanceOf(AcquireResult.Queued.class);
+        Waiter w = ((AcquireResult.Queued) longer).waiter();
+        assertThat(w.outcome()).isEqualTo(Waiter.Outcome.GRANTED);
+        assertThat(w.queuedMillis()).isZero();
+        assertThat(guarded.acquire("k", 0, 5, 3, s2)).isEqualTo(AcquireResult.TIMED_OUT);
+        // ...but its A is handed to the notifier only after the horizon write.
+        assertThat(guarded.takeAnswers()).isEmpty();
+        assertThat(horizon.waiting()).isEqualTo(1);
+        horizon.write(true);
+        assertThat(guarded.takeAnswers()).containsExactly(w);
+        horizon.onDisk = guarded.clock.nanoTime() + 10_000_000_000L;
+
+        // The same for a waiter granted on Release, and for an Extend.
+        AcquireResult queued = guarded.acquire("k", 30, 120, 4, s2);
+        assertThat(guarded.release("k", w.token())).isEqualTo(ReleaseResult.RELEASED);
+        Waiter next = ((AcquireResult.Queued) queued).waiter();
+        assertThat(next.outcome()).isEqualTo(Waiter.Outcome.GRANTED);
+        assertThat(guarded.takeAnswers()).isEmpty();
+        horizon.write(true);
+        assertThat(guarded.takeAnswers()).containsExactly(next);
+        horizon.onDisk = guarded.clock.nanoTime() + 130_000_000_000L;
+        assertThat(guarded.extend("k", next.token(), 200)).isEqualTo(ExtendResult.EXTENDED_AFTER_WRITE);
+        List<Boolean> extendAnswer = new ArrayList<>();
+        guarded.registry.whenLeasesDurable(extendAnswer::add);
+        assertThat(extendAnswer).isEmpty();
+        horizon.write(true);
+        assertThat(extendAnswer).containsExactly(true);
+        // The lease was extended when decided: 200 s from then.
+        guarded.tick(150_000);
+        assertThat(guarded.acquire("k", 0, 5, 5, s1)).isEqualTo(AcquireResult.TIMED_OUT);
+    }
+
+    @Test
+    void aGrantWhoseHorizonWriteFailsIsAnsweredBusyAndFreesTheKeyAtItsLeaseEnd() {
+        ScriptedHorizon horizon = new ScriptedHorizon();
+        RegistryHarness guarded = new RegistryHarness(RegistryHarness.roomy(), horizon);
+        horizon.onDisk = guarded.clock.nanoTime();
+        Waiter w = ((AcquireResult.Queued) guarded.acquire("k", 0, 30, 1, s1)).waiter();
+        horizon.write(false);
+        assertThat(guarded.takeAnswers()).containsExactly(w);
+        assertThat(w.outcome()).isEqualTo(Waiter.Outcome.BUSY);
+        assertThat(w.busyReason()).isEqualTo(BusyReason.STORAGE);
+        horizon.onDisk = Long.MAX_VALUE;
+        assertThat(guarded.acquire("k", 0, 5, 2, s1)).as("held by the unanswered grant")
+                .isEqualTo(AcquireResult.TIMED_OUT);
+        guarded.tick(30_000);
+        assertThat(guarded.acquire("k", 0, 5, 3, s1)).isInstanceOf(AcquireResult.Granted.class);
     }
 
     @Test

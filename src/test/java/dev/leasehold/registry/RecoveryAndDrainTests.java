@@ -7,7 +7,6 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import java.util.ArrayList;
 import java.util.List;
-import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.AtomicReference;
 
@@ -26,10 +25,10 @@ class RecoveryAndDrainTests {
 
     final ManualClocks clock = new ManualClocks();
     final AtomicLong nextToken = new AtomicLong();
-    final AtomicBoolean covered = new AtomicBoolean(true);
+    final ScriptedHorizon horizon = new ScriptedHorizon();
     final List<Waiter> answered = new ArrayList<>();
     final LockRegistry registry = new LockRegistry(new RegistryLimits(100, 1000, 100, 1000), clock,
-            nextToken::incrementAndGet, end -> covered.get(), answered::add, RegistryObserver.NONE, 4);
+            nextToken::incrementAndGet, horizon, answered::add, RegistryObserver.NONE, 4);
     final SessionHandle session = new SessionHandle();
 
     AcquireResult acquire(String key, int wait, int lease, long owner) {
@@ -107,7 +106,7 @@ class RecoveryAndDrainTests {
         java.util.Arrays.fill(hugeKey, (byte) 'k');
         for (int round = 0; round < 3; round++) {
             LockRegistry r = new LockRegistry(new RegistryLimits(10, 10, 10, 10), System::nanoTime,
-                    nextToken::incrementAndGet, end -> true, w -> { }, RegistryObserver.NONE, 1);
+                    nextToken::incrementAndGet, LeaseHorizon.UNBOUNDED, w -> { }, RegistryObserver.NONE, 1);
             SessionHandle s = new SessionHandle();
             assertThat(r.acquire(hugeKey, 0, 60, 1, System.nanoTime(), s)).isInstanceOf(AcquireResult.Granted.class);
             java.util.concurrent.CountDownLatch started = new java.util.concurrent.CountDownLatch(1);
@@ -136,7 +135,7 @@ class RecoveryAndDrainTests {
         AcquireResult held = acquire("k", 0, 10, 1);
         long token = ((AcquireResult.Granted) held).token();
         AcquireResult waiting = acquire("k", 30, 5, 2);
-        covered.set(false);
+        horizon.onDisk = horizon.writable = clock.nanoTime(); // the disk fails
         assertThat(acquire("free", 0, 5, 3)).isEqualTo(new AcquireResult.Busy(BusyReason.STORAGE));
         // An Extend it cannot record gets N; the grant keeps its current end.
         assertThat(registry.extend("k".getBytes(UTF_8), token, 60)).isEqualTo(ExtendResult.NOT_HELD);
@@ -146,7 +145,7 @@ class RecoveryAndDrainTests {
         assertThat(w.outcome()).isEqualTo(Waiter.Outcome.BUSY);
         assertThat(w.busyReason()).isEqualTo(BusyReason.STORAGE);
         long tokensBefore = nextToken.get();
-        covered.set(true);
+        horizon.onDisk = horizon.writable = Long.MAX_VALUE;
         assertThat(acquire("free", 0, 5, 4)).isInstanceOf(AcquireResult.Granted.class);
         assertThat(nextToken.get()).isEqualTo(tokensBefore + 1).as("no token was spent on refused grants");
     }

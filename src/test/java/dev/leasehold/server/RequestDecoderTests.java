@@ -162,13 +162,15 @@ class RequestDecoderTests {
         ch.finishAndReleaseAll();
     }
 
+    // ------------------------------------------------------------ frame timer, on the channel's frozen clock
+
     @Test
-    void halfSentFrameGetsErrorFiveAfterTheFrameTimeout() throws Exception {
-        EmbeddedChannel ch = new EmbeddedChannel(new RequestDecoder(512, TimeUnit.MILLISECONDS.toNanos(50)));
+    void halfSentFrameGetsErrorFiveAfterTheFrameTimeout() {
+        EmbeddedChannel ch = timedChannel(50);
         ch.writeInbound(buf(bytes("41 0A 1E 00")));
+        advance(ch, 49);
         assertThat((Object) ch.readInbound()).isNull();
-        Thread.sleep(120);
-        ch.runPendingTasks();
+        advance(ch, 1);
         ProtocolError e = ch.readInbound();
         assertThat(e).isNotNull();
         assertThat(e.code()).isEqualTo(ErrorCode.INCOMPLETE_FRAME);
@@ -176,17 +178,17 @@ class RequestDecoderTests {
     }
 
     @Test
-    void frameTimeoutCountsFromTheFirstByteOfTheFrameInProgress() throws Exception {
-        EmbeddedChannel ch = new EmbeddedChannel(new RequestDecoder(512, TimeUnit.MILLISECONDS.toNanos(200)));
+    void frameTimeoutCountsFromTheFirstByteOfTheFrameInProgress() {
+        EmbeddedChannel ch = timedChannel(200);
         ch.writeInbound(buf(bytes("50 00 00")));
-        Thread.sleep(120);
+        advance(ch, 120);
         ch.writeInbound(buf(bytes("00 00 00 00 00 01 0A 50 00"))); // first finishes, second starts
         assertThat((Object) ch.readInbound()).isEqualTo(new Request.Ping(1));
-        Thread.sleep(120); // the first frame's deadline passes; the second is only 120 ms old
-        ch.runPendingTasks();
+        advance(ch, 120); // the first frame's deadline passes; the second is only 120 ms old
         assertThat((Object) ch.readInbound()).isNull();
-        Thread.sleep(150);
-        ch.runPendingTasks();
+        advance(ch, 79);
+        assertThat((Object) ch.readInbound()).isNull();
+        advance(ch, 1);
         ProtocolError e = ch.readInbound();
         assertThat(e).isNotNull();
         assertThat(e.code()).isEqualTo(ErrorCode.INCOMPLETE_FRAME);
@@ -194,14 +196,62 @@ class RequestDecoderTests {
     }
 
     @Test
-    void idleSessionIsNeverTimedOut() throws Exception {
-        EmbeddedChannel ch = new EmbeddedChannel(new RequestDecoder(512, TimeUnit.MILLISECONDS.toNanos(30)));
+    void idleSessionIsNeverTimedOut() {
+        EmbeddedChannel ch = timedChannel(30);
         ch.writeInbound(buf(bytes("50 00 00 00 00 00 00 00 07 0A")));
         assertThat((Object) ch.readInbound()).isEqualTo(new Request.Ping(7));
-        Thread.sleep(80);
-        ch.runPendingTasks();
+        advance(ch, 10_000);
         assertThat((Object) ch.readInbound()).isNull();
         assertThat(ch.finish()).isFalse();
+    }
+
+    @Test
+    void frameTimerStopsWhileReadingIsPausedAndGoesOnWhereItStopped() {
+        EmbeddedChannel ch = timedChannel(100);
+        RequestDecoder decoder = ch.pipeline().get(RequestDecoder.class);
+        ch.writeInbound(buf(bytes("41 0A 1E 00")));
+        advance(ch, 60);
+        decoder.readingPaused(); // backpressure: the rest of the frame waits in the receive buffer
+        advance(ch, 60_000);
+        assertThat((Object) ch.readInbound()).as("no X 5 while the server is not reading").isNull();
+        decoder.readingResumed(ch.pipeline().context(decoder));
+        advance(ch, 39);
+        assertThat((Object) ch.readInbound()).as("60 + 39 ms of reading").isNull();
+        advance(ch, 1);
+        ProtocolError e = ch.readInbound();
+        assertThat(e.code()).as("100 ms of reading").isEqualTo(ErrorCode.INCOMPLETE_FRAME);
+        ch.finishAndReleaseAll();
+    }
+
+    @Test
+    void frameFinishedAfterALongPauseIsDecoded() {
+        EmbeddedChannel ch = timedChannel(100);
+        RequestDecoder decoder = ch.pipeline().get(RequestDecoder.class);
+        ch.writeInbound(buf(bytes("50 00 00 00")));
+        advance(ch, 90);
+        decoder.readingPaused();
+        advance(ch, 30_000);
+        decoder.readingResumed(ch.pipeline().context(decoder));
+        ch.writeInbound(buf(bytes("00 00 00 00 09 0A")));
+        assertThat((Object) ch.readInbound()).isEqualTo(new Request.Ping(9));
+        advance(ch, 10_000);
+        assertThat((Object) ch.readInbound()).isNull();
+        assertThat(ch.finish()).isFalse();
+    }
+
+    @Test
+    void pauseWithNoFrameInProgressCostsTheNextFrameNothing() {
+        EmbeddedChannel ch = timedChannel(100);
+        RequestDecoder decoder = ch.pipeline().get(RequestDecoder.class);
+        decoder.readingPaused();
+        advance(ch, 5_000);
+        decoder.readingResumed(ch.pipeline().context(decoder));
+        ch.writeInbound(buf(bytes("50 00")));
+        advance(ch, 99);
+        assertThat((Object) ch.readInbound()).isNull();
+        advance(ch, 1);
+        assertThat(((ProtocolError) ch.readInbound()).code()).isEqualTo(ErrorCode.INCOMPLETE_FRAME);
+        ch.finishAndReleaseAll();
     }
 
     @Test
@@ -244,7 +294,24 @@ class RequestDecoderTests {
     }
 
     private static EmbeddedChannel channel(int maxKeyBytes) {
-        return new EmbeddedChannel(new RequestDecoder(maxKeyBytes, TIMEOUT_NANOS));
+        return new EmbeddedChannel(new RequestDecoder(maxKeyBytes, TIMEOUT_NANOS, System::nanoTime));
+    }
+
+    /**
+     * A decoder whose frame timer reads the channel's own clock, frozen: {@link #advance} moves
+     * the time it reads and the time its scheduled checks run at, together. No sleeping.
+     */
+    private static EmbeddedChannel timedChannel(long frameTimeoutMillis) {
+        EmbeddedChannel ch = new EmbeddedChannel();
+        ch.freezeTime();
+        ch.pipeline().addLast(new RequestDecoder(512, TimeUnit.MILLISECONDS.toNanos(frameTimeoutMillis),
+                () -> ch.eventLoop().ticker().nanoTime()));
+        return ch;
+    }
+
+    private static void advance(EmbeddedChannel ch, long millis) {
+        ch.advanceTimeBy(millis, TimeUnit.MILLISECONDS);
+        ch.runPendingTasks();
     }
 
     private static ByteBuf buf(byte[] b) {

@@ -1,22 +1,35 @@
 package dev.leasehold.store;
 
+import static dev.leasehold.registry.LeaseHorizon.Approval.AFTER_WRITE;
+import static dev.leasehold.registry.LeaseHorizon.Approval.ON_DISK;
+import static dev.leasehold.registry.LeaseHorizon.Approval.REFUSED;
 import static java.util.concurrent.TimeUnit.MILLISECONDS;
 import static java.util.concurrent.TimeUnit.SECONDS;
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
+import dev.leasehold.registry.LeaseHorizon;
+import dev.leasehold.store.LeaseHorizonStore.Kind;
 import dev.leasehold.testing.FailingDisk;
 import dev.leasehold.testing.ManualClocks;
 
-/** The lease horizon: what it stores, when it writes, what it covers, and what a restart reads. */
+/**
+ * The lease horizon: what it stores, when it writes, what it covers, and what a restart reads.
+ * Defaults: lookahead 10 s of which 2 s slack, so each write covers the reach + 8 s of monotonic
+ * time and stores the reach + 10 s of wall time.
+ */
 class LeaseHorizonStoreTests {
 
     static final long S = TimeUnit.SECONDS.toNanos(1);
@@ -27,133 +40,186 @@ class LeaseHorizonStoreTests {
     final FailingDisk disk = new FailingDisk();
 
     LeaseHorizonStore open() throws IOException {
+        return open(false);
+    }
+
+    LeaseHorizonStore open(boolean firstStart) throws IOException {
         return LeaseHorizonStore.open(disk.open(dir.resolve("lease-horizon"), "lease-horizon"),
-                LeaseHorizonStore.Settings.DEFAULTS, clocks, clocks.wall(), false);
+                disk.open(dir.resolve("clean-stop"), "clean-stop"), LeaseHorizonStore.Settings.DEFAULTS, clocks,
+                clocks.wall(), firstStart, false);
     }
 
     long stored() throws IOException {
         return new DurableLong(dir.resolve("lease-horizon"), "lease-horizon").read().getAsLong();
     }
 
+    /** Steady load: a lease of {@code leaseSeconds} granted every 100 ms for {@code seconds}, checks every 250 ms. */
+    void steadyLoad(LeaseHorizonStore store, int leaseSeconds, int seconds, List<LeaseHorizon.Approval> seen) {
+        for (int ms = 0; ms < seconds * 1000; ms += 50) {
+            clocks.advance(50, MILLISECONDS);
+            if (ms % 100 == 0) {
+                long now = clocks.nanoTime();
+                seen.add(store.approve(now, now + leaseSeconds * S));
+            }
+            if (ms % 250 == 0) {
+                store.maintain();
+            }
+        }
+    }
+
     @Test
-    void firstStartHasNoHorizonSoAutoMeansTheFull255Seconds() throws IOException {
-        try (LeaseHorizonStore store = open()) {
-            assertThat(store.previous().horizonMillis()).isEmpty();
+    void aFirstStartHasNoGraceAndLeavesAHorizonForTheNextStart() throws IOException {
+        try (LeaseHorizonStore store = open(true)) {
+            assertThat(store.previous().kind()).isEqualTo(Kind.FIRST_START);
+            assertThat(store.previous().autoGrace()).isZero();
+            assertThat(store.previous().describe()).contains("first start").contains("no state of a previous run");
+            // Written before open() returns: now + lookahead (8 s covered + 2 s slack).
+            assertThat(store.writes()).isEqualTo(1);
+            assertThat(stored()).isEqualTo(clocks.wallMillis() + 10_000);
+        }
+    }
+
+    @Test
+    void stateWithoutAHorizonMeansTheFull255Seconds() throws IOException {
+        try (LeaseHorizonStore store = open(false)) {
+            assertThat(store.previous().kind()).isEqualTo(Kind.MISSING_HORIZON);
             assertThat(store.previous().autoGrace()).isEqualTo(Duration.ofSeconds(255));
             assertThat(store.previous().describe()).contains("no lease horizon").contains(dir.toString());
-            // Written before open() returns: now + 255 s + 120 s lookahead + 5 s slack.
-            assertThat(store.writes()).isEqualTo(1);
-            assertThat(stored()).isEqualTo(clocks.wallMillis() + 380_000);
         }
     }
 
     @Test
-    void coversEveryLeaseThatCanBeGrantedWithoutWaitingForTheDisk() throws IOException {
-        try (LeaseHorizonStore store = open()) {
-            long now = clocks.nanoTime();
-            assertThat(store.covers(now + 255 * S)).isTrue();
-            assertThat(store.covers(now + 375 * S)).isTrue();
-            assertThat(store.covers(now + 375 * S + 1)).isFalse();
-            // 59 s later nothing is due; a 255 s lease is still covered.
-            clocks.advance(59, SECONDS);
-            store.maintain();
-            assertThat(store.writes()).isEqualTo(1);
-            assertThat(store.covers(clocks.nanoTime() + 255 * S)).isTrue();
-            // Once less than 255 s + 60 s remains, it is rewritten: one write a minute.
-            clocks.advance(2, SECONDS);
-            store.maintain();
-            assertThat(store.writes()).isEqualTo(2);
-            assertThat(stored()).isEqualTo(clocks.wallMillis() + 380_000);
-            for (int minute = 0; minute < 10; minute++) {
-                for (int s = 0; s < 60; s++) {
-                    clocks.advance(1, SECONDS);
-                    store.maintain();
-                    assertThat(store.covers(clocks.nanoTime() + 255 * S)).isTrue();
-                }
+    void underSteadyLoadShortLeasesNeverWaitAndTheHorizonIsRewrittenAboutEvery8Seconds() throws IOException {
+        try (LeaseHorizonStore store = open(true)) {
+            List<LeaseHorizon.Approval> seen = new ArrayList<>();
+            steadyLoad(store, 2, 600, seen);
+            assertThat(seen).hasSize(6000).containsOnly(ON_DISK);
+            // 600 s / (8 s covered - 2 s lease + the 2 s lease itself - the 0.25 s early margin) ~ 77.
+            assertThat(store.writes()).isBetween(70L, 85L);
+            long ahead = stored() - clocks.wallMillis();
+            assertThat(ahead).as("stored horizon ahead of now").isBetween(2_000L + 2_000, 12_000L);
+        }
+    }
+
+    @Test
+    void aCrashCostsTheLongestLeaseInUsePlusTheLookaheadNot255Seconds() throws IOException {
+        for (int lease : new int[] {2, 30, 255}) {
+            LeaseHorizonStore crashed = open(true);
+            List<LeaseHorizon.Approval> seen = new ArrayList<>();
+            steadyLoad(crashed, lease, 60, seen);
+            assertThat(seen.subList(1, seen.size())).as("lease %d s", lease).containsOnly(ON_DISK);
+            // kill -9: close() never runs.
+            clocks.advance(1, SECONDS);
+            try (LeaseHorizonStore restarted = open()) {
+                assertThat(restarted.previous().kind()).isEqualTo(Kind.CRASH);
+                Duration grace = restarted.previous().autoGrace();
+                assertThat(grace).as("grace after a crash with %d s leases", lease)
+                        .isGreaterThanOrEqualTo(Duration.ofSeconds(lease - 1))
+                        .isLessThanOrEqualTo(Duration.ofSeconds(Math.min(255, lease + 10)));
+                assertThat(restarted.previous().describe()).contains("crash horizon");
             }
-            // Checked once a second, so a rewrite every 61 s: 9 more in these 600 s.
-            assertThat(store.writes()).isEqualTo(11);
+            crashed.close();
+            Files.delete(dir.resolve("lease-horizon"));
+            Files.deleteIfExists(dir.resolve("clean-stop"));
         }
     }
 
     @Test
-    void restartReadsTheHorizonAndGraceIsWhatRemainsOfItAtMost255Seconds() throws IOException {
-        try (LeaseHorizonStore first = open()) {
-            assertThat(first.writes()).isEqualTo(1);
-        } // close() lowers it to "no lease handed out": now + 5 s slack
-        clocks.advance(2, SECONDS);
-        try (LeaseHorizonStore second = open()) {
-            assertThat(second.previous().autoGrace()).isEqualTo(Duration.ofSeconds(3));
-            assertThat(second.previous().describe()).contains("3000 ms from now");
-        }
-        clocks.advance(10, SECONDS);
-        try (LeaseHorizonStore third = open()) {
-            assertThat(third.previous().autoGrace()).isZero();
-            assertThat(third.previous().describe()).contains("already passed");
+    void aLeaseLongerThanTheCoverageIsAnsweredOnlyAfterTheWriteThatCoversIt() throws IOException {
+        try (LeaseHorizonStore store = open(true)) {
+            long now = clocks.nanoTime();
+            assertThat(store.approve(now, now + 5 * S)).isEqualTo(ON_DISK);
+            assertThat(store.approve(now, now + 60 * S)).isEqualTo(AFTER_WRITE);
+            List<Boolean> answered = new ArrayList<>();
+            store.whenDurable(answered::add);
+            assertThat(answered).as("not before the write").isEmpty();
+            store.maintain();
+            assertThat(answered).containsExactly(true);
+            assertThat(store.deferredAnswers()).isEqualTo(1);
+            assertThat(stored()).isGreaterThanOrEqualTo(clocks.wallMillis() + 60_000 + 2_000);
+            // Now 60 s is in use: a second one goes out at once.
+            assertThat(store.approve(now, now + 60 * S)).isEqualTo(ON_DISK);
+            List<Boolean> again = new ArrayList<>();
+            store.whenDurable(again::add);
+            assertThat(again).as("already on disk: at once").containsExactly(true);
         }
     }
 
     @Test
-    void afterACrashTheGraceIsTheFull255SecondsUnlessTheServerWasDownLonger() throws IOException {
-        LeaseHorizonStore crashed = open();
-        crashed.covers(clocks.nanoTime() + 10 * S);
-        // kill -9: close() never runs; the stored horizon is still now + 380 s.
-        clocks.advance(30, SECONDS);
-        try (LeaseHorizonStore restarted = open()) {
-            assertThat(restarted.previous().autoGrace()).isEqualTo(Duration.ofSeconds(255));
+    void theReachShrinksTenMinutesAfterTheLastLongLeaseAndTheHorizonIsLowered() throws IOException {
+        try (LeaseHorizonStore store = open(true)) {
+            long now = clocks.nanoTime();
+            store.approve(now, now + 200 * S);
+            store.maintain();
+            assertThat(stored() - clocks.wallMillis()).isGreaterThanOrEqualTo(202_000);
+            List<LeaseHorizon.Approval> seen = new ArrayList<>();
+            steadyLoad(store, 2, 590, seen);
+            assertThat(store.reachNanos(clocks.nanoTime())).isEqualTo(200 * S);
+            steadyLoad(store, 2, 15, seen);
+            assertThat(store.reachNanos(clocks.nanoTime())).isEqualTo(2 * S);
+            assertThat(seen).containsOnly(ON_DISK);
+            assertThat(stored() - clocks.wallMillis()).as("lowered to 2 s + lookahead").isLessThanOrEqualTo(12_000);
         }
-        Files.delete(dir.resolve("lease-horizon"));
-        LeaseHorizonStore crashedAgain = open();
-        clocks.advance(200, SECONDS); // down 200 s: 380 - 200 = 180 s left
-        try (LeaseHorizonStore restarted = open()) {
-            assertThat(restarted.previous().autoGrace()).isEqualTo(Duration.ofSeconds(180));
-        }
-        crashed.close();
-        crashedAgain.close();
     }
 
     @Test
-    void gracefulCloseLowersTheHorizonToTheLatestLeaseEndPlusSlack() throws IOException {
-        LeaseHorizonStore store = open();
+    void gracefulCloseLowersTheHorizonToTheLatestLeaseEndAndSaysSo() throws IOException {
+        LeaseHorizonStore store = open(true);
         long now = clocks.nanoTime();
-        assertThat(store.covers(now + 30 * S)).isTrue();
-        assertThat(store.covers(now + 12 * S)).isTrue();
+        assertThat(store.approve(now, now + 30 * S)).isEqualTo(AFTER_WRITE);
+        store.whenDurable(onDisk -> { });
+        store.maintain();
         clocks.advance(10, SECONDS);
         store.close();
-        assertThat(store.covers(clocks.nanoTime() + 1)).as("no lease after close").isFalse();
-        // The 30 s lease ends 20 s from now; + 5 s slack.
-        assertThat(stored()).isEqualTo(clocks.wallMillis() + 25_000);
-        try (LeaseHorizonStore next = open()) {
-            assertThat(next.previous().autoGrace()).isEqualTo(Duration.ofSeconds(25));
+        assertThat(store.approve(clocks.nanoTime(), clocks.nanoTime() + S)).as("no lease after close")
+                .isEqualTo(REFUSED);
+        // The 30 s lease ends 20 s from now; + 2 s slack.
+        assertThat(stored()).isEqualTo(clocks.wallMillis() + 22_000);
+        LeaseHorizonStore next = open();
+        assertThat(next.previous().kind()).isEqualTo(Kind.GRACEFUL_STOP);
+        assertThat(next.previous().autoGrace()).isEqualTo(Duration.ofSeconds(22));
+        assertThat(next.previous().describe()).contains("graceful-stop horizon");
+        // That run crashes: the next start must not take it for a graceful stop.
+        clocks.advance(1, SECONDS);
+        try (LeaseHorizonStore afterCrash = open()) {
+            assertThat(afterCrash.previous().kind()).isEqualTo(Kind.CRASH);
+            assertThat(afterCrash.previous().autoGrace()).isEqualTo(Duration.ofSeconds(21));
         }
+        next.close();
     }
 
     @Test
     void neverWritesBelowThePreviousRunsHorizonSoStoppingDuringTheGraceKeepsIt() throws IOException {
-        open(); // crashed run: horizon = now + 380 s
+        LeaseHorizonStore crashed = open(true);
+        long now = clocks.nanoTime();
+        crashed.approve(now, now + 100 * S);
+        crashed.maintain();
         long crashedHorizon = stored();
         clocks.advance(1, SECONDS);
         LeaseHorizonStore restarted = open();
-        // Its grace (255 s) has not ended; it stops at once, having granted nothing.
+        assertThat(restarted.previous().autoGrace()).isEqualTo(Duration.ofMillis(crashedHorizon - clocks.wallMillis()));
+        // Its grace has not ended; it stops at once, having granted nothing: the horizon stays.
         restarted.close();
-        // Capped at 255 s + slack after the restart's read: any lease of the crashed run ends by then.
-        assertThat(stored()).isEqualTo(clocks.wallMillis() + 260_000).isLessThan(crashedHorizon);
+        assertThat(stored()).isEqualTo(crashedHorizon);
         try (LeaseHorizonStore next = open()) {
-            assertThat(next.previous().autoGrace()).isEqualTo(Duration.ofSeconds(255));
+            assertThat(next.previous().autoGrace()).isEqualTo(Duration.ofMillis(crashedHorizon - clocks.wallMillis()));
         }
+        crashed.close();
     }
 
     @Test
     void aWallClockStepWithinTheSlackIsAbsorbedBeyondItIsTheDocumentedRisk() throws IOException {
-        LeaseHorizonStore store = open();
-        store.covers(clocks.nanoTime() + 20 * S);
-        store.close(); // horizon = lease end + 5 s
-        // Down 1 s, and the wall clock steps 4 s forward: still waits past the lease end.
+        LeaseHorizonStore store = open(true);
+        long now = clocks.nanoTime();
+        store.approve(now, now + 20 * S);
+        store.maintain();
+        store.close(); // horizon = lease end + 2 s
+        // Down 1 s, and the wall clock steps 1.5 s forward: still waits past the lease end.
         clocks.advance(1, SECONDS);
-        clocks.stepWall(4_000);
+        clocks.stepWall(1_500);
         try (LeaseHorizonStore next = open()) {
             Duration grace = next.previous().autoGrace();
-            assertThat(grace).isEqualTo(Duration.ofSeconds(20));
+            assertThat(grace).isEqualTo(Duration.ofMillis(19_500));
             assertThat(grace.toNanos()).as("covers the 19 s the lease still runs").isGreaterThanOrEqualTo(19 * S);
         }
     }
@@ -163,48 +229,61 @@ class LeaseHorizonStoreTests {
         Files.writeString(dir.resolve("lease-horizon"), "garbage\n");
         try (LeaseHorizonStore store = open()) {
             assertThat(store.previous().unreadable()).contains(dir.resolve("lease-horizon").toString());
+            assertThat(store.previous().kind()).isEqualTo(Kind.MISSING_HORIZON);
             assertThat(store.previous().autoGrace()).isEqualTo(Duration.ofSeconds(255));
             assertThat(store.previous().describe()).contains("unreadable");
-            assertThat(stored()).isEqualTo(clocks.wallMillis() + 380_000);
+            assertThat(stored()).isEqualTo(clocks.wallMillis() + 10_000);
         }
     }
 
     @Test
-    void aFailingDiskIsReportedAtOnceLeasesAlreadyOnDiskStayGrantableAndItRecoversByItself() throws IOException {
-        try (LeaseHorizonStore store = open()) {
+    void aFailingDiskRefusesWhatIsNotOnDiskKeepsWhatIsAndRecoversByItself() throws IOException {
+        try (LeaseHorizonStore store = open(true)) {
+            long now = clocks.nanoTime();
             disk.failing.set(true);
-            clocks.advance(61, SECONDS);
+            assertThat(store.approve(now, now + 30 * S)).isEqualTo(AFTER_WRITE);
+            List<Boolean> answered = new ArrayList<>();
+            store.whenDurable(answered::add);
             store.maintain();
+            assertThat(answered).as("the write it waited for failed").containsExactly(false);
             assertThat(store.problem()).hasValueSatisfying(p -> assertThat(p)
                     .contains(dir.resolve("lease-horizon").toString()).contains("No space left on device"));
-            // 375 - 61 = 314 s still on disk: a 255 s lease is fine, it is recorded.
-            assertThat(store.covers(clocks.nanoTime() + 255 * S)).isTrue();
-            // Retried every check; when coverage runs short, longer leases are refused...
-            clocks.advance(100, SECONDS);
+            // What the last write covers stays grantable; more is refused while the disk fails.
+            assertThat(store.approve(now, now + 5 * S)).isEqualTo(ON_DISK);
+            assertThat(store.approve(now, now + 9 * S)).isEqualTo(REFUSED);
+            // Retried once a second, with or without traffic, until the disk is back.
+            clocks.advance(1, SECONDS);
             store.maintain();
-            assertThat(store.covers(clocks.nanoTime() + 255 * S)).isFalse();
-            assertThat(store.covers(clocks.nanoTime() + 10 * S)).as("short leases still covered").isTrue();
             assertThat(disk.failedWrites.get()).isEqualTo(2);
-            // ...until the disk is back: the next check rewrites it.
             disk.failing.set(false);
             clocks.advance(1, SECONDS);
             store.maintain();
             assertThat(store.problem()).isEmpty();
-            assertThat(store.covers(clocks.nanoTime() + 255 * S)).isTrue();
+            long later = clocks.nanoTime();
+            assertThat(store.approve(later, later + 30 * S)).as("30 s is in use: covered by the retry")
+                    .isEqualTo(ON_DISK);
         }
     }
 
     @Test
-    void theStoreThreadKeepsTheHorizonAheadOnItsOwn() throws Exception {
-        LeaseHorizonStore.Settings fast = new LeaseHorizonStore.Settings(Duration.ofMillis(200), Duration.ofMillis(5),
-                Duration.ofMillis(10));
-        // Real clocks: 255 s + 200 ms ahead, rewritten every ~100 ms.
+    void theStoreThreadAnswersAWaitingLeaseOnItsOwn() throws Exception {
         try (LeaseHorizonStore store = LeaseHorizonStore.open(disk.open(dir.resolve("lease-horizon"), "lease-horizon"),
-                fast, System::nanoTime, System::currentTimeMillis, true)) {
-            Thread.sleep(550);
-            assertThat(store.writes()).isBetween(4L, 8L);
-            assertThat(store.covers(System.nanoTime() + 255 * S)).isTrue();
+                disk.open(dir.resolve("clean-stop"), "clean-stop"), LeaseHorizonStore.Settings.DEFAULTS,
+                System::nanoTime, System::currentTimeMillis, true, true)) {
+            long now = System.nanoTime();
+            assertThat(store.approve(now, now + 100 * S)).isEqualTo(AFTER_WRITE);
+            CountDownLatch answered = new CountDownLatch(1);
+            store.whenDurable(onDisk -> answered.countDown());
+            assertThat(answered.await(10, SECONDS)).as("answered after the store thread's write").isTrue();
+            assertThat(store.writes()).isGreaterThanOrEqualTo(2);
         }
-        MILLISECONDS.sleep(1);
+    }
+
+    @Test
+    void invalidSettingsNameTheirValues() {
+        assertThatThrownBy(() -> new LeaseHorizonStore.Settings(Duration.ofSeconds(2), Duration.ofSeconds(5),
+                Duration.ofMillis(250))).hasMessageContaining("lookahead=PT2S, slack=PT5S, checkPeriod=PT0.25S");
+        assertThatThrownBy(() -> new LeaseHorizonStore.Settings(Duration.ofSeconds(10), Duration.ofSeconds(2),
+                Duration.ofSeconds(5))).hasMessageContaining("check period").hasMessageContaining("checkPeriod=PT5S");
     }
 }

@@ -23,6 +23,7 @@ public final class ServerProcess implements AutoCloseable {
 
     private static final Pattern LISTENING = Pattern.compile("Leasehold protocol listening on 0\\.0\\.0\\.0:(\\d+)");
     private static final Pattern GRACE = Pattern.compile("Recovery grace (\\d+) ms");
+    private static final Pattern GRACE_REASON = Pattern.compile("Recovery grace \\d+ ms \\(([a-z ]+)\\)");
 
     private final Process process;
     private final Path log;
@@ -45,7 +46,10 @@ public final class ServerProcess implements AutoCloseable {
         return p;
     }
 
-    /** Starts a server and does not wait (for start-ups expected to fail). */
+    /**
+     * Starts a server and does not wait (for start-ups expected to fail). The protocol port is
+     * random unless {@code properties} set {@code leasehold.port} (restarts on the same port).
+     */
     public static ServerProcess launch(Path dataDir, Map<String, String> properties) throws IOException {
         List<String> cmd = new ArrayList<>(List.of(
                 Path.of(System.getProperty("java.home"), "bin", "java").toString(),
@@ -99,6 +103,12 @@ public final class ServerProcess implements AutoCloseable {
     public long graceMillis() throws IOException {
         Matcher m = GRACE.matcher(output());
         return m.find() ? Long.parseLong(m.group(1)) : 0;
+    }
+
+    /** Why it logged the grace it did ("first start", "crash horizon", ...), or "" if it logged none. */
+    public String graceReason() throws IOException {
+        Matcher m = GRACE_REASON.matcher(output());
+        return m.find() ? m.group(1) : "";
     }
 
     /** {@code kill -9}: no shutdown hook, no drain, nothing written. */

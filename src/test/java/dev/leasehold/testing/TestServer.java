@@ -40,8 +40,11 @@ public final class TestServer implements AutoCloseable {
 
     /**
      * Starts with these extra properties (e.g. {@code "leasehold.max-waiters-per-key", "2"}).
-     * The recovery grace is off ({@code leasehold.recovery-grace=0s}) unless a test sets it:
-     * a fresh data directory has no lease horizon, which would otherwise mean 255 s of grace.
+     * The recovery grace is off ({@code leasehold.recovery-grace=0s}) unless a test sets it: a
+     * fresh data directory has none anyway (first start), but a test that starts again on the same
+     * directory would otherwise wait for its previous leases.
+     * Health shows details ({@code management.endpoint.health.show-details=always}) unless a
+     * test sets it.
      */
     public static TestServer start(Map<String, String> extraProperties) {
         return start(extraProperties, new Class<?>[0]);
@@ -54,6 +57,9 @@ public final class TestServer implements AutoCloseable {
         props.put("server.port", "0");
         props.put("leasehold.io-threads", "2");
         props.put("leasehold.recovery-grace", "0s");
+        // Health tests read details, which the packaged default hides (docs/security.md); a test
+        // of that default passes management.endpoint.health.show-details itself.
+        props.put("management.endpoint.health.show-details", "always");
         props.putAll(extraProperties);
         boolean owns = !props.containsKey("leasehold.data-dir");
         Path dir;

@@ -20,8 +20,9 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
 /**
- * The {@code bin/leasehold} launcher finds a client jar (as the pom builds it: the client and
- * protocol classes, {@code Main-Class} set) in {@code ../target} or next to itself, and says so
+ * The {@code bin/leasehold} launcher finds a client jar (as the client module builds it: the
+ * client and protocol classes, {@code Main-Class} set) in {@code ../client/target}, in
+ * {@code ../target} (older name) or next to itself, and says so
  * when there is none.
  */
 class LauncherIntegrationTests {
@@ -58,7 +59,21 @@ class LauncherIntegrationTests {
 
         Result none = launch(bin.resolve("leasehold"), "--help");
         assertThat(none.code).isEqualTo(127);
-        assertThat(none.err).contains("cannot find leasehold-<version>-client.jar");
+        assertThat(none.err).contains("cannot find leasehold-client-<version>.jar");
+    }
+
+    @Test
+    void findsTheClientModulesJarInASourceCheckoutAndSkipsTheTestJar() throws Exception {
+        Path bin = Files.createDirectories(dir.resolve("bin"));
+        Files.copy(Path.of("bin/leasehold"), bin.resolve("leasehold"));
+        Path target = Files.createDirectories(dir.resolve("client/target"));
+        // sorts first, and is not runnable: the launcher must not pick it
+        Files.writeString(target.resolve("leasehold-client-9.9.9-tests.jar"), "not a jar");
+        clientJar(target.resolve("leasehold-client-9.9.9.jar"));
+
+        Result help = launch(bin.resolve("leasehold"), "--help");
+        assertThat(help.code).as(help.err).isZero();
+        assertThat(help.out).startsWith("usage: leasehold");
     }
 
     private record Result(int code, String out, String err) {
@@ -81,12 +96,17 @@ class LauncherIntegrationTests {
         }
     }
 
-    /** Like the pom's client jar: dev/leasehold/client/** and dev/leasehold/protocol/**, Main-Class. */
+    /** Like the client module's jar: dev/leasehold/client/** and dev/leasehold/protocol/**, Main-Class. */
     private static void clientJar(Path jar) throws IOException {
         Manifest manifest = new Manifest();
         manifest.getMainAttributes().put(Attributes.Name.MANIFEST_VERSION, "1.0");
         manifest.getMainAttributes().put(Attributes.Name.MAIN_CLASS, Main.class.getName());
         Path classes = CliProcess.classes();
+        if (Files.isRegularFile(classes)) { // the reactor gives the client module's jar itself
+            Files.copy(classes, jar);
+            assertThat(new String(Files.readAllBytes(jar), 0, 2, StandardCharsets.ISO_8859_1)).isEqualTo("PK");
+            return;
+        }
         try (OutputStream file = Files.newOutputStream(jar);
                 JarOutputStream out = new JarOutputStream(file, manifest);
                 Stream<Path> walk = Files.walk(classes.resolve("dev/leasehold"))) {

@@ -59,6 +59,7 @@ public final class LeaseholdClient implements AutoCloseable {
 
     private final ClientOptions options;
     private final Engine engine;
+    private final KeepAliveTimer keepAlive;
 
     private LeaseholdClient(ClientOptions options, List<InetSocketAddress> servers) {
         if (options == null) {
@@ -75,6 +76,7 @@ public final class LeaseholdClient implements AutoCloseable {
                 options.marginFloor().toNanos(), options.driftRate(), name,
                 options.tls() == null ? null : options.tls().sslContext(),
                 options.tls() == null || options.tls().hostnameVerification()));
+        this.keepAlive = new KeepAliveTimer(name + "-keepalive");
     }
 
     /**
@@ -213,6 +215,31 @@ public final class LeaseholdClient implements AutoCloseable {
     }
 
     /**
+     * Keeps {@code ticket} alive until the returned handle or the ticket is closed: an Extend of
+     * {@code leaseSeconds} every {@code leaseSeconds / 3} on this client's keep-alive thread
+     * (never an I/O thread). {@code listener} hears {@link LeaseListener#leaseLost} once if the
+     * lease is lost (an Extend answered NotHeld, the validity ended without a successful Extend,
+     * or this client closed) and, optionally, {@link LeaseListener#leaseAtRisk} when an Extend is
+     * late. A lost ticket stays lost: acquire again for a new token.
+     *
+     * <pre>{@code
+     * try (Ticket ticket = acquired.ticket();
+     *      KeepAlive keepAlive = client.keepAlive(ticket, 30, (t, reason, detail) -> stopWork())) {
+     *     while (!keepAlive.isLost() && ticket.isValid()) { step(ticket.token()); }
+     * }
+     * }</pre>
+     *
+     * @param ticket a ticket of this client
+     * @param leaseSeconds the lease each Extend asks for, 1 to 255 (usually the acquire's lease)
+     * @param listener hears loss and risk; called on the keep-alive thread, keep it short
+     * @throws IllegalArgumentException for a bad lease or a null argument
+     * @throws IllegalStateException if the client is closed
+     */
+    public KeepAlive keepAlive(Ticket ticket, int leaseSeconds, LeaseListener listener) {
+        return keepAlive.keep(ticket, leaseSeconds, listener);
+    }
+
+    /**
      * Round trip of a Ping on a pooled session (from just before the write to the decoded Pong),
      * for health checks. Opens a session if none is open.
      *
@@ -247,6 +274,7 @@ public final class LeaseholdClient implements AutoCloseable {
      */
     @Override
     public void close() {
+        keepAlive.close();
         engine.close();
     }
 

@@ -82,6 +82,11 @@ public final class Ticket implements AutoCloseable {
         return release == null && System.nanoTime() - validUntil < 0;
     }
 
+    /** True once a release of this ticket started ({@link #release()}, {@link #releaseAsync()}, {@link #close()}). */
+    public synchronized boolean isReleased() {
+        return release != null;
+    }
+
     /**
      * Releases this exact token, blocking until the answer (at the latest until the lease would
      * have ended anyway). Idempotent: later calls return the same outcome. The ticket stops being

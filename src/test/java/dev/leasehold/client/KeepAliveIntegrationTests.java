@@ -1,0 +1,141 @@
+package dev.leasehold.client;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import static org.awaitility.Awaitility.await;
+
+import java.net.InetAddress;
+import java.net.InetSocketAddress;
+import java.time.Duration;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.CopyOnWriteArrayList;
+
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+
+import dev.leasehold.protocol.RequestType;
+import dev.leasehold.testing.FaultProxy;
+import dev.leasehold.testing.TestServer;
+
+/**
+ * {@link LeaseholdClient#keepAlive}: Extends every lease/3 on the keep-alive thread, LOST once
+ * (NotHeld, validity ended, client closed), AT_RISK when an Extend is late, and nothing after the
+ * owner's own release. Real server; the proxy stalls answers where a test needs a silent server.
+ * Leases are 1-3 s, so some tests must let real seconds pass.
+ */
+class KeepAliveIntegrationTests {
+
+    private TestServer server;
+    private FaultProxy proxy;
+    private LeaseholdClient client;
+    private LeaseholdClient other;
+    private final List<String> events = new CopyOnWriteArrayList<>();
+    private final List<String> threads = new CopyOnWriteArrayList<>();
+
+    private final LeaseListener listener = new LeaseListener() {
+        @Override
+        public void leaseLost(Ticket ticket, LossReason reason, String detail) {
+            threads.add(Thread.currentThread().getName());
+            events.add("LOST " + reason);
+        }
+
+        @Override
+        public void leaseAtRisk(Ticket ticket, Duration remaining) {
+            threads.add(Thread.currentThread().getName());
+            events.add("AT_RISK");
+        }
+    };
+
+    @BeforeEach
+    void start() throws Exception {
+        server = TestServer.start(Map.of());
+        proxy = FaultProxy.start(server.port());
+        client = LeaseholdClient.create(ClientOptions.builder().poolSize(1).threadNamePrefix("ka").build(),
+                List.of(proxy.address()));
+        other = LeaseholdClient.create(ClientOptions.defaults(),
+                List.of(new InetSocketAddress(InetAddress.getLoopbackAddress(), server.port())));
+    }
+
+    @AfterEach
+    void stop() throws Exception {
+        client.close();
+        other.close();
+        proxy.close();
+        server.close();
+    }
+
+    private Ticket acquire(String key, int lease) {
+        return ((AcquireOutcome.Acquired) client.acquire(key, 0, lease)).ticket();
+    }
+
+    @Test
+    void keepsALeaseAliveWellPastItsLengthUntilClosed() throws Exception {
+        Ticket ticket = acquire("ka/alive", 1);
+        try (KeepAlive keepAlive = client.keepAlive(ticket, 1, listener)) {
+            Thread.sleep(3000); // three leases must really pass
+            assertThat(ticket.isValid()).isTrue();
+            assertThat(keepAlive.isLost()).isFalse();
+            assertThat(other.acquire("ka/alive", 0, 1)).isInstanceOf(AcquireOutcome.TimedOut.class);
+            long extends_ = proxy.requests().stream().filter(r -> r.type() == RequestType.EXTEND).count();
+            assertThat(extends_).as("about one Extend per third of a lease").isBetween(6L, 12L);
+        }
+        ticket.release();
+        assertThat(events).isEmpty();
+    }
+
+    @Test
+    void notHeldIsLostOnceOnTheKeepAliveThread() {
+        Ticket ticket = acquire("ka/nh", 3);
+        KeepAlive keepAlive = client.keepAlive(ticket, 3, listener);
+        assertThat(other.release("ka/nh", ticket.token(), Duration.ofSeconds(5))).isEqualTo(ReleaseOutcome.RELEASED);
+        await().atMost(Duration.ofSeconds(10)).until(keepAlive::isLost);
+        assertThat(keepAlive.lossReason()).contains(LossReason.NOT_HELD);
+        assertThat(events).containsExactly("LOST NOT_HELD");
+        assertThat(threads).allMatch(n -> n.equals("ka-keepalive"));
+        // a lost ticket stays lost: nothing more is heard, even after its validity ends
+        await().pollDelay(Duration.ofSeconds(3)).atMost(Duration.ofSeconds(5)).until(() -> true);
+        assertThat(events).containsExactly("LOST NOT_HELD");
+    }
+
+    @Test
+    void aSilentServerIsAtRiskThenLostWhenTheValidityEnds() {
+        Ticket ticket = acquire("ka/silent", 3);
+        KeepAlive keepAlive = client.keepAlive(ticket, 3, listener);
+        proxy.stallServerToClient(true); // Extends are sent, no answer comes back
+        await().atMost(Duration.ofSeconds(10)).until(keepAlive::isLost);
+        assertThat(events).contains("AT_RISK").last().isEqualTo("LOST VALIDITY_ENDED");
+        assertThat(events.indexOf("AT_RISK")).isLessThan(events.indexOf("LOST VALIDITY_ENDED"));
+        assertThat(ticket.isValid()).isFalse();
+    }
+
+    @Test
+    void theOwnersReleaseEndsTheKeepAliveSilently() throws Exception {
+        Ticket ticket = acquire("ka/release", 1);
+        KeepAlive keepAlive = client.keepAlive(ticket, 1, listener);
+        assertThat(ticket.release()).isEqualTo(ReleaseOutcome.RELEASED);
+        Thread.sleep(1500); // past the lease and a few keep-alive periods
+        assertThat(keepAlive.isLost()).isFalse();
+        assertThat(events).isEmpty();
+    }
+
+    @Test
+    void closingTheClientLosesWhatItKeptAlive() {
+        Ticket ticket = acquire("ka/close", 30);
+        KeepAlive keepAlive = client.keepAlive(ticket, 30, listener);
+        client.close();
+        assertThat(keepAlive.lossReason()).contains(LossReason.CLIENT_CLOSED);
+        assertThat(events).containsExactly("LOST CLIENT_CLOSED");
+        assertThatThrownBy(() -> client.keepAlive(ticket, 30, listener)).isInstanceOf(IllegalStateException.class);
+    }
+
+    @Test
+    void badArgumentsAreRejected() {
+        Ticket ticket = acquire("ka/args", 5);
+        assertThatThrownBy(() -> client.keepAlive(ticket, 0, listener)).isInstanceOf(IllegalArgumentException.class);
+        assertThatThrownBy(() -> client.keepAlive(ticket, 256, listener)).isInstanceOf(IllegalArgumentException.class);
+        assertThatThrownBy(() -> client.keepAlive(ticket, 5, null)).isInstanceOf(IllegalArgumentException.class);
+        ticket.release();
+    }
+}

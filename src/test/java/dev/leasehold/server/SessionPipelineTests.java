@@ -1,0 +1,134 @@
+package dev.leasehold.server;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import java.io.IOException;
+import java.nio.channels.ClosedChannelException;
+import java.util.HexFormat;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicLong;
+
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+import org.slf4j.LoggerFactory;
+
+import ch.qos.logback.classic.Level;
+import ch.qos.logback.classic.Logger;
+import ch.qos.logback.classic.spi.ILoggingEvent;
+import ch.qos.logback.core.read.ListAppender;
+import dev.leasehold.registry.LeaseHorizon;
+import dev.leasehold.registry.LockRegistry;
+import dev.leasehold.registry.RegistryLimits;
+import dev.leasehold.registry.RegistryObserver;
+import io.netty.buffer.ByteBuf;
+import io.netty.buffer.ByteBufUtil;
+import io.netty.buffer.Unpooled;
+import io.netty.channel.embedded.EmbeddedChannel;
+import io.netty.handler.codec.DecoderException;
+
+/**
+ * The session pipeline (decoder, handler, a real registry) on an {@link EmbeddedChannel}: the
+ * request examples of PROTOCOL.md section 3 in, the answer examples out, byte for byte; and what
+ * the handler does with exceptions.
+ */
+class SessionPipelineTests {
+
+    private final ListAppender<ILoggingEvent> appender = new ListAppender<>();
+    private final Logger logger = (Logger) LoggerFactory.getLogger(SessionHandler.class);
+    private final Level levelBefore = logger.getLevel();
+
+    @AfterEach
+    void detach() {
+        logger.detachAppender(appender);
+        logger.setLevel(levelBefore);
+    }
+
+    @Test
+    void protocolExamplesInGiveTheProtocolExamplesOut() {
+        EmbeddedChannel ch = pipeline(1000); // the registry's first token is 1000, as in the examples
+        assertThat(exchange(ch, "41 0A 1E 0A 0A 0A 0A 0A 0A 0A 0A 6F 72 64 65 72 73 2F 34 32 0A"))
+                .as("Acquired, same owner, token 1000, granted at once")
+                .isEqualTo("41 0A 0A 0A 0A 0A 0A 0A 0A 00 00 00 00 00 00 03 E8 00 00 00 00 0A");
+        assertThat(exchange(ch, "45 3C 00 00 00 00 00 00 03 E8 6F 72 64 65 72 73 2F 34 32 0A"))
+                .as("Extended").isEqualTo("45 00 00 00 00 00 00 03 E8 0A");
+        assertThat(exchange(ch, "52 00 00 00 00 00 00 03 E8 6F 72 64 65 72 73 2F 34 32 0A"))
+                .as("Released").isEqualTo("52 00 00 00 00 00 00 03 E8 0A");
+        assertThat(exchange(ch, "52 00 00 00 00 00 00 03 E8 6F 72 64 65 72 73 2F 34 32 0A"))
+                .as("Not held").isEqualTo("4E 00 00 00 00 00 00 03 E8 0A");
+        assertThat(exchange(ch, "50 00 00 00 00 00 00 00 07 0A")).as("Pong").isEqualTo("50 00 00 00 00 00 00 00 07 0A");
+        assertThat(exchange(ch, "41 00 05 00 00 00 00 00 00 00 01 63 61 66 C3 A9 0A"))
+                .as("Acquired café, owner 1, token 1001")
+                .isEqualTo("41 00 00 00 00 00 00 00 01 00 00 00 00 00 00 03 E9 00 00 00 00 0A");
+        assertThat(exchange(ch, "41 00 05 00 00 00 00 00 00 00 02 63 61 66 C3 A9 0A"))
+                .as("Timeout at once: wait 0 on a held key").isEqualTo("54 00 00 00 00 00 00 00 02 0A");
+        assertThat(exchange(ch, "50 00 00 00 00 00 00 00 08 0A 5A"))
+                .as("the Pong before the bad op, then X 1")
+                .isEqualTo("50 00 00 00 00 00 00 00 08 0A 58 01 " + hex("unknown op 0x5A") + " 0A");
+        assertThat(ch.isOpen()).as("closed after X (no half-close on an embedded channel)").isFalse();
+        ch.finishAndReleaseAll();
+    }
+
+    @Test
+    void unexpectedExceptionIsAWarnWithThePeerAndClosesTheSession() {
+        EmbeddedChannel ch = pipeline(1);
+        attach();
+        ch.pipeline().fireExceptionCaught(new IllegalStateException("registry bug"));
+        assertThat(ch.isOpen()).isFalse();
+        assertThat(appender.list).singleElement().satisfies(e -> {
+            assertThat(e.getLevel()).isEqualTo(Level.WARN);
+            assertThat(e.getFormattedMessage()).contains("Closing", "embedded");
+            assertThat(e.getThrowableProxy().getMessage()).isEqualTo("registry bug");
+        });
+        ch.finishAndReleaseAll();
+    }
+
+    @Test
+    void ioErrorsAreDebugOnly() {
+        for (Throwable noise : new Throwable[] {new IOException("Connection reset by peer"), new ClosedChannelException(),
+                new DecoderException(new javax.net.ssl.SSLException("bad record MAC"))}) {
+            EmbeddedChannel ch = pipeline(1);
+            attach();
+            ch.pipeline().fireExceptionCaught(noise);
+            assertThat(ch.isOpen()).isFalse();
+            assertThat(appender.list).as("%s", noise).allMatch(e -> e.getLevel() == Level.DEBUG).hasSize(1);
+            appender.list.clear();
+            logger.detachAppender(appender);
+            ch.finishAndReleaseAll();
+        }
+    }
+
+    private void attach() {
+        logger.setLevel(Level.DEBUG);
+        appender.start();
+        logger.addAppender(appender);
+    }
+
+    private static EmbeddedChannel pipeline(long firstToken) {
+        AtomicLong tokens = new AtomicLong(firstToken - 1);
+        LockRegistry registry = new LockRegistry(new RegistryLimits(100, 1000, 100, 1000), System::nanoTime,
+                tokens::incrementAndGet, LeaseHorizon.UNBOUNDED, new SessionNotifier(), RegistryObserver.NONE);
+        RequestDecoder decoder = new RequestDecoder(512, TimeUnit.SECONDS.toNanos(10), System::nanoTime);
+        SessionHandler handler = new SessionHandler(registry, System::nanoTime, new ServerStats(), null, decoder,
+                new ProtocolErrorLog(System::nanoTime), TimeUnit.SECONDS.toNanos(10));
+        return new EmbeddedChannel(decoder, handler);
+    }
+
+    /** Writes the request bytes, returns every byte the session wrote back. */
+    private static String exchange(EmbeddedChannel ch, String requestHex) {
+        ch.writeInbound(Unpooled.wrappedBuffer(HexFormat.ofDelimiter(" ").parseHex(requestHex)));
+        StringBuilder out = new StringBuilder();
+        ByteBuf b;
+        while ((b = ch.readOutbound()) != null) {
+            if (!out.isEmpty() && b.isReadable()) {
+                out.append(' ');
+            }
+            out.append(HexFormat.ofDelimiter(" ").withUpperCase().formatHex(ByteBufUtil.getBytes(b)));
+            b.release();
+        }
+        return out.toString();
+    }
+
+    private static String hex(String ascii) {
+        return HexFormat.ofDelimiter(" ").withUpperCase().formatHex(ascii.getBytes(java.nio.charset.StandardCharsets.US_ASCII));
+    }
+}
