@@ -1,6 +1,6 @@
 package dev.leasehold.config;
 
-import org.springframework.boot.autoconfigure.condition.ConditionalOnBean;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnProperty;
 
 import dev.leasehold.cluster.ClusterNode;
 import dev.leasehold.health.ClusterHealthIndicator;
@@ -61,14 +61,18 @@ public class ActuatorConfiguration {
 
     /** Cluster mode: the {@code cluster} health component. */
     @Bean
-    @ConditionalOnBean(ClusterNode.class)
+    // The same condition as the ClusterNode bean: @ConditionalOnBean would depend on the order in
+    // which the two configuration classes are read.
+    @ConditionalOnProperty(prefix = "leasehold.cluster", name = "node-id")
     ClusterHealthIndicator clusterHealthIndicator(ClusterNode node) {
         return new ClusterHealthIndicator(node);
     }
 
     /** Cluster mode: Raft role, leader changes, commit time and apply lag. */
     @Bean
-    @ConditionalOnBean(ClusterNode.class)
+    // The same condition as the ClusterNode bean: @ConditionalOnBean would depend on the order in
+    // which the two configuration classes are read.
+    @ConditionalOnProperty(prefix = "leasehold.cluster", name = "node-id")
     ClusterMetrics clusterMetrics(ClusterNode node) {
         return new ClusterMetrics(node);
     }
