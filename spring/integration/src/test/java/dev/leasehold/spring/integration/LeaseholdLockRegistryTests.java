@@ -86,8 +86,14 @@ class LeaseholdLockRegistryTests {
                 .isInstanceOf(AcquireOutcome.TimedOut.class);
     }
 
+    /**
+     * Free for a newcomer within 3 s. Not an immediate attempt: a {@code tryLock(t)} that gave up
+     * client-side leaves its waiter on the server until ⌈t⌉ s (there is no cancel on the wire); if
+     * the unlock hands the key to that waiter, its client releases the late grant at once. A key
+     * still held by a live lock (30 s lease) would time this out.
+     */
     private void assertUnlocked(String key) {
-        AcquireOutcome o = probe.acquire("si/" + registryKey + "/" + key, 0, 1);
+        AcquireOutcome o = probe.acquire("si/" + registryKey + "/" + key, 3, 1);
         assertThat(o).as("%s is free", key).isInstanceOf(AcquireOutcome.Acquired.class);
         ((AcquireOutcome.Acquired) o).ticket().release();
     }
