@@ -265,7 +265,8 @@ final class SessionPool implements Dispatcher {
 
     private Session pick() {
         if (leader != null) {
-            // Cluster: once a follower named the leader, only sessions to it are used.
+            // Cluster: once a follower named the leader, sessions to it are preferred (others only
+            // while none to it is open).
             Session onLeader = pickAmong(true);
             if (onLeader != null) {
                 return onLeader;
