@@ -76,7 +76,7 @@ public record LeaseholdProperties(
         @DefaultValue("100000") int maxWaitersTotal,
         @DefaultValue("1024") int maxPendingPerSession,
         @DefaultValue("1000000") int maxHeldKeys,
-        @DefaultValue("20000") int maxConnections,
+        @DefaultValue(DEFAULT_MAX_CONNECTIONS_TEXT) int maxConnections,
         @DefaultValue("10s") Duration frameTimeout,
         @DefaultValue("1000000") long tokenBlockSize,
         @DefaultValue("0") int ioThreads,
@@ -87,6 +87,10 @@ public record LeaseholdProperties(
         @DefaultValue Tls tls,
         Map<String, List<String>> acl,
         @DefaultValue Cluster cluster) {
+
+    /** The default of {@code leasehold.max-connections}, written once, here. */
+    static final String DEFAULT_MAX_CONNECTIONS_TEXT = "20000";
+    static final int DEFAULT_MAX_CONNECTIONS = Integer.parseInt(DEFAULT_MAX_CONNECTIONS_TEXT);
 
     public LeaseholdProperties {
         check(port >= 0 && port <= 65535, "leasehold.port", port, "must be 0..65535");

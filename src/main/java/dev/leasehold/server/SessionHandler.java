@@ -267,14 +267,12 @@ final class SessionHandler extends ChannelInboundHandlerAdapter {
         resumeReading(ctx); // discard what still comes (the decoder has failed) rather than reset the connection
         // An A granted to an earlier frame may still wait for the lease horizon (written from the
         // store's thread), or in cluster mode for its commit: the X comes after it, so earlier
-        // frames keep their answers.
-        session.afterAnswers(ctx, gate, () -> registry.whenLeasesDurable(onDisk -> {
-            if (ctx.executor().inEventLoop()) {
-                sendError(ctx, error);
-            } else {
-                ctx.executor().execute(() -> sendError(ctx, error));
-            }
-        }));
+        // frames keep their answers. Always a task, never inline: the store's thread hands that A
+        // to this event loop as a task queued before it reports the callback finished, so an X
+        // written inline (the horizon already durable by then) could overtake it; a task queued
+        // now runs after it.
+        session.afterAnswers(ctx, gate, () -> registry.whenLeasesDurable(
+                onDisk -> ctx.executor().execute(() -> sendError(ctx, error))));
     }
 
     private void sendError(ChannelHandlerContext ctx, ProtocolError error) {

@@ -99,7 +99,8 @@ class ClientTlsIntegrationTests {
 
     @Test
     void withoutAClientCertificateAMutualTlsServerIsUnavailable() {
-        try (LeaseholdClient client = client(mtls, ClientTls.builder().trustCertificates(caPem).build())) {
+        try (LeaseholdClient client = LeaseholdClient.create(failFast(ClientTls.builder().trustCertificates(caPem).build()),
+                "127.0.0.1:" + mtls.port())) {
             assertThat(client.acquire("app/x", 0, 5)).isInstanceOf(AcquireOutcome.Unavailable.class);
         }
     }
@@ -117,8 +118,8 @@ class ClientTlsIntegrationTests {
 
     @Test
     void untrustedServerCertificateMakesTheServerUnavailable() {
-        try (LeaseholdClient client = client(tls, ClientTls.builder().trustCertificates(
-                rogueCa.writeCertificate(dir.resolve("rogue.crt"))).build())) {
+        try (LeaseholdClient client = LeaseholdClient.create(failFast(ClientTls.builder().trustCertificates(
+                rogueCa.writeCertificate(dir.resolve("rogue.crt"))).build()), "127.0.0.1:" + tls.port())) {
             assertThat(client.acquire("orders/1", 0, 5)).isInstanceOfSatisfying(AcquireOutcome.Unavailable.class,
                     u -> assertThat(u.reason()).contains("TLS handshake"));
         }
@@ -128,7 +129,7 @@ class ClientTlsIntegrationTests {
     void hostnameVerificationIsOnByDefault() {
         // The server certificate names localhost and 127.0.0.1, not 127.0.0.2 (also loopback).
         InetSocketAddress wrongName = new InetSocketAddress("127.0.0.2", tls.port());
-        try (LeaseholdClient client = LeaseholdClient.create(options(ClientTls.builder().trustCertificates(caPem)
+        try (LeaseholdClient client = LeaseholdClient.create(failFast(ClientTls.builder().trustCertificates(caPem)
                 .build()), List.of(wrongName))) {
             assertThat(client.acquire("orders/1", 0, 5)).isInstanceOf(AcquireOutcome.Unavailable.class);
         }
@@ -223,7 +224,13 @@ class ClientTlsIntegrationTests {
     // ---------------------------------------------------------------- helpers
 
     static ClientOptions options(ClientTls t) {
-        // Short deadlines: the failure cases end in Unavailable at the transport deadline.
+        // Generous: a first TLS handshake on a loaded 2-core CI machine can take over a second.
+        return ClientOptions.builder().poolSize(1).connectTimeout(Duration.ofSeconds(10)).transportDeadline(
+                Duration.ofSeconds(20)).tls(t).build();
+    }
+
+    /** Short deadlines for the cases that must fail: they end in Unavailable at the transport deadline. */
+    static ClientOptions failFast(ClientTls t) {
         return ClientOptions.builder().poolSize(1).connectTimeout(Duration.ofSeconds(1)).transportDeadline(
                 Duration.ofSeconds(1)).tls(t).build();
     }
