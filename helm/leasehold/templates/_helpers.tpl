@@ -126,7 +126,8 @@ they render as integers whichever way they were given (values file or --set).
       "recovery-clock-slack" (toString $l.recoveryClockSlack)
       "drain-timeout" (toString $l.drainTimeout)
       "tls" (dict "bundle" $tlsBundle "client-auth" $clientAuth)
-      "acl" $acl }}
+      "acl" $acl
+      "cluster" (include "leasehold.clusterConfig" . | fromYaml) }}
 {{- $owned := dict "leasehold" $leasehold "server" (dict "port" (.Values.management.port | int64)) }}
 {{- with .Values.tls.secretName }}
 {{- $dir := trimSuffix "/" $.Values.tls.mountPath }}
@@ -152,4 +153,36 @@ from tls.secretName) when a Secret is set, else "" (plaintext).
 {{- else if .Values.tls.secretName }}
 {{- "leasehold" }}
 {{- end }}
+{{- end }}
+
+{{/*
+leasehold.cluster.*: the tuning always (equal to the server's defaults), and in cluster mode
+every peer by its stable DNS name. The node id comes from the pod name (LEASEHOLD_CLUSTER_NODEID).
+*/}}
+{{- define "leasehold.clusterConfig" -}}
+{{- $c := .Values.leasehold.cluster }}
+{{- $cfg := dict
+      "election-timeout-min" (toString $c.electionTimeoutMin)
+      "election-timeout-max" (toString $c.electionTimeoutMax)
+      "max-batch" ($c.maxBatch | int64)
+      "max-in-flight" ($c.maxInFlight | int64)
+      "max-pending" ($c.maxPending | int64)
+      "snapshot-every" ($c.snapshotEvery | int64) }}
+{{- if .Values.cluster.enabled }}
+{{- $replicas := .Values.cluster.replicas | int }}
+{{- if eq (mod $replicas 2) 0 }}
+{{- fail (printf "cluster.replicas=%d: use an odd number of nodes (3 standard)" $replicas) }}
+{{- end }}
+{{- $peers := dict }}
+{{- $full := include "leasehold.fullname" . }}
+{{- $domain := printf "%s.%s.svc.%s" (include "leasehold.headlessName" .) .Release.Namespace .Values.cluster.clusterDomain }}
+{{- range $i := until $replicas }}
+{{- $host := printf "%s-%d.%s" $full $i $domain }}
+{{- $_ := set $peers (printf "%s-%d" $full $i) (dict
+      "raft-address" (printf "%s:%d" $host ($.Values.cluster.raftPort | int))
+      "client-address" (printf "%s:%d" $host ($.Values.leasehold.port | int))) }}
+{{- end }}
+{{- $_ := set $cfg "peers" $peers }}
+{{- end }}
+{{- toYaml $cfg }}
 {{- end }}

@@ -84,4 +84,16 @@ class ArchitectureTests {
                         "dev.leasehold.health..", "dev.leasehold.metrics..")
                 .check(MAIN);
     }
+
+    @Test
+    void clusterIsAnAdapterThatTheServerAndRegistryDoNotKnow() {
+        noClasses().that().resideInAnyPackage("dev.leasehold.server..", "dev.leasehold.registry..",
+                        "dev.leasehold.store..")
+                .should().dependOnClassesThat().resideInAPackage("dev.leasehold.cluster..")
+                .check(MAIN);
+        noClasses().that().resideInAPackage("dev.leasehold.cluster..")
+                .should().dependOnClassesThat().resideInAnyPackage("dev.leasehold.config..",
+                        "dev.leasehold.health..", "dev.leasehold.metrics..")
+                .check(MAIN);
+    }
 }

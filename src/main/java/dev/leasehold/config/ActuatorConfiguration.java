@@ -1,5 +1,11 @@
 package dev.leasehold.config;
 
+import org.springframework.boot.autoconfigure.condition.ConditionalOnProperty;
+
+import dev.leasehold.cluster.ClusterNode;
+import dev.leasehold.health.ClusterHealthIndicator;
+import dev.leasehold.metrics.ClusterMetrics;
+
 import org.springframework.beans.factory.ObjectProvider;
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
@@ -49,7 +55,25 @@ public class ActuatorConfiguration {
 
     @Bean
     LeaseholdReadinessHealthIndicator leaseholdReadinessHealthIndicator(LeaseholdServer server,
-            LockRegistry registry, ServerStats stats) {
-        return new LeaseholdReadinessHealthIndicator(server, registry, stats);
+            LockRegistry registry, ServerStats stats, ObjectProvider<ClusterNode> cluster) {
+        return new LeaseholdReadinessHealthIndicator(server, registry, stats, cluster.getIfAvailable());
+    }
+
+    /** Cluster mode: the {@code cluster} health component. */
+    @Bean
+    // The same condition as the ClusterNode bean: @ConditionalOnBean would depend on the order in
+    // which the two configuration classes are read.
+    @ConditionalOnProperty(prefix = "leasehold.cluster", name = "node-id")
+    ClusterHealthIndicator clusterHealthIndicator(ClusterNode node) {
+        return new ClusterHealthIndicator(node);
+    }
+
+    /** Cluster mode: Raft role, leader changes, commit time and apply lag. */
+    @Bean
+    // The same condition as the ClusterNode bean: @ConditionalOnBean would depend on the order in
+    // which the two configuration classes are read.
+    @ConditionalOnProperty(prefix = "leasehold.cluster", name = "node-id")
+    ClusterMetrics clusterMetrics(ClusterNode node) {
+        return new ClusterMetrics(node);
     }
 }

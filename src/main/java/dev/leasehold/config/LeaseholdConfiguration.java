@@ -3,6 +3,8 @@ package dev.leasehold.config;
 import java.io.IOException;
 import java.nio.file.Path;
 import java.time.Duration;
+import java.util.LinkedHashMap;
+import java.util.Map;
 
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -10,6 +12,9 @@ import org.springframework.beans.factory.ObjectProvider;
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
 
+import dev.leasehold.cluster.ClusterNode;
+import dev.leasehold.cluster.ClusterSettings;
+import dev.leasehold.registry.LeaseHorizon;
 import dev.leasehold.registry.LockRegistry;
 import dev.leasehold.registry.NanoClock;
 import dev.leasehold.registry.RegistryLimits;
@@ -18,6 +23,7 @@ import dev.leasehold.server.LeaseholdServer;
 import dev.leasehold.server.RegistryTimer;
 import dev.leasehold.server.ServerSecurity;
 import dev.leasehold.server.ServerStats;
+import dev.leasehold.server.ServingGate;
 import dev.leasehold.server.SessionNotifier;
 import dev.leasehold.store.DataDirectory;
 import dev.leasehold.store.DurableFiles;
@@ -84,6 +90,22 @@ public class LeaseholdConfiguration {
         return new ServerStats();
     }
 
+    /**
+     * Cluster mode (leasehold.cluster.node-id set): the Raft node. Its log and snapshots live in
+     * {@code <data-dir>/raft}. A log that cannot be written halts the process.
+     */
+    @Bean
+    @org.springframework.boot.autoconfigure.condition.ConditionalOnProperty(prefix = "leasehold.cluster", name = "node-id")
+    ClusterNode clusterNode(LeaseholdProperties props, NanoClock clock, Path leaseholdDataDir) {
+        LeaseholdProperties.Cluster c = props.cluster();
+        Map<String, ClusterSettings.Peer> peers = new LinkedHashMap<>();
+        c.peers().forEach((id, p) -> peers.put(id, new ClusterSettings.Peer(p.raftAddress(), p.clientAddress())));
+        ClusterSettings settings = new ClusterSettings(c.nodeId(), peers, leaseholdDataDir.resolve("raft"),
+                c.electionTimeoutMin(), c.electionTimeoutMax(), c.maxBatch(), c.maxInFlight(), c.maxPending(),
+                c.snapshotEvery());
+        return new ClusterNode(settings, clock, () -> Runtime.getRuntime().halt(70));
+    }
+
     @Bean
     RecoveryPlan recoveryPlan(LeaseholdProperties props, LeaseHorizonStore horizon) {
         return RecoveryPlan.of(props.recoveryGrace(), horizon.previous());
@@ -91,9 +113,18 @@ public class LeaseholdConfiguration {
 
     @Bean
     LockRegistry lockRegistry(LeaseholdProperties props, NanoClock clock, ReservedTokens tokens,
-            LeaseHorizonStore horizon, RecoveryPlan plan, ObjectProvider<RegistryObserver> observer) {
+            LeaseHorizonStore horizon, RecoveryPlan plan, ObjectProvider<RegistryObserver> observer,
+            ObjectProvider<ClusterNode> cluster) {
         RegistryLimits limits = new RegistryLimits(props.maxWaitersPerKey(), props.maxWaitersTotal(),
                 props.maxPendingPerSession(), props.maxHeldKeys());
+        ClusterNode node = cluster.getIfAvailable();
+        if (node != null) {
+            // The log holds the exact grants: no recovery grace and no horizon (PROTOCOL.md section 10);
+            // tokens come from the replicated counter.
+            log.info("Cluster mode: node {} of {}", node.settings().nodeId(), node.settings().peers().keySet());
+            return new LockRegistry(limits, clock, node.tokens(), LeaseHorizon.UNBOUNDED,
+                    new SessionNotifier(node), observer.getIfAvailable(() -> RegistryObserver.NONE), node.decisions());
+        }
         LockRegistry registry = new LockRegistry(limits, clock, tokens, horizon, new SessionNotifier(),
                 observer.getIfAvailable(() -> RegistryObserver.NONE));
         applyRecoveryGrace(registry, plan, horizon.previous(), tokens);
@@ -129,7 +160,7 @@ public class LeaseholdConfiguration {
 
     @Bean
     LeaseholdServer leaseholdServer(LeaseholdProperties props, LockRegistry registry, NanoClock clock,
-            ServerStats stats, ServerSecurity security) {
+            ServerStats stats, ServerSecurity security, ObjectProvider<ClusterNode> cluster) {
         ConnectionBudget budget = ConnectionBudget.forThisProcess(props.maxConnections());
         if (budget.lowered() && props.maxConnections() != LeaseholdProperties.DEFAULT_MAX_CONNECTIONS) {
             // Only a value someone chose is worth a WARN: the default is lowered on most machines
@@ -139,8 +170,14 @@ public class LeaseholdConfiguration {
         } else {
             log.info("{}", budget.describe());
         }
-        return new LeaseholdServer(new LeaseholdServer.Settings(props.address(), props.port(), props.maxKeyBytes(),
-                props.frameTimeout(), budget.effective(), props.effectiveIoThreads(), props.drainTimeout(),
-                props.listenBacklog()), registry, clock, stats, security);
+        ClusterNode node = cluster.getIfAvailable();
+        LeaseholdServer server = new LeaseholdServer(new LeaseholdServer.Settings(props.address(), props.port(),
+                props.maxKeyBytes(), props.frameTimeout(), budget.effective(), props.effectiveIoThreads(),
+                props.drainTimeout(), props.listenBacklog()), registry, clock, stats, security,
+                node != null ? node : ServingGate.SINGLE_NODE);
+        if (node != null) {
+            node.attach(registry, server);
+        }
+        return server;
     }
 }

@@ -63,6 +63,7 @@ import dev.leasehold.server.KeyAcl;
  *        {@code uri:<uri>}, {@code email:<address>} or {@code ip:<address>}; in YAML write the key in
  *        brackets, {@code "[subject:CN=orders,O=Example]"}) to the key prefixes it may use. Empty: every
  *        client may use every key. Needs {@code tls.client-auth} want or need.
+ * @param cluster three-node cluster mode (PROTOCOL.md section 10); off unless {@code cluster.node-id} is set.
  */
 @ConfigurationProperties("leasehold")
 public record LeaseholdProperties(
@@ -84,7 +85,8 @@ public record LeaseholdProperties(
         @DefaultValue("2s") Duration recoveryClockSlack,
         @DefaultValue("10s") Duration drainTimeout,
         @DefaultValue Tls tls,
-        Map<String, List<String>> acl) {
+        Map<String, List<String>> acl,
+        @DefaultValue Cluster cluster) {
 
     /** The default of {@code leasehold.max-connections}, written once, here. */
     static final String DEFAULT_MAX_CONNECTIONS_TEXT = "20000";
@@ -131,6 +133,9 @@ public record LeaseholdProperties(
             }
             check(acl.get(identity) != null, "leasehold.acl", identity, "needs a list of key prefixes");
         }
+        cluster = cluster != null ? cluster : new Cluster(null, null, null, null, 256, 8, 65536, 100_000);
+        check(!cluster.enabled() || maxKeyBytes <= 65535, "leasehold.max-key-bytes", maxKeyBytes,
+                "must be at most 65535 in cluster mode");
         check(acl.isEmpty() || tls.clientAuth() != ClientAuth.NONE, "leasehold.acl", acl.keySet(),
                 "key ACLs need client certificates: set leasehold.tls.bundle and leasehold.tls.client-auth "
                         + "to want or need");
@@ -158,6 +163,90 @@ public record LeaseholdProperties(
         /** True when the protocol port speaks TLS. */
         public boolean enabled() {
             return bundle != null && !bundle.isBlank();
+        }
+    }
+
+    /**
+     * Cluster mode (PROTOCOL.md section 10, docs/cluster.md). Off while {@code node-id} is unset:
+     * then the server runs alone, as always.
+     *
+     * @param nodeId this node's id; must be a key of {@code peers}
+     * @param peers every node, this one included: id → {@code raft-address} (host:port of the Raft
+     *        endpoint) and {@code client-address} (host:port clients use, named in {@code X 8})
+     * @param electionTimeoutMin Raft election timeout, lower bound (randomised between min and max);
+     *        1 s by default: 150–300 ms caused spurious elections on loaded 2-core machines
+     * @param electionTimeoutMax upper bound; a new leader also runs every lease this much longer
+     * @param maxBatch decisions per Raft log entry at most
+     * @param maxInFlight batches proposed and not yet committed at most
+     * @param maxPending decisions waiting to be proposed; past it Acquires get {@code B}
+     * @param snapshotEvery Raft log entries between snapshots; the log is purged up to each snapshot
+     */
+    public record Cluster(String nodeId, Map<String, Peer> peers, @DefaultValue("1s") Duration electionTimeoutMin,
+            @DefaultValue("2s") Duration electionTimeoutMax, @DefaultValue("256") int maxBatch,
+            @DefaultValue("8") int maxInFlight, @DefaultValue("65536") int maxPending,
+            @DefaultValue("100000") long snapshotEvery) {
+
+        public Cluster {
+            peers = peers == null ? Map.of() : Collections.unmodifiableMap(new LinkedHashMap<>(peers));
+            electionTimeoutMin = electionTimeoutMin != null ? electionTimeoutMin : Duration.ofSeconds(1);
+            electionTimeoutMax = electionTimeoutMax != null ? electionTimeoutMax : Duration.ofSeconds(2);
+            boolean enabled = nodeId != null && !nodeId.isBlank();
+            check(enabled || peers.isEmpty(), "leasehold.cluster.node-id", nodeId,
+                    "must be set when leasehold.cluster.peers is (one of " + peers.keySet() + ")");
+            if (enabled) {
+                check(peers.containsKey(nodeId), "leasehold.cluster.node-id", nodeId,
+                        "must be a key of leasehold.cluster.peers " + peers.keySet());
+                for (Map.Entry<String, Peer> e : peers.entrySet()) {
+                    String prefix = "leasehold.cluster.peers." + e.getKey();
+                    check(e.getKey().matches("[A-Za-z0-9_-]{1,64}"), prefix, e.getKey(),
+                            "a node id is 1-64 letters, digits, '-' or '_'");
+                    Peer p = e.getValue();
+                    check(p != null && hostPort(p.raftAddress()), prefix + ".raft-address",
+                            p == null ? null : p.raftAddress(), "must be host:port");
+                    check(hostPort(p.clientAddress()), prefix + ".client-address", p.clientAddress(),
+                            "must be host:port");
+                }
+            }
+            check(!electionTimeoutMin.isNegative() && electionTimeoutMin.toMillis() >= 100,
+                    "leasehold.cluster.election-timeout-min", electionTimeoutMin, "must be at least 100ms");
+            check(electionTimeoutMax.compareTo(electionTimeoutMin) > 0 && electionTimeoutMax.toSeconds() <= 60,
+                    "leasehold.cluster.election-timeout-max", electionTimeoutMax,
+                    "must be more than election-timeout-min and at most 60s");
+            check(maxBatch >= 1 && maxBatch <= 65536, "leasehold.cluster.max-batch", maxBatch, "must be 1..65536");
+            check(maxInFlight >= 1 && maxInFlight <= 1024, "leasehold.cluster.max-in-flight", maxInFlight,
+                    "must be 1..1024");
+            check(maxPending >= 1, "leasehold.cluster.max-pending", maxPending, "must be >= 1");
+            check(snapshotEvery >= 100, "leasehold.cluster.snapshot-every", snapshotEvery, "must be >= 100");
+        }
+
+        /** True when this server runs as a cluster node. */
+        public boolean enabled() {
+            return nodeId != null && !nodeId.isBlank();
+        }
+
+        private static boolean hostPort(String s) {
+            if (s == null) {
+                return false;
+            }
+            int colon = s.lastIndexOf(':');
+            if (colon <= 0) {
+                return false;
+            }
+            try {
+                int port = Integer.parseInt(s.substring(colon + 1));
+                return port >= 1 && port <= 65535;
+            } catch (NumberFormatException e) {
+                return false;
+            }
+        }
+
+        /**
+         * One node's addresses.
+         *
+         * @param raftAddress host:port of its Raft endpoint (gRPC)
+         * @param clientAddress host:port of its lock protocol port, as clients reach it
+         */
+        public record Peer(String raftAddress, String clientAddress) {
         }
     }
 

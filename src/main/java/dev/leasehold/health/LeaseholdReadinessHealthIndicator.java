@@ -5,6 +5,7 @@ import java.util.List;
 import org.springframework.boot.health.contributor.Health;
 import org.springframework.boot.health.contributor.HealthIndicator;
 
+import dev.leasehold.cluster.ClusterNode;
 import dev.leasehold.registry.LockRegistry;
 import dev.leasehold.server.LeaseholdServer;
 import dev.leasehold.server.ServerStats;
@@ -27,16 +28,35 @@ public final class LeaseholdReadinessHealthIndicator implements HealthIndicator 
     private final LeaseholdServer server;
     private final LockRegistry registry;
     private final ServerStats stats;
+    private final ClusterNode cluster;
 
     public LeaseholdReadinessHealthIndicator(LeaseholdServer server, LockRegistry registry, ServerStats stats) {
+        this(server, registry, stats, null);
+    }
+
+    /**
+     * @param cluster in cluster mode, readiness also needs "joined, and a serving leader known" (this
+     *        node or another: not "I am leader", or a rolling update would stall); null otherwise
+     */
+    public LeaseholdReadinessHealthIndicator(LeaseholdServer server, LockRegistry registry, ServerStats stats,
+            ClusterNode cluster) {
         this.server = server;
         this.registry = registry;
         this.stats = stats;
+        this.cluster = cluster;
     }
 
     @Override
     public Health health() {
-        return health(LeaseholdSnapshot.read(server, registry, stats, List.of()));
+        Health h = health(LeaseholdSnapshot.read(server, registry, stats, List.of()));
+        if (cluster != null && h.getStatus().equals(org.springframework.boot.health.contributor.Status.UP)) {
+            ClusterNode.Status c = cluster.status();
+            if (!c.ready()) {
+                return Health.outOfService().withDetails(h.getDetails())
+                        .withDetail("cluster", "no serving leader known (role " + c.role() + ")").build();
+            }
+        }
+        return h;
     }
 
     static Health health(LeaseholdSnapshot s) {

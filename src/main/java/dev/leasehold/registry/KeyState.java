@@ -1,12 +1,28 @@
 package dev.leasehold.registry;
 
 /**
- * One key's grant and FIFO queue. Present in its lane's map while the key is HELD or QUEUED,
- * removed when it becomes FREE. The timer node is the lease end.
+ * One key's grant and FIFO queue, and the per-key transitions of the request × key state
+ * matrix (PROTOCOL.md section 5) as a deterministic state machine: the instant {@code now} and
+ * the next token are inputs, and every transition returns what happened as a value. Nothing here
+ * reads a clock, issues a token, touches a counter shared by other keys, a timer or a session:
+ * that is the {@link LockRegistry} shell's work (lanes, global limits, timer wheel, delivery).
+ * The same transitions are the apply function of the cluster's replicated table
+ * ({@link ReplicatedTable}), where {@code now} is not used at all.
  *
- * <p>Guarded by the lock of the lane that holds it.
+ * <p>Present in its lane's table while the key is HELD or QUEUED, removed when it becomes FREE.
+ * The timer node is the lease end. Guarded by the lock of the lane (or table) that holds it.
  */
 final class KeyState extends TimerNode {
+
+    /** What an Acquire meets at its receipt. */
+    enum Admission {
+        /** FREE: grant at once (subject to the shell's limits). */
+        GRANT,
+        /** Taken and wait = 0: {@code T} at once. */
+        TIMED_OUT,
+        /** Taken and wait &gt; 0: join the queue (subject to the shell's limits). */
+        ENQUEUE
+    }
 
     /** The key's exact bytes (compared byte for byte, no normalisation); never modified. */
     final byte[] key;
@@ -16,6 +32,11 @@ final class KeyState extends TimerNode {
     long token;
     long grantNanos;
     long leaseEndNanos;
+    /**
+     * The longest lease (seconds) requested for the active grant, by its Acquire or any Extend.
+     * A new cluster leader runs every lease for this long again (PROTOCOL.md section 10).
+     */
+    int maxLeaseSeconds;
     /** Whether this key counts against max-held-keys (from a grant until it has none). */
     boolean countedHeld;
 
@@ -36,6 +57,80 @@ final class KeyState extends TimerNode {
     boolean leaseOver(long now) {
         return now - leaseEndNanos >= 0;
     }
+
+    /** FREE: no active grant and nobody waiting. */
+    boolean isFree() {
+        return token == 0 && head == null;
+    }
+
+    // ------------------------------------------------------------------ transitions
+
+    /**
+     * The matrix row for an Acquire on this (settled) key. {@code heldByGrace}: every key behaves
+     * as HELD during a recovery grace (section 5).
+     */
+    Admission admit(int waitSeconds, boolean heldByGrace) {
+        if (isFree() && !heldByGrace) {
+            return Admission.GRANT;
+        }
+        return waitSeconds == 0 ? Admission.TIMED_OUT : Admission.ENQUEUE;
+    }
+
+    /** Makes the key HELD by a new grant: {@code newToken} is the next token, issued by the caller. */
+    void grant(long newToken, long now, int leaseSeconds, long leaseNanos) {
+        token = newToken;
+        grantNanos = now;
+        leaseEndNanos = now + leaseNanos;
+        maxLeaseSeconds = leaseSeconds;
+    }
+
+    /** Release of {@code t}: true (and no grant is left) if it is the active grant, else false ({@code N}). */
+    boolean release(long t) {
+        if (!holds(t)) {
+            return false;
+        }
+        token = 0;
+        return true;
+    }
+
+    /** True if {@code t} is the active grant's token. */
+    boolean holds(long t) {
+        return t != 0 && token == t;
+    }
+
+    /**
+     * Where an Extend of the active grant by {@code leaseNanos} at {@code now} would put the lease
+     * end: never earlier than it is (an Extend never shortens a lease).
+     */
+    long extendedEnd(long now, long leaseNanos) {
+        return Math.max(leaseEndNanos, now + leaseNanos);
+    }
+
+    /** Applies an Extend decided with {@link #extendedEnd}. */
+    void extendTo(long end, int leaseSeconds) {
+        leaseEndNanos = end;
+        maxLeaseSeconds = Math.max(maxLeaseSeconds, leaseSeconds);
+    }
+
+    /**
+     * Ends the active grant if its lease is over at {@code now}.
+     *
+     * @return how long it was held (nanos), or -1 if nothing ended
+     */
+    long expire(long now) {
+        if (!isHeld() || !leaseOver(now)) {
+            return -1;
+        }
+        token = 0;
+        return leaseEndNanos - grantNanos;
+    }
+
+    /** The waiter to grant next: the head of the queue when no grant is active, else null. */
+    Waiter nextToGrant(boolean heldByGrace) {
+        return isHeld() || heldByGrace ? null : head;
+    }
+
+    // ------------------------------------------------------------------ the FIFO queue
 
     void enqueue(Waiter w) {
         w.prevInQueue = tail;

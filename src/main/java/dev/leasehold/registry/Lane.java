@@ -1,5 +1,7 @@
 package dev.leasehold.registry;
 
+import java.util.ArrayList;
+import java.util.List;
 import java.util.concurrent.locks.ReentrantLock;
 
 /**
@@ -17,6 +19,11 @@ final class Lane {
     /** Set by the last grant made under this lock if its answer must wait for the lease horizon. */
     boolean grantAwaitsHorizon;
     private long lastNow;
+    /**
+     * Waiters whose answers were decided by the operation holding the lock; handed out by
+     * {@link #takeAnswers()} so the shell delivers them after unlocking.
+     */
+    private final List<Waiter> answers = new ArrayList<>(4);
 
     Lane(long tickNanos, long nowNanos) {
         this.wheel = new TimerWheel(tickNanos, nowNanos);
@@ -30,5 +37,20 @@ final class Lane {
             lastNow = n;
         }
         return lastNow;
+    }
+
+    /** Owes {@code w} its answer (lock held). */
+    void answer(Waiter w) {
+        answers.add(w);
+    }
+
+    /** The answers owed so far, or null if none (lock held): allocates only when there are some. */
+    List<Waiter> takeAnswers() {
+        if (answers.isEmpty()) {
+            return null;
+        }
+        List<Waiter> out = new ArrayList<>(answers);
+        answers.clear();
+        return out;
     }
 }

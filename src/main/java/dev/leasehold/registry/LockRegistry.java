@@ -9,6 +9,13 @@ import java.util.concurrent.atomic.AtomicInteger;
  * The lock table: implements the request × key state matrix and the invariants of PROTOCOL.md
  * sections 5 to 7.
  *
+ * <h2>Shape</h2>
+ * The per-key transitions live in {@link KeyState}, a deterministic state machine (time and the
+ * next token are inputs, decisions come back as values). This class is the concurrent shell
+ * around it: lanes and their locks ({@link #onKey}/{@link #inLane}, the one place a lane is
+ * entered), the limits shared by all keys, the timer wheel, the token source, the lease
+ * horizon, the {@link DecisionLog} and the delivery of answers owed to waiters.
+ *
  * <h2>Threading</h2>
  * Keys are striped over {@link Lane}s by hash; every mutation of a key happens under its lane's
  * lock, and an operation touches exactly one lane, so I/O threads working on different keys
@@ -37,6 +44,7 @@ public final class LockRegistry {
     private final WaiterNotifier notifier;
     private final RegistryObserver observer;
     private final RegistryLimits limits;
+    private final DecisionLog decisions;
 
     private final AtomicInteger heldKeys = new AtomicInteger();
     private final AtomicInteger waiters = new AtomicInteger();
@@ -46,11 +54,22 @@ public final class LockRegistry {
 
     public LockRegistry(RegistryLimits limits, NanoClock clock, TokenSource tokens, LeaseHorizon horizon,
             WaiterNotifier notifier, RegistryObserver observer) {
-        this(limits, clock, tokens, horizon, notifier, observer, defaultLanes());
+        this(limits, clock, tokens, horizon, notifier, observer, DecisionLog.NONE, defaultLanes());
+    }
+
+    /** @param decisions receives every state-changing decision (cluster mode), or {@link DecisionLog#NONE} */
+    public LockRegistry(RegistryLimits limits, NanoClock clock, TokenSource tokens, LeaseHorizon horizon,
+            WaiterNotifier notifier, RegistryObserver observer, DecisionLog decisions) {
+        this(limits, clock, tokens, horizon, notifier, observer, decisions, defaultLanes());
     }
 
     LockRegistry(RegistryLimits limits, NanoClock clock, TokenSource tokens, LeaseHorizon horizon,
             WaiterNotifier notifier, RegistryObserver observer, int laneCount) {
+        this(limits, clock, tokens, horizon, notifier, observer, DecisionLog.NONE, laneCount);
+    }
+
+    private LockRegistry(RegistryLimits limits, NanoClock clock, TokenSource tokens, LeaseHorizon horizon,
+            WaiterNotifier notifier, RegistryObserver observer, DecisionLog decisions, int laneCount) {
         if (Integer.bitCount(laneCount) != 1) {
             throw new IllegalArgumentException("lane count must be a power of two: " + laneCount);
         }
@@ -60,6 +79,7 @@ public final class LockRegistry {
         this.horizon = horizon;
         this.notifier = notifier;
         this.observer = observer;
+        this.decisions = decisions;
         this.lanes = new Lane[laneCount];
         long now = clock.nanoTime();
         for (int i = 0; i < laneCount; i++) {
@@ -85,71 +105,43 @@ public final class LockRegistry {
         if (draining) {
             return busy(BusyReason.DRAINING);
         }
-        int hash = KeyTable.hash(key);
-        Lane lane = lanes[hash & laneMask];
-        List<Waiter> answers = null;
-        AcquireResult result;
-        lane.lock.lock();
-        try {
-            long now = lane.now(clock);
-            KeyState s = lane.keys.get(key, hash);
-            if (s != null) {
-                answers = settle(lane, s, now, answers);
-            }
-            boolean free = (s == null || (!s.isHeld() && s.head == null)) && !inGrace(now);
+        return onKey(key, (lane, s, hash, now) -> {
             if (draining) {
                 // Checked again under the lane lock: drain() sets the flag before it sweeps each
                 // lane, so an Acquire racing with it is either swept or refused here, never left queued.
-                result = busy(BusyReason.DRAINING);
-            } else if (free) {
-                if (s == null || !lane.keys.contains(s)) {
-                    s = new KeyState(key, hash);
-                }
-                result = grantNow(lane, s, now, leaseSeconds, owner, receiptNanos, session);
-                if (result instanceof AcquireResult.Queued deferred) {
-                    answers = append(answers, deferred.waiter()); // delivered when the horizon covers it
-                }
-            } else if (waitSeconds == 0) {
-                observer.timedOut();
-                result = AcquireResult.TIMED_OUT;
-            } else {
-                if (s == null || !lane.keys.contains(s)) {
-                    s = new KeyState(key, hash); // queued on a key held by the recovery grace
-                }
-                result = enqueue(lane, s, owner, waitSeconds, leaseSeconds, receiptNanos, session);
+                return busy(BusyReason.DRAINING);
             }
-        } finally {
-            lane.lock.unlock();
-        }
-        deliver(answers);
-        return result;
+            KeyState k = s != null ? s : new KeyState(key, hash);
+            return switch (k.admit(waitSeconds, inGrace(now))) {
+                case GRANT -> {
+                    AcquireResult r = grantNow(lane, k, now, leaseSeconds, owner, receiptNanos, session);
+                    if (r instanceof AcquireResult.Queued deferred) {
+                        lane.answer(deferred.waiter()); // delivered when the horizon covers it
+                    }
+                    yield r;
+                }
+                case TIMED_OUT -> {
+                    observer.timedOut();
+                    yield AcquireResult.TIMED_OUT;
+                }
+                case ENQUEUE -> enqueue(lane, k, owner, waitSeconds, leaseSeconds, receiptNanos, session);
+            };
+        });
     }
 
     /** Release of the grant with {@code token}: {@code R} if it was the key's active grant, else {@code N}. */
     public ReleaseResult release(byte[] key, long token) {
-        int hash = KeyTable.hash(key);
-        Lane lane = lanes[hash & laneMask];
-        List<Waiter> answers = null;
-        ReleaseResult result = ReleaseResult.NOT_HELD;
-        lane.lock.lock();
-        try {
-            long now = lane.now(clock);
-            KeyState s = lane.keys.get(key, hash);
-            if (s != null) {
-                answers = settle(lane, s, now, answers);
-                if (s.isHeld() && s.token == token) {
-                    observer.ended(now - s.grantNanos, false);
-                    s.token = 0;
-                    lane.wheel.cancel(s);
-                    answers = settle(lane, s, now, answers);
-                    result = ReleaseResult.RELEASED;
-                }
+        ReleaseResult result = onKey(key, (lane, s, hash, now) -> {
+            decisions.released(key, token);
+            if (s == null || !s.release(token)) {
+                return ReleaseResult.NOT_HELD;
             }
-        } finally {
-            lane.lock.unlock();
-        }
+            observer.ended(now - s.grantNanos, false);
+            lane.wheel.cancel(s);
+            settle(lane, s, now);
+            return ReleaseResult.RELEASED;
+        });
         observer.released(result);
-        deliver(answers);
         return result;
     }
 
@@ -158,40 +150,27 @@ public final class LockRegistry {
      * {@code now + leaseSeconds} (an Extend never shortens a lease).
      */
     public ExtendResult extend(byte[] key, long token, int leaseSeconds) {
-        int hash = KeyTable.hash(key);
-        Lane lane = lanes[hash & laneMask];
-        List<Waiter> answers = null;
-        ExtendResult result = ExtendResult.NOT_HELD;
-        lane.lock.lock();
-        try {
-            long now = lane.now(clock);
-            KeyState s = lane.keys.get(key, hash);
-            if (s != null) {
-                answers = settle(lane, s, now, answers);
-                if (s.isHeld() && s.token == token) {
-                    long end = Math.max(s.leaseEndNanos, now + TimeUnit.SECONDS.toNanos(leaseSeconds));
-                    LeaseHorizon.Approval approval = horizon.approve(now, end);
-                    if (approval != LeaseHorizon.Approval.REFUSED) {
-                        // The wheel still holds the old end; when it fires it sees the new one and re-arms.
-                        // AFTER_WRITE: extended now, answered once the horizon covers it (the caller waits).
-                        s.leaseEndNanos = end;
-                        result = approval == LeaseHorizon.Approval.ON_DISK ? ExtendResult.EXTENDED
-                                : ExtendResult.EXTENDED_AFTER_WRITE;
-                    } else {
-                        // The longer lease is not on disk (the data directory is failing, or the
-                        // server is stopping), so it cannot be promised across a restart. E would
-                        // be a lie; N makes the client stop acting as holder. The grant keeps its
-                        // current end (the client's earlier validity is still honoured), so it is
-                        // not released here: the key frees when that end comes.
-                        result = ExtendResult.NOT_HELD;
-                    }
-                }
+        ExtendResult result = onKey(key, (lane, s, hash, now) -> {
+            decisions.extended(key, token, leaseSeconds);
+            if (s == null || !s.holds(token)) {
+                return ExtendResult.NOT_HELD;
             }
-        } finally {
-            lane.lock.unlock();
-        }
+            long end = s.extendedEnd(now, TimeUnit.SECONDS.toNanos(leaseSeconds));
+            LeaseHorizon.Approval approval = horizon.approve(now, end);
+            if (approval == LeaseHorizon.Approval.REFUSED) {
+                // The longer lease is not on disk (the data directory is failing, or the
+                // server is stopping), so it cannot be promised across a restart. E would
+                // be a lie; N makes the client stop acting as holder. The grant keeps its
+                // current end (the client's earlier validity is still honoured), so it is
+                // not released here: the key frees when that end comes.
+                return ExtendResult.NOT_HELD;
+            }
+            // The wheel still holds the old end; when it fires it sees the new one and re-arms.
+            // AFTER_WRITE: extended now, answered once the horizon covers it (the caller waits).
+            s.extendTo(end, leaseSeconds);
+            return approval == LeaseHorizon.Approval.ON_DISK ? ExtendResult.EXTENDED : ExtendResult.EXTENDED_AFTER_WRITE;
+        });
         observer.extended(result);
-        deliver(answers);
         return result;
     }
 
@@ -200,22 +179,16 @@ public final class LockRegistry {
      * session closed so none of them can be granted from now on. Its grants are untouched.
      */
     public void closeSession(SessionHandle session) {
-        List<Waiter> dropped = session.close();
-        List<Waiter> answers = null;
-        for (Waiter w : dropped) {
-            Lane lane = lanes[w.state.hash & laneMask];
-            lane.lock.lock();
-            try {
+        for (Waiter w : session.close()) {
+            inLane(lanes[w.state.hash & laneMask], (lane, now) -> {
                 if (w.outcome() == Waiter.Outcome.WAITING) {
                     leaveQueue(lane, w);
                     w.finish(Waiter.Outcome.DROPPED);
-                    answers = settle(lane, w.state, lane.now(clock), answers);
+                    settle(lane, w.state, now);
                 }
-            } finally {
-                lane.lock.unlock();
-            }
+                return null;
+            });
         }
-        deliver(answers);
     }
 
     /**
@@ -231,26 +204,19 @@ public final class LockRegistry {
 
     /** Processes every lease end, wait end and grace end that is due. Call every few milliseconds. */
     public void advance() {
-        for (Lane lane : lanes) {
-            List<Waiter> answers = null;
-            lane.lock.lock();
-            try {
-                long now = lane.now(clock);
+        for (Lane l : lanes) {
+            inLane(l, (lane, now) -> {
                 if (!lane.graceSettled && !inGrace(now)) {
                     lane.graceSettled = true;
                     for (KeyState s : lane.keys.snapshot()) {
-                        answers = settle(lane, s, now, answers);
+                        settle(lane, s, now);
                     }
                 }
                 if (lane.wheel.size() > 0) {
-                    Fired fired = new Fired(lane, now);
-                    lane.wheel.advance(now, fired::fire);
-                    answers = append(answers, fired.answers);
+                    lane.wheel.advance(now, node -> fire(lane, node, now));
                 }
-            } finally {
-                lane.lock.unlock();
-            }
-            deliver(answers);
+                return null;
+            });
         }
     }
 
@@ -262,13 +228,11 @@ public final class LockRegistry {
     public void holdAllUntil(long endNanos) {
         graceEndNanos = endNanos;
         graceActive = true;
-        for (Lane lane : lanes) {
-            lane.lock.lock();
-            try {
+        for (Lane l : lanes) {
+            inLane(l, (lane, now) -> {
                 lane.graceSettled = false;
-            } finally {
-                lane.lock.unlock();
-            }
+                return null;
+            });
         }
     }
 
@@ -284,11 +248,8 @@ public final class LockRegistry {
     /** Answers {@code B} to every queued Acquire and to every Acquire from now on (shutdown). */
     public void drain() {
         draining = true;
-        for (Lane lane : lanes) {
-            List<Waiter> answers = null;
-            lane.lock.lock();
-            try {
-                long now = lane.now(clock);
+        for (Lane l : lanes) {
+            inLane(l, (lane, now) -> {
                 for (KeyState s : lane.keys.snapshot()) {
                     while (s.head != null) {
                         Waiter w = s.head;
@@ -298,16 +259,67 @@ public final class LockRegistry {
                         } else {
                             w.busy(BusyReason.DRAINING);
                             observer.busy(BusyReason.DRAINING);
-                            answers = append(answers, w);
+                            lane.answer(w);
                         }
                     }
-                    answers = settle(lane, s, now, answers);
+                    settle(lane, s, now);
                 }
-            } finally {
-                lane.lock.unlock();
-            }
-            deliver(answers);
+                return null;
+            });
         }
+    }
+
+    /**
+     * Cluster mode, on a new leader (PROTOCOL.md section 10): installs the committed grants, each
+     * running for its longest requested lease plus {@code extraNanos} (the election timeout) from
+     * now, so no lease a previous leader granted can end early. Nothing is logged: these grants
+     * are already in the replicated table. Call on an empty registry ({@link #reset()}).
+     */
+    public void promote(List<ReplicatedTable.Held> held, long extraNanos) {
+        for (ReplicatedTable.Held h : held) {
+            onKey(h.key(), (lane, s, hash, now) -> {
+                KeyState k = s != null ? s : new KeyState(h.key(), hash);
+                if (k.isHeld()) {
+                    return null; // not empty: keep what is there rather than shorten it
+                }
+                k.grant(h.token(), now, h.maxLeaseSeconds(), TimeUnit.SECONDS.toNanos(h.maxLeaseSeconds()) + extraNanos);
+                if (!k.countedHeld) {
+                    k.countedHeld = true;
+                    heldKeys.incrementAndGet(); // committed grants are not refused by the limit
+                }
+                lane.wheel.schedule(k, k.leaseEndNanos);
+                lane.keys.putIfAbsent(k);
+                return null;
+            });
+        }
+    }
+
+    /**
+     * Cluster mode, when this node stops serving: forgets every key, grant and waiter (waiters
+     * are dropped without an answer; their sessions are being closed with {@code X 9}) and ends
+     * a drain, so the registry is ready for the next {@link #promote}.
+     */
+    public void reset() {
+        draining = true; // refuse Acquires that race with the sweep
+        for (Lane l : lanes) {
+            inLane(l, (lane, now) -> {
+                for (KeyState s : lane.keys.snapshot()) {
+                    while (s.head != null) {
+                        Waiter w = s.head;
+                        leaveQueue(lane, w);
+                        w.finish(Waiter.Outcome.DROPPED);
+                    }
+                    if (s.isHeld()) {
+                        s.release(s.token);
+                        lane.wheel.cancel(s);
+                    }
+                    uncountIfFree(s);
+                    lane.keys.remove(s);
+                }
+                return null;
+            });
+        }
+        draining = false;
     }
 
     public boolean isDraining() {
@@ -327,25 +339,100 @@ public final class LockRegistry {
     /** The longest queue right now. Walks every key: for gauges scraped every few seconds, not hot paths. */
     public int longestQueue() {
         int max = 0;
-        for (Lane lane : lanes) {
-            lane.lock.lock();
-            try {
+        for (Lane l : lanes) {
+            int longest = inLane(l, (lane, now) -> {
+                int m = 0;
                 for (KeyState s : lane.keys.snapshot()) {
-                    max = Math.max(max, s.waiters);
+                    m = Math.max(m, s.waiters);
                 }
-            } finally {
-                lane.lock.unlock();
-            }
+                return m;
+            });
+            max = Math.max(max, longest);
         }
         return max;
+    }
+
+    // ---------------------------------------------------------------- the lane prologue
+
+    /** An operation on one key, run under its lane's lock with the key settled at {@code now}. */
+    @FunctionalInterface
+    private interface KeyOp<R> {
+        /** @param s the key's state, or null if the key is FREE and unknown to the lane */
+        R apply(Lane lane, KeyState s, int hash, long now);
+    }
+
+    /** An operation on a whole lane, run under its lock. */
+    @FunctionalInterface
+    private interface LaneOp<R> {
+        R apply(Lane lane, long now);
+    }
+
+    /** Finds the key's lane, settles the key, runs {@code op}: the one way a request enters a lane. */
+    private <R> R onKey(byte[] key, KeyOp<R> op) {
+        int hash = KeyTable.hash(key);
+        return inLane(lanes[hash & laneMask], (lane, now) -> {
+            KeyState s = lane.keys.get(key, hash);
+            if (s != null && !settle(lane, s, now)) {
+                s = null; // settled to FREE and forgotten
+            }
+            return op.apply(lane, s, hash, now);
+        });
+    }
+
+    /** Lock, read the lane's clock, run, unlock, then deliver the answers owed to waiters. */
+    private <R> R inLane(Lane lane, LaneOp<R> op) {
+        R result;
+        List<Waiter> answers;
+        lane.lock.lock();
+        try {
+            result = op.apply(lane, lane.now(clock));
+            answers = lane.takeAnswers();
+        } finally {
+            lane.lock.unlock();
+        }
+        deliver(answers);
+        return result;
+    }
+
+    /**
+     * Hands answers to the notifier, outside the lane lock. A grant whose lease the stored
+     * horizon does not cover yet is handed over only once the horizon store has written one
+     * that does (on its thread); if that write fails, it is answered {@code B} instead.
+     */
+    private void deliver(List<Waiter> answers) {
+        if (answers == null) {
+            return;
+        }
+        List<Waiter> later = null;
+        for (Waiter w : answers) {
+            if (w.awaitsHorizon()) {
+                if (later == null) {
+                    later = new ArrayList<>(4);
+                }
+                later.add(w);
+            } else {
+                notifier.answer(w);
+            }
+        }
+        if (later != null) {
+            List<Waiter> held = later;
+            horizon.whenDurable(onDisk -> {
+                for (Waiter w : held) {
+                    if (!onDisk) {
+                        w.refuseUnwritten();
+                        observer.busy(BusyReason.STORAGE);
+                    }
+                    notifier.answer(w);
+                }
+            });
+        }
     }
 
     // ---------------------------------------------------------------- internals (lane lock held)
 
     private AcquireResult grantNow(Lane lane, KeyState s, long now, int leaseSeconds, long owner, long receiptNanos,
             SessionHandle session) {
-        long leaseEnd = now + TimeUnit.SECONDS.toNanos(leaseSeconds);
-        BusyReason refused = takeGrant(lane, s, now, leaseEnd);
+        BusyReason refused = takeGrant(lane, s, now, leaseSeconds);
         if (refused != null) {
             uncountIfFree(s);
             return busy(refused);
@@ -366,14 +453,15 @@ public final class LockRegistry {
      * {@code max-held-keys} from its first grant until it has no grant left, so a hand-off from a
      * releaser to a waiter never competes with other keys for the slot.
      */
-    private BusyReason takeGrant(Lane lane, KeyState s, long now, long leaseEnd) {
+    private BusyReason takeGrant(Lane lane, KeyState s, long now, int leaseSeconds) {
         if (!s.countedHeld) {
             if (!tryIncrement(heldKeys, limits.maxHeldKeys())) {
                 return BusyReason.HELD_KEYS;
             }
             s.countedHeld = true;
         }
-        LeaseHorizon.Approval approval = horizon.approve(now, leaseEnd);
+        long leaseNanos = TimeUnit.SECONDS.toNanos(leaseSeconds);
+        LeaseHorizon.Approval approval = horizon.approve(now, now + leaseNanos);
         if (approval == LeaseHorizon.Approval.REFUSED) {
             return BusyReason.STORAGE;
         }
@@ -382,14 +470,17 @@ public final class LockRegistry {
             return BusyReason.STORAGE;
         }
         lane.grantAwaitsHorizon = approval == LeaseHorizon.Approval.AFTER_WRITE;
-        s.token = token;
-        s.grantNanos = now;
-        s.leaseEndNanos = leaseEnd;
-        lane.wheel.schedule(s, leaseEnd);
+        s.grant(token, now, leaseSeconds, leaseNanos);
+        decisions.granted(s.key, token, leaseSeconds);
+        lane.wheel.schedule(s, s.leaseEndNanos);
         lane.keys.putIfAbsent(s);
         return null;
     }
 
+    /**
+     * Queues an Acquire. An Acquire of a session that has already closed is dropped (no answer
+     * is owed to it) and reported as Queued, which is what its handler must do: write nothing.
+     */
     private AcquireResult enqueue(Lane lane, KeyState s, long owner, int waitSeconds, int leaseSeconds,
             long receiptNanos, SessionHandle session) {
         if (s.waiters >= limits.maxWaitersPerKey()) {
@@ -401,7 +492,7 @@ public final class LockRegistry {
         Waiter w = new Waiter(owner, leaseSeconds, receiptNanos, session, s);
         if (session.isClosed()) {
             waiters.decrementAndGet();
-            w.finish(Waiter.Outcome.DROPPED); // no answer is owed to a closed session
+            w.finish(Waiter.Outcome.DROPPED);
             return new AcquireResult.Queued(w);
         }
         if (!session.tryAdd(w, limits.maxPendingPerSession())) {
@@ -417,22 +508,25 @@ public final class LockRegistry {
     /**
      * Brings a key up to date at {@code now}: ends a lease that has run out, grants to the head
      * of the queue when there is no grant (and no recovery grace), and forgets a FREE key.
+     *
+     * @return false if the key is FREE and no longer in its lane's table
      */
-    private List<Waiter> settle(Lane lane, KeyState s, long now, List<Waiter> answers) {
-        if (s.isHeld() && s.leaseOver(now)) {
-            observer.ended(s.leaseEndNanos - s.grantNanos, true);
-            s.token = 0;
+    private boolean settle(Lane lane, KeyState s, long now) {
+        long expiring = s.token;
+        long held = s.expire(now);
+        if (held >= 0) {
+            observer.ended(held, true);
+            decisions.expired(s.key, expiring);
             lane.wheel.cancel(s);
         }
-        while (!s.isHeld() && s.head != null && !inGrace(now)) {
-            Waiter w = s.head;
+        boolean grace = inGrace(now);
+        for (Waiter w = s.nextToGrant(grace); w != null; w = s.nextToGrant(grace)) {
             leaveQueue(lane, w);
             if (w.session().isClosed()) {
                 w.finish(Waiter.Outcome.DROPPED);
                 continue;
             }
-            long leaseEnd = now + TimeUnit.SECONDS.toNanos(w.leaseSeconds());
-            BusyReason refused = takeGrant(lane, s, now, leaseEnd);
+            BusyReason refused = takeGrant(lane, s, now, w.leaseSeconds());
             if (refused != null) {
                 w.busy(refused);
                 observer.busy(refused);
@@ -443,15 +537,16 @@ public final class LockRegistry {
                 }
                 observer.granted(now - w.receiptNanos(), true);
             }
-            answers = append(answers, w);
+            lane.answer(w);
         }
         if (!s.isHeld()) {
             uncountIfFree(s);
             if (s.head == null) {
                 lane.keys.remove(s); // by identity: a no-op if s is not (or no longer) in the table
+                return false;
             }
         }
-        return answers;
+        return true;
     }
 
     private void uncountIfFree(KeyState s) {
@@ -468,6 +563,27 @@ public final class LockRegistry {
         w.session().remove(w);
     }
 
+    /** A timer of {@code lane} is due at {@code now}: a lease end or a wait end. */
+    private void fire(Lane lane, TimerNode node, long now) {
+        if (node instanceof KeyState s) {
+            if (s.isHeld() && !s.leaseOver(now)) {
+                lane.wheel.schedule(s, s.leaseEndNanos); // extended since it was armed
+            } else {
+                settle(lane, s, now);
+            }
+        } else if (node instanceof Waiter w && w.outcome() == Waiter.Outcome.WAITING) {
+            leaveQueue(lane, w);
+            if (w.session().isClosed()) {
+                w.finish(Waiter.Outcome.DROPPED);
+            } else {
+                w.finish(Waiter.Outcome.TIMED_OUT);
+                observer.timedOut();
+                lane.answer(w);
+            }
+            settle(lane, w.state, now);
+        }
+    }
+
     private AcquireResult busy(BusyReason reason) {
         observer.busy(reason);
         return new AcquireResult.Busy(reason);
@@ -475,56 +591,6 @@ public final class LockRegistry {
 
     private boolean inGrace(long now) {
         return graceActive && now - graceEndNanos < 0;
-    }
-
-    /**
-     * Hands answers to the notifier, outside the lane lock. A grant whose lease the stored
-     * horizon does not cover yet is handed over only once the horizon store has written one
-     * that does (on its thread); if that write fails, it is answered {@code B} instead.
-     */
-    private void deliver(List<Waiter> answers) {
-        if (answers == null) {
-            return;
-        }
-        List<Waiter> later = null;
-        for (Waiter w : answers) {
-            if (w.awaitsHorizon()) {
-                later = append(later, w);
-            } else {
-                notifier.answer(w);
-            }
-        }
-        if (later != null) {
-            List<Waiter> held = later;
-            horizon.whenDurable(onDisk -> {
-                for (Waiter w : held) {
-                    if (!onDisk) {
-                        w.refuseUnwritten();
-                        observer.busy(BusyReason.STORAGE);
-                    }
-                    notifier.answer(w);
-                }
-            });
-        }
-    }
-
-    private static List<Waiter> append(List<Waiter> list, Waiter w) {
-        if (list == null) {
-            list = new ArrayList<>(4);
-        }
-        list.add(w);
-        return list;
-    }
-
-    private static List<Waiter> append(List<Waiter> list, List<Waiter> more) {
-        if (more == null) {
-            return list;
-        }
-        if (list == null) {
-            return more;
-        }
-        list.addAll(more);
-        return list;
     }
 
     private static boolean tryIncrement(AtomicInteger counter, int limit) {
@@ -535,38 +601,6 @@ public final class LockRegistry {
             }
             if (counter.compareAndSet(n, n + 1)) {
                 return true;
-            }
-        }
-    }
-
-    /** Timer callbacks of one {@link #advance()} pass over one lane. */
-    private final class Fired {
-        private final Lane lane;
-        private final long now;
-        List<Waiter> answers;
-
-        Fired(Lane lane, long now) {
-            this.lane = lane;
-            this.now = now;
-        }
-
-        void fire(TimerNode node) {
-            if (node instanceof KeyState s) {
-                if (s.isHeld() && !s.leaseOver(now)) {
-                    lane.wheel.schedule(s, s.leaseEndNanos); // extended since it was armed
-                } else {
-                    answers = settle(lane, s, now, answers);
-                }
-            } else if (node instanceof Waiter w && w.outcome() == Waiter.Outcome.WAITING) {
-                leaveQueue(lane, w);
-                if (w.session().isClosed()) {
-                    w.finish(Waiter.Outcome.DROPPED);
-                } else {
-                    w.finish(Waiter.Outcome.TIMED_OUT);
-                    observer.timedOut();
-                    answers = append(answers, w);
-                }
-                answers = settle(lane, w.state, now, answers);
             }
         }
     }

@@ -56,6 +56,7 @@ public final class LeaseholdServer implements SmartLifecycle {
     private final NanoClock clock;
     private final ServerStats stats;
     private final ServerSecurity security;
+    private final ServingGate gate;
     private volatile DisposableServer server;
     private LoopResources loops;
     /** Open sessions, for the drain. Closed channels leave the group by themselves. */
@@ -82,6 +83,13 @@ public final class LeaseholdServer implements SmartLifecycle {
     /** @param security TLS (every session, no plaintext fallback) and key ACLs, or {@link ServerSecurity#NONE} */
     public LeaseholdServer(Settings settings, LockRegistry registry, NanoClock clock, ServerStats stats,
             ServerSecurity security) {
+        this(settings, registry, clock, stats, security, ServingGate.SINGLE_NODE);
+    }
+
+    /** @param gate cluster mode: who serves and when answers may go out; {@link ServingGate#SINGLE_NODE} otherwise */
+    public LeaseholdServer(Settings settings, LockRegistry registry, NanoClock clock, ServerStats stats,
+            ServerSecurity security, ServingGate gate) {
+        this.gate = gate;
         this.settings = settings;
         this.registry = registry;
         this.clock = clock;
@@ -113,7 +121,7 @@ public final class LeaseholdServer implements SmartLifecycle {
                         sessions.add(conn.channel());
                         RequestDecoder decoder = new RequestDecoder(settings.maxKeyBytes(), frameTimeoutNanos, clock);
                         conn.addHandlerLast(DECODER, decoder).addHandlerLast(SESSION, new SessionHandler(registry, clock,
-                                stats, security.acl(), decoder, errorLog, frameTimeoutNanos));
+                                stats, security.acl(), decoder, errorLog, frameTimeoutNanos, gate));
                         // Reactor Netty reads on demand of a reactive subscriber; there is none here:
                         // SessionHandler consumes every frame and manages reads itself (backpressure).
                         conn.channel().config().setAutoRead(true);
@@ -171,6 +179,22 @@ public final class LeaseholdServer implements SmartLifecycle {
         log.info("Drained in {} ms: {} queued Acquires answered B, {} sessions closed{}",
                 TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - start), waiters, closing.size(),
                 stuck == 0 ? "" : " (" + stuck + " closed before their answers were flushed: leasehold.drain-timeout)");
+    }
+
+    /**
+     * Cluster mode: this node stopped serving. Every open session gets {@code X 9} after the
+     * answers already on their way (answers still waiting for a commit are dropped by the gate)
+     * and closes; its queued Acquires are dropped first, so none can be granted.
+     */
+    public void leadershipLost() {
+        for (Channel ch : sessions) {
+            ch.eventLoop().execute(() -> {
+                var ctx = ch.pipeline().context(SESSION);
+                if (ctx != null && ctx.handler() instanceof SessionHandler h) {
+                    h.leadershipLost(ctx);
+                }
+            });
+        }
     }
 
     private static long remainingMillis(long deadlineNanos) {

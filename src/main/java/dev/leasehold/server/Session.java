@@ -11,8 +11,14 @@ final class Session extends SessionHandle {
     /** A batch is handed to the channel once it holds this many bytes (bounds its growth). */
     static final int BATCH_LIMIT = 16 * 1024;
     private static final int BATCH_INITIAL = 256;
+    /** Read batches waiting for a commit before the session stops being read (cluster mode). */
+    private static final int MAX_DEFERRED = 64;
 
     private final Channel channel;
+    /** Batches handed to the gate and not yet written (cluster mode). Event loop only. */
+    private int deferred;
+    /** The serving epoch this session was first served in, 0 before its first lock request. */
+    long servedEpoch;
 
     /**
      * Answers of the read batch in progress, written to the channel as one buffer at the end of
@@ -45,9 +51,13 @@ final class Session extends SessionHandle {
     }
 
     /** Hands the batch to the channel (not flushed) if it reached {@link #BATCH_LIMIT}. */
-    void writeBatchIfFull(ChannelHandlerContext ctx) {
+    void writeBatchIfFull(ChannelHandlerContext ctx, ServingGate gate) {
         if (batch != null && batch.writerIndex() >= BATCH_LIMIT) {
-            writeBatch(ctx);
+            if (gate == ServingGate.SINGLE_NODE) {
+                writeBatch(ctx);
+            } else {
+                flushBatch(ctx, gate);
+            }
         }
     }
 
@@ -58,6 +68,66 @@ final class Session extends SessionHandle {
             batch = null;
             ctx.write(b, ctx.voidPromise());
         }
+    }
+
+    /**
+     * Writes and flushes the pending batch once {@code gate} says the decisions behind it have
+     * committed (at once in single-node mode). Deferred batches keep their order: each waits for
+     * a barrier at least as high as the one before, and callbacks for increasing barriers run in
+     * order onto this event loop. If the decisions never commit the batch is dropped: the node
+     * lost its leadership and closes the session with {@code X 9}. Event loop only.
+     */
+    void flushBatch(ChannelHandlerContext ctx, ServingGate gate) {
+        ByteBuf b = batch;
+        if (gate == ServingGate.SINGLE_NODE) {
+            writeBatch(ctx);
+            ctx.flush();
+            return;
+        }
+        if (b == null) {
+            ctx.flush();
+            return;
+        }
+        batch = null;
+        if (servedEpoch == 0) {
+            // No lock request served on this session yet: only Pongs, which reflect no state.
+            ctx.writeAndFlush(b, ctx.voidPromise());
+            return;
+        }
+        if (servedEpoch != gate.epoch()) {
+            b.release(); // decided while this node led in an earlier epoch: it gets X 9, not answers
+            return;
+        }
+        long barrier = gate.barrier();
+        if (deferred == 0 && gate.committed(barrier)) {
+            ctx.writeAndFlush(b, ctx.voidPromise());
+            return;
+        }
+        deferred++;
+        if (deferred > MAX_DEFERRED) {
+            channel.config().setAutoRead(false); // commits are behind: stop reading this session
+        }
+        gate.whenCommitted(barrier, committed -> ctx.executor().execute(() -> {
+            deferred--;
+            if (committed && channel.isActive()) {
+                ctx.writeAndFlush(b, ctx.voidPromise());
+            } else {
+                b.release();
+            }
+            if (deferred <= MAX_DEFERRED / 2 && channel.isWritable() && !channel.config().isAutoRead()) {
+                channel.config().setAutoRead(true);
+                ctx.read();
+            }
+        }));
+    }
+
+    /** Runs {@code action} on the event loop after every answer already handed to the gate. */
+    void afterAnswers(ChannelHandlerContext ctx, ServingGate gate, Runnable action) {
+        if (gate == ServingGate.SINGLE_NODE || deferred == 0) {
+            action.run();
+            return;
+        }
+        gate.whenCommitted(gate.barrier(), committed -> ctx.executor().execute(action));
     }
 
     /** Drops the pending batch (the channel is closing). Event loop only. */

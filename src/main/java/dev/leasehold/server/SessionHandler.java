@@ -70,6 +70,7 @@ final class SessionHandler extends ChannelInboundHandlerAdapter {
     private final RequestDecoder decoder;
     private final ProtocolErrorLog errorLog;
     private final long closeBoundNanos;
+    private final ServingGate gate;
     private KeyAcl.Grant grant;
     private Session session;
     /** An X was decided: nothing more is executed, input is discarded, the session is closing. */
@@ -87,6 +88,13 @@ final class SessionHandler extends ChannelInboundHandlerAdapter {
      */
     SessionHandler(LockRegistry registry, NanoClock clock, ServerStats stats, KeyAcl acl, RequestDecoder decoder,
             ProtocolErrorLog errorLog, long closeBoundNanos) {
+        this(registry, clock, stats, acl, decoder, errorLog, closeBoundNanos, ServingGate.SINGLE_NODE);
+    }
+
+    /** @param gate cluster mode: who serves, and when answers may be written (PROTOCOL.md section 10) */
+    SessionHandler(LockRegistry registry, NanoClock clock, ServerStats stats, KeyAcl acl, RequestDecoder decoder,
+            ProtocolErrorLog errorLog, long closeBoundNanos, ServingGate gate) {
+        this.gate = gate;
         this.registry = registry;
         this.clock = clock;
         this.stats = stats;
@@ -119,13 +127,17 @@ final class SessionHandler extends ChannelInboundHandlerAdapter {
         if (acl != null && !(msg instanceof ProtocolError) && !permitted(ctx, msg)) {
             return;
         }
+        if (gate != ServingGate.SINGLE_NODE && !(msg instanceof Request.Ping) && !(msg instanceof ProtocolError)
+                && !mayServe(ctx)) {
+            return;
+        }
         if (msg instanceof Request.Acquire a) {
             acquire(ctx, a);
         } else if (msg instanceof Request.Release r) {
             AnswerType t = registry.release(r.key(), r.token()) == ReleaseResult.RELEASED
                     ? AnswerType.RELEASED : AnswerType.NOT_HELD;
             Answers.appendWithLong(session.batch(), t, r.token());
-            session.writeBatchIfFull(ctx);
+            session.writeBatchIfFull(ctx, gate);
         } else if (msg instanceof Request.Extend e) {
             ExtendResult result = registry.extend(e.key(), e.token(), e.leaseSeconds());
             if (result == ExtendResult.EXTENDED_AFTER_WRITE) {
@@ -134,10 +146,10 @@ final class SessionHandler extends ChannelInboundHandlerAdapter {
             }
             AnswerType t = result == ExtendResult.EXTENDED ? AnswerType.EXTENDED : AnswerType.NOT_HELD;
             Answers.appendWithLong(session.batch(), t, e.token());
-            session.writeBatchIfFull(ctx);
+            session.writeBatchIfFull(ctx, gate);
         } else if (msg instanceof Request.Ping p) {
             Answers.appendWithLong(session.batch(), AnswerType.PONG, p.nonce());
-            session.writeBatchIfFull(ctx);
+            session.writeBatchIfFull(ctx, gate);
         } else if (msg instanceof ProtocolError error) {
             reject(ctx, error);
         } else {
@@ -184,7 +196,7 @@ final class SessionHandler extends ChannelInboundHandlerAdapter {
         } else {
             return; // Queued: SessionNotifier answers when the registry decides.
         }
-        session.writeBatchIfFull(ctx);
+        session.writeBatchIfFull(ctx, gate);
     }
 
     /** Holds this session's later requests until the lease horizon covers the Extend of {@code token}. */
@@ -219,20 +231,48 @@ final class SessionHandler extends ChannelInboundHandlerAdapter {
         reject(ctx, error, null);
     }
 
+    /**
+     * Cluster mode: a lock request is served only by the leader, and only in the epoch the
+     * session was first served in. Otherwise {@code X 8} (never served here: nothing of this
+     * session was executed) or {@code X 9} (served by this node while it led), then close.
+     */
+    private boolean mayServe(ChannelHandlerContext ctx) {
+        long epoch = gate.epoch();
+        if (gate.serving() && (session.servedEpoch == 0 || session.servedEpoch == epoch)) {
+            session.servedEpoch = epoch;
+            return true;
+        }
+        ErrorCode code = session.servedEpoch == 0 ? ErrorCode.NOT_LEADER : ErrorCode.LEADERSHIP_LOST;
+        reject(ctx, new ProtocolError(code, gate.leaderHint()));
+        return false;
+    }
+
+    /**
+     * Cluster mode, leadership lost: drops this session's waiters and sends {@code X 9} (with the
+     * new leader when known) after the answers already on their way. Event loop only.
+     */
+    void leadershipLost(ChannelHandlerContext ctx) {
+        if (!failed) {
+            reject(ctx, new ProtocolError(ErrorCode.LEADERSHIP_LOST, gate.leaderHint()));
+        }
+    }
+
     private void reject(ChannelHandlerContext ctx, ProtocolError error, String detail) {
         failed = true;
         registry.closeSession(session);
         stats.protocolError(error.code());
-        session.writeBatch(ctx); // answers to the frames before the bad one go first
+        session.flushBatch(ctx, gate); // answers to the frames before the bad one go first
         errorLog.closing(ctx.channel().remoteAddress(), error, detail);
         forceClose = ctx.executor().schedule(() -> forceClose(ctx), closeBoundNanos, TimeUnit.NANOSECONDS);
         resumeReading(ctx); // discard what still comes (the decoder has failed) rather than reset the connection
         // An A granted to an earlier frame may still wait for the lease horizon (written from the
-        // store's thread): the X comes after it, so earlier frames keep their answers. Always a
-        // task, never inline: the store's thread hands that A to this event loop as a task queued
-        // before it reports the callback finished, so an X written inline (the horizon already
-        // durable by then) could overtake it; a task queued now runs after it.
-        registry.whenLeasesDurable(onDisk -> ctx.executor().execute(() -> sendError(ctx, error)));
+        // store's thread), or in cluster mode for its commit: the X comes after it, so earlier
+        // frames keep their answers. Always a task, never inline: the store's thread hands that A
+        // to this event loop as a task queued before it reports the callback finished, so an X
+        // written inline (the horizon already durable by then) could overtake it; a task queued
+        // now runs after it.
+        session.afterAnswers(ctx, gate, () -> registry.whenLeasesDurable(
+                onDisk -> ctx.executor().execute(() -> sendError(ctx, error))));
     }
 
     private void sendError(ChannelHandlerContext ctx, ProtocolError error) {
@@ -279,8 +319,7 @@ final class SessionHandler extends ChannelInboundHandlerAdapter {
 
     @Override
     public void channelReadComplete(ChannelHandlerContext ctx) {
-        session.writeBatch(ctx);
-        ctx.flush();
+        session.flushBatch(ctx, gate);
         if (!ctx.channel().isWritable()) {
             pauseReading(ctx);
         }

@@ -18,6 +18,21 @@ import io.netty.channel.Channel;
  */
 public final class SessionNotifier implements WaiterNotifier {
 
+    private final ServingGate gate;
+
+    /** Single-node mode. */
+    public SessionNotifier() {
+        this(ServingGate.SINGLE_NODE);
+    }
+
+    /**
+     * @param gate cluster mode: a grant is written only once it has committed; {@code T} and
+     *             {@code B} change nothing and go at once
+     */
+    public SessionNotifier(ServingGate gate) {
+        this.gate = gate;
+    }
+
     @Override
     public void answer(Waiter waiter) {
         if (!(waiter.session() instanceof Session session)) {
@@ -44,8 +59,19 @@ public final class SessionNotifier implements WaiterNotifier {
             case BUSY -> Answers.withLong(ch.alloc(), AnswerType.BUSY, waiter.owner());
             case WAITING, DROPPED -> null;
         };
-        if (answer != null) {
-            ch.writeAndFlush(answer, ch.voidPromise());
+        if (answer == null) {
+            return;
         }
+        if (waiter.outcome() != Waiter.Outcome.GRANTED || gate == ServingGate.SINGLE_NODE) {
+            ch.writeAndFlush(answer, ch.voidPromise());
+            return;
+        }
+        gate.whenCommitted(gate.barrier(), committed -> {
+            if (committed) {
+                ch.writeAndFlush(answer, ch.voidPromise());
+            } else {
+                answer.release();
+            }
+        });
     }
 }

@@ -462,6 +462,45 @@ class HelmChartTests {
     }
 
     @Test
+    void clusterModeRendersThreeParallelPodsThatFindEachOtherByDnsName() throws IOException {
+        Rendered r = Rendered.of(render(t -> t.set("cluster.enabled", true)));
+        Map<String, Object> spec = map(r.one("StatefulSet"), "spec");
+        assertThat(spec.get("replicas")).isEqualTo(3);
+        assertThat(spec.get("podManagementPolicy")).as("readiness needs a quorum: OrderedReady would deadlock")
+                .isEqualTo("Parallel");
+        Map<String, Object> headless = map(r.named("Service", FULLNAME + "-headless"), "spec");
+        assertThat(headless.get("publishNotReadyAddresses")).isEqualTo(true);
+        assertThat(list(headless, "ports")).extracting(p -> p.get("name")).contains("raft");
+
+        Map<String, Object> pod = map(map(spec, "template"), "spec");
+        Map<String, Object> container = list(pod, "containers").get(0);
+        assertThat(list(container, "ports")).extracting(p -> p.get("name") + ":" + p.get("containerPort"))
+                .contains("raft:7430");
+        assertThat(list(container, "env")).anySatisfy(e -> {
+            assertThat(e.get("name")).isEqualTo("LEASEHOLD_CLUSTER_NODEID");
+            assertThat(map(map(e, "valueFrom"), "fieldRef").get("fieldPath")).isEqualTo("metadata.name");
+        });
+        assertThat(map(pod, "affinity")).containsKey("podAntiAffinity");
+        assertThat(map(r.one("PodDisruptionBudget"), "spec").get("maxUnavailable")).isEqualTo(1);
+
+        Map<String, Object> cluster = map(map(applicationYml(r.one("ConfigMap")), "leasehold"), "cluster");
+        Map<String, Object> peers = map(cluster, "peers");
+        assertThat(peers).containsOnlyKeys(FULLNAME + "-0", FULLNAME + "-1", FULLNAME + "-2");
+        assertThat(map(peers, FULLNAME + "-1")).containsEntry("raft-address",
+                FULLNAME + "-1." + FULLNAME + "-headless.default.svc.cluster.local:7430")
+                .containsEntry("client-address", FULLNAME + "-1." + FULLNAME + "-headless.default.svc.cluster.local:7420");
+        assertThat(cluster).containsEntry("election-timeout-max", "2s");
+    }
+
+    @Test
+    void clusterModeRefusesAnEvenNumberOfNodes() {
+        assertThatThrownBy(() -> render(t -> t.set("cluster.enabled", true).set("cluster.replicas", 4)))
+                .hasMessageContaining("odd number");
+        assertThatThrownBy(() -> render(t -> t.set("cluster.enabled", true).set("cluster.replicas", 1)))
+                .hasMessageContaining("replicas");
+    }
+
+    @Test
     void persistenceCanBeTurnedOffForThrowAwayInstalls() {
         Map<String, Object> sts = Rendered.of(render(t -> t.set("persistence.enabled", false))).one("StatefulSet");
         assertThat(map(sts, "spec")).doesNotContainKey("volumeClaimTemplates");

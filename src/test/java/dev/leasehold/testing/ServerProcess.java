@@ -55,13 +55,12 @@ public final class ServerProcess implements AutoCloseable {
                 Path.of(System.getProperty("java.home"), "bin", "java").toString(),
                 "-XX:TieredStopAtLevel=1", "-XX:+UseSerialGC", "-Xmx256m", "-Xshare:auto",
                 "-cp", System.getProperty("java.class.path"),
-                LeaseholdApplication.class.getName(),
-                "--server.port=0", "--leasehold.io-threads=2",
-                "--leasehold.data-dir=" + dataDir));
-        if (!properties.containsKey("leasehold.port")) {
-            cmd.add("--leasehold.port=0");
-        }
-        properties.forEach((k, v) -> cmd.add("--" + k + "=" + v));
+                LeaseholdApplication.class.getName()));
+        // A property given twice on the command line binds as "a,b": the caller's value replaces the default.
+        Map<String, String> all = new java.util.LinkedHashMap<>(Map.of("leasehold.port", "0", "server.port", "0",
+                "leasehold.io-threads", "2", "leasehold.data-dir", dataDir.toString()));
+        all.putAll(properties);
+        all.forEach((k, v) -> cmd.add("--" + k + "=" + v));
         Path log = Files.createTempFile("leasehold-process", ".log");
         Process process = new ProcessBuilder(cmd).redirectErrorStream(true).redirectOutput(log.toFile()).start();
         return new ServerProcess(process, log);
@@ -85,6 +84,10 @@ public final class ServerProcess implements AutoCloseable {
 
     public int port() {
         return port;
+    }
+
+    public boolean isAlive() {
+        return process.isAlive();
     }
 
     public long pid() {

@@ -8,7 +8,11 @@ public enum ErrorCode {
     FRAME_TOO_LONG(4),
     INCOMPLETE_FRAME(5),
     MISSING_TERMINATOR(6),
-    FORBIDDEN(7);
+    FORBIDDEN(7),
+    /** Cluster follower: nothing of this session was executed; message {@code leader=host:port} or empty. */
+    NOT_LEADER(8),
+    /** This cluster node stopped serving locks while the session was open; message as for 8. */
+    LEADERSHIP_LOST(9);
 
     private final int code;
 

@@ -335,4 +335,72 @@ class AcquireCallTests {
             assertThat(wire.sessionClosedByRequest()).as("the session stays open").isFalse();
         }
     }
+
+    @Nested
+    class NotLeader { // 9.12: X 8 means nothing was executed; one resend, same owner and D
+
+        @Test
+        void anXEightResendsOnceWithTheSameOwnerAndDeadline() {
+            AcquireCall c = acquire(10, 10);
+            wire.write();
+            time.advance(3 * SECOND);
+            wire.notLeader("leader=127.0.0.1:7421");
+            assertThat(c.result()).as("not decided: it goes to the leader").isNotDone();
+            assertThat(wire.submitted()).isEqualTo(1);
+            time.advance(SECOND - 1);
+            List<Request> sent = wire.write();
+            assertThat(sent).singleElement().satisfies(r -> {
+                Request.Acquire a = (Request.Acquire) r;
+                assertThat(a.owner()).isEqualTo(c.owner());
+                assertThat(a.waitSeconds()).as("ceil((D - now) / 1 s): the same D").isEqualTo(7);
+            });
+            wire.answer(new Answer.Acquired(c.owner(), 5, 0));
+            assertThat(outcome(c)).isInstanceOf(AcquireOutcome.Acquired.class);
+        }
+
+        @Test
+        void aSecondXEightIsUnavailableAndNothingIsSentAgain() {
+            AcquireCall c = acquire(10, 10);
+            wire.write();
+            wire.notLeader("leader=127.0.0.1:7421");
+            wire.write();
+            wire.notLeader("");
+            assertThat(outcome(c)).isInstanceOf(AcquireOutcome.Unavailable.class);
+            assertThat(wire.write()).isEmpty();
+        }
+
+        @Test
+        void anXEightOneTickBeforeDIsResentWithOneSecondOfWait() {
+            AcquireCall c = acquire(5, 10);
+            wire.write();
+            time.advance(5 * SECOND - 1);
+            wire.notLeader("leader=127.0.0.1:7421");
+            assertThat(c.result()).isNotDone();
+            assertThat(wire.write()).singleElement()
+                    .satisfies(r -> assertThat(((Request.Acquire) r).waitSeconds()).isEqualTo(1));
+        }
+
+        @Test
+        void anXEightAtDIsUnavailableAndNotResent() {
+            AcquireCall c = acquire(5, 10);
+            wire.write();
+            time.advance(5 * SECOND); // D: it was sent, so it waits for its grace
+            assertThat(c.result()).isNotDone();
+            wire.notLeader("leader=127.0.0.1:7421");
+            assertThat(outcome(c)).as("nothing executed and no time left to resend")
+                    .isInstanceOf(AcquireOutcome.Unavailable.class);
+            assertThat(wire.submitted()).isZero();
+            assertThat(time.pending()).as("no timer left behind").isZero();
+        }
+
+        @Test
+        void aResentRequestStillQueuedAtDIsUnavailable() {
+            AcquireCall c = acquire(2, 10);
+            wire.write();
+            wire.notLeader(""); // no leader known: the pool backs off, the request waits
+            time.advance(2 * SECOND);
+            assertThat(outcome(c)).isInstanceOf(AcquireOutcome.Unavailable.class);
+            assertThat(wire.write()).isEmpty();
+        }
+    }
 }

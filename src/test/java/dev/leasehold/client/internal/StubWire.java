@@ -47,6 +47,11 @@ public final class StubWire implements AutoCloseable {
 
         @Override
         public void close(String reason) {
+            close(reason, false);
+        }
+
+        /** As the real session: {@code notExecuted} after a cluster follower's {@code X 8}. */
+        void close(String reason, boolean notExecuted) {
             if (closed) {
                 return;
             }
@@ -55,7 +60,11 @@ public final class StubWire implements AutoCloseable {
             List<Outbound<?>> lost = new ArrayList<>(registered);
             registered.clear();
             for (Outbound<?> o : lost) {
-                o.lost(this, reason);
+                if (notExecuted) {
+                    o.notExecuted(this, reason);
+                } else {
+                    o.lost(this, reason);
+                }
             }
         }
     }
@@ -215,6 +224,17 @@ public final class StubWire implements AutoCloseable {
         StubLink old = link;
         link = new StubLink();
         old.close(reason);
+        closed.addAll(old.closeReasons);
+    }
+
+    /**
+     * A cluster follower answers {@code X 8} on the current session now (PROTOCOL.md 9.12):
+     * nothing of it was executed and it closes; later writes go to a new one.
+     */
+    public void notLeader(String reason) {
+        StubLink old = link;
+        link = new StubLink();
+        old.close(reason, true);
         closed.addAll(old.closeReasons);
     }
 

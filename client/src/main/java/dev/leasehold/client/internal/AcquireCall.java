@@ -39,6 +39,9 @@ public final class AcquireCall extends Outbound<AcquireOutcome> {
     /** The grant this call was answered with, if any; guarded by {@code this}. */
     private Grant grant;
 
+    /** Sent again after an {@code X 8} (9.12 allows it once); guarded by {@code this}. */
+    private boolean resentAfterNotLeader;
+
     AcquireCall(Engine engine, byte[] key, int waitSeconds, int leaseSeconds, long owner, long start, Tickets tickets) {
         super(engine);
         this.key = key;
@@ -107,6 +110,38 @@ public final class AcquireCall extends Outbound<AcquireOutcome> {
     void lost(Link s, String reason) {
         decide(() -> onWire(s) ? new AcquireOutcome.Indeterminate("the session broke before the answer: " + reason)
                 : null);
+    }
+
+    /**
+     * {@code X 8} on {@code s}: nothing was executed, so the Acquire goes back to the dispatcher,
+     * with the same owner and the same deadline {@code D}, towards the leader the follower named
+     * (9.12, the one exception to "possibly sent is never resent"). Once: a second {@code X 8}
+     * ends it as Unavailable, as does an {@code X 8} at or after {@code D} (no grant exists either
+     * way: nothing was executed, and a resend could not be written before {@code D}).
+     */
+    @Override
+    void notExecuted(Link s, String reason) {
+        long now = engine.ticker().nanoTime();
+        boolean[] resend = new boolean[1];
+        decide(() -> {
+            if (!onWire(s)) {
+                return null;
+            }
+            if (resentAfterNotLeader) {
+                return new AcquireOutcome.Unavailable("no serving leader took the request: " + reason);
+            }
+            if (now - deadline >= 0) {
+                return new AcquireOutcome.Unavailable("not executed (" + reason + ") and the deadline has passed");
+            }
+            resentAfterNotLeader = true;
+            state = State.QUEUED;
+            session = null;
+            resend[0] = true;
+            return null;
+        });
+        if (resend[0]) {
+            engine.dispatcher().submit(this);
+        }
     }
 
     @Override

@@ -227,6 +227,15 @@ abstract class Outbound<R> {
     /** The session {@code s} broke after this request was possibly sent, before its answer. */
     abstract void lost(Link s, String reason);
 
+    /**
+     * A cluster follower answered {@code X 8} on {@code s}: none of that session's requests was
+     * executed (PROTOCOL.md 9.12). By default the same as {@link #lost} (Release and Extend are
+     * retried anyway); an Acquire may be sent once more, with the same owner and deadline.
+     */
+    void notExecuted(Link s, String reason) {
+        lost(s, reason);
+    }
+
     /** The client is closing (or the pool refused it) while the request was not sent. */
     abstract void abandon(String reason);
 

@@ -18,6 +18,7 @@ import javax.net.ssl.SSLSocket;
 
 import dev.leasehold.protocol.Answer;
 import dev.leasehold.protocol.AnswerDecoder;
+import dev.leasehold.protocol.ErrorCode;
 import dev.leasehold.protocol.FrameWriter;
 import dev.leasehold.protocol.ProtocolException;
 import dev.leasehold.protocol.Request;
@@ -38,7 +39,8 @@ import dev.leasehold.protocol.Request;
  * monitor, taken inside {@code lock} only to close them with the phase). The session never calls
  * out (into requests or the pool) while holding it. {@link #close} is idempotent,
  * callable from any thread, and settles every request the session held: possibly sent ones are
- * told they are lost, queued ones go back to the pool.
+ * told they are lost (or, after a cluster follower's {@code X 8}, that they were not executed),
+ * queued ones go back to the pool.
  */
 public final class Session implements Link {
 
@@ -129,6 +131,15 @@ public final class Session implements Link {
 
     @Override
     public void close(String reason) {
+        close(reason, false);
+    }
+
+    /**
+     * @param notExecuted the server said none of this session's requests was executed
+     *        ({@code X 8}): the requests awaiting an answer are told {@link Outbound#notExecuted}
+     *        instead of {@link Outbound#lost}
+     */
+    private void close(String reason, boolean notExecuted) {
         List<Outbound<?>> unsent;
         List<Outbound<?>> lost;
         boolean wasUp;
@@ -160,7 +171,11 @@ public final class Session implements Link {
         }
         pool.ended(this, wasUp);
         for (Outbound<?> o : lost) {
-            o.lost(this, reason);
+            if (notExecuted) {
+                o.notExecuted(this, reason);
+            } else {
+                o.lost(this, reason);
+            }
         }
         for (Outbound<?> o : unsent) {
             o.notSent(this);
@@ -372,7 +387,15 @@ public final class Session implements Link {
     /** Hands an answer to its request; false when the session is over. */
     private boolean dispatch(Answer a, long receivedAt) {
         if (a instanceof Answer.Error x) {
-            close("the server sent error " + x.code() + ": " + x.message());
+            if (x.code() == ErrorCode.NOT_LEADER.code()) {
+                // A cluster follower: nothing of this session was executed (9.12). The pool
+                // learns the hint first, so the requests resent by close() go towards the leader.
+                pool.notLeader(this, x.message());
+                close("the server is not the cluster leader ("
+                        + (x.message().isEmpty() ? "no leader known" : x.message()) + ")", true);
+            } else {
+                close("the server sent error " + x.code() + ": " + x.message());
+            }
             return false;
         }
         if (a instanceof Answer.Pong p) {

@@ -9,9 +9,11 @@ import java.util.List;
  * Up to {@code poolSize} sessions ("slots"). A request goes to the least loaded session that is
  * up, else to one still connecting; empty slots are filled on demand. Slot {@code i} starts on
  * address {@code i mod n}; when a session cannot be set up its slot moves to the next address,
- * and after a full round of failures it backs off (100 ms doubling to 1 s). Requests that find
- * no session (every slot backing off) are parked and re-offered when a slot may retry; their
- * own deadlines still run, so a request nobody could send ends as Unavailable.
+ * and after a full round of failures it backs off (100 ms doubling to 1 s). In a cluster, a
+ * follower's {@code X 8} names the leader: slots move to it and requests prefer sessions on it
+ * ({@link #notLeader}). Requests that find no session (every slot backing off) are parked and
+ * re-offered when a slot may retry; their own deadlines still run, so a request nobody could
+ * send ends as Unavailable.
  *
  * <p>Threading: all fields but {@code lastSetupFailure} (a volatile diagnostic) are guarded by
  * {@code this}; requests are called without holding it. {@link #pick} asks sessions for their
@@ -22,6 +24,9 @@ final class SessionPool implements Dispatcher {
 
     private static final long MIN_BACKOFF = 100_000_000L;
     private static final long MAX_BACKOFF = 1_000_000_000L;
+    /** Between seeds after an {@code X 8} that names no leader (9.12): 50 ms doubling to 500 ms. */
+    private static final long NO_LEADER_MIN_BACKOFF = 50_000_000L;
+    private static final long NO_LEADER_MAX_BACKOFF = 500_000_000L;
 
     private final Engine engine;
     private volatile String lastSetupFailure;
@@ -31,6 +36,12 @@ final class SessionPool implements Dispatcher {
     private final int[] failures;
     private final long[] retryAt;
     private final boolean[] backingOff;
+    /** The slot's session is closing after {@code X 8}: its failure count stands (no reset). */
+    private final boolean[] notLeader;
+    /** {@code X 8} without a usable hint in a row, per slot (the back-off between seeds). */
+    private final int[] noLeaderRounds;
+    /** The leader a follower named last, or null (single server, or not told yet). */
+    private InetSocketAddress leader;
     private final ArrayDeque<Outbound<?>> parked = new ArrayDeque<>();
     private final List<Session> created = new ArrayList<>();
     private Scheduler.Timer parkedRetry;
@@ -39,13 +50,15 @@ final class SessionPool implements Dispatcher {
 
     SessionPool(Engine engine) {
         this.engine = engine;
-        this.addresses = engine.config().addresses();
+        this.addresses = new ArrayList<>(engine.config().addresses());
         int n = engine.config().poolSize();
         this.slots = new Session[n];
         this.addressIndex = new int[n];
         this.failures = new int[n];
         this.retryAt = new long[n];
         this.backingOff = new boolean[n];
+        this.notLeader = new boolean[n];
+        this.noLeaderRounds = new int[n];
         for (int i = 0; i < n; i++) {
             addressIndex[i] = i % addresses.size();
         }
@@ -103,7 +116,9 @@ final class SessionPool implements Dispatcher {
             if (slots[i] == s) {
                 slots[i] = null;
             }
-            if (wasUp) {
+            if (notLeader[i]) {
+                notLeader[i] = false; // handled by notLeader()
+            } else if (wasUp) {
                 failures[i] = 0;
             } else {
                 failures[i]++;
@@ -123,6 +138,70 @@ final class SessionPool implements Dispatcher {
                 submit(o);
             }
         }
+    }
+
+    /**
+     * A cluster follower answered {@code X 8} on {@code s} (PROTOCOL.md 9.12): its slot's next
+     * session goes to the leader it named ({@code leader=host:port}), added to the addresses if it
+     * is not a seed, and from then on requests prefer sessions to it. A hint naming the node that
+     * answered, or no hint (an election is running), moves the slot to the next seed instead, after
+     * a back-off of 50 ms doubling to 500 ms (on the engine's ticker; requests that find no session
+     * meanwhile are parked and re-offered by the scheduler). The requests' own deadlines bound all
+     * of it.
+     */
+    void notLeader(Session s, String message) {
+        InetSocketAddress hint = parseHint(message);
+        synchronized (this) {
+            int i = s.slot();
+            if (hint != null && !sameAddress(hint, s.address())) {
+                int idx = -1;
+                for (int j = 0; j < addresses.size(); j++) {
+                    if (sameAddress(addresses.get(j), hint)) {
+                        idx = j;
+                    }
+                }
+                if (idx < 0) {
+                    addresses.add(hint);
+                    idx = addresses.size() - 1;
+                }
+                leader = addresses.get(idx);
+                for (int j = 0; j < slots.length; j++) {
+                    if (slots[j] == null || slots[j] == s) {
+                        addressIndex[j] = idx; // the leader, for every session still to open
+                    }
+                }
+                noLeaderRounds[i] = 0;
+                return;
+            }
+            // No leader known (an election): next seed, after 50 ms doubling to 500 ms. Not reset
+            // by the follower's Ping answer (up()), only by a hint.
+            notLeader[i] = true;
+            addressIndex[i] = (addressIndex[i] + 1) % addresses.size();
+            backingOff[i] = true;
+            retryAt[i] = engine.ticker().nanoTime()
+                    + Math.min(NO_LEADER_MAX_BACKOFF, NO_LEADER_MIN_BACKOFF << Math.min(noLeaderRounds[i], 4));
+            noLeaderRounds[i]++;
+        }
+    }
+
+    private static InetSocketAddress parseHint(String message) {
+        if (message == null || !message.startsWith("leader=")) {
+            return null;
+        }
+        String hp = message.substring("leader=".length());
+        int colon = hp.lastIndexOf(':');
+        if (colon <= 0) {
+            return null;
+        }
+        try {
+            return InetSocketAddress.createUnresolved(hp.substring(0, colon), Integer.parseInt(hp.substring(colon + 1)));
+        } catch (IllegalArgumentException e) {
+            return null;
+        }
+    }
+
+    private static boolean sameAddress(InetSocketAddress a, InetSocketAddress b) {
+        return a.getPort() == b.getPort() && a.getHostString().equals(b.getHostString());
     }
 
     @Override
@@ -185,11 +264,23 @@ final class SessionPool implements Dispatcher {
     }
 
     private Session pick() {
+        if (leader != null) {
+            // Cluster: once a follower named the leader, sessions to it are preferred (others only
+            // while none to it is open).
+            Session onLeader = pickAmong(true);
+            if (onLeader != null) {
+                return onLeader;
+            }
+        }
+        return pickAmong(false);
+    }
+
+    private Session pickAmong(boolean leaderOnly) {
         Session best = null;
         int bestLoad = Integer.MAX_VALUE;
         boolean bestUp = false;
         for (Session s : slots) {
-            if (s == null || s.isClosed()) {
+            if (s == null || s.isClosed() || (leaderOnly && !sameAddress(s.address(), leader))) {
                 continue;
             }
             boolean up = s.isUp();

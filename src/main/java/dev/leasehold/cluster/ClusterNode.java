@@ -1,0 +1,442 @@
+package dev.leasehold.cluster;
+
+import java.io.IOException;
+import java.nio.charset.StandardCharsets;
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.List;
+import java.util.Map;
+import java.util.UUID;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.Executors;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.function.LongConsumer;
+
+import org.apache.ratis.client.RaftClient;
+import org.apache.ratis.client.RaftClientConfigKeys;
+import org.apache.ratis.conf.RaftProperties;
+import org.apache.ratis.grpc.GrpcConfigKeys;
+import org.apache.ratis.protocol.ClientId;
+import org.apache.ratis.protocol.Message;
+import org.apache.ratis.protocol.RaftClientReply;
+import org.apache.ratis.protocol.RaftGroup;
+import org.apache.ratis.protocol.RaftGroupId;
+import org.apache.ratis.protocol.RaftPeer;
+import org.apache.ratis.protocol.RaftPeerId;
+import org.apache.ratis.retry.RetryPolicies;
+import org.apache.ratis.server.DivisionInfo;
+import org.apache.ratis.server.RaftServer;
+import org.apache.ratis.server.RaftServerConfigKeys;
+import org.apache.ratis.server.storage.RaftStorage;
+import org.apache.ratis.thirdparty.com.google.protobuf.ByteString;
+import org.apache.ratis.util.SizeInBytes;
+import org.apache.ratis.util.TimeDuration;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+import org.springframework.context.SmartLifecycle;
+
+import dev.leasehold.registry.DecisionLog;
+import dev.leasehold.registry.LockRegistry;
+import dev.leasehold.registry.NanoClock;
+import dev.leasehold.registry.TokenSource;
+import dev.leasehold.server.LeaseholdServer;
+import dev.leasehold.server.ServingGate;
+
+/**
+ * One node of a Leasehold cluster (PROTOCOL.md section 10): an embedded Ratis server whose state
+ * machine is the replicated grant table, and the switch between serving (leader) and not serving.
+ *
+ * <h2>Roles</h2>
+ * A leader becomes <em>serving</em> once Ratis reports it ready (its first entry of the term is
+ * applied, so every committed entry is in the table). It then <em>promotes</em>: the registry is
+ * loaded with every committed grant, each running for its longest requested lease plus the
+ * election timeout from now, and tokens continue above the replicated counter. While serving, the
+ * registry's decisions go through the {@link Proposer} and answers wait for their commit. When it
+ * stops serving (another leader, lost majority, a failed proposal, drain) it answers {@code B} to
+ * the queued Acquires, sends {@code X 9} on every session and empties the registry. A node that
+ * does not serve answers {@code X 8} with the leader's client address.
+ *
+ * <h2>Failure of the log</h2>
+ * {@code notifyLogFailed} halts the process: a node that cannot append must not go on serving.
+ */
+public final class ClusterNode implements ServingGate, SmartLifecycle, LockStateMachine.Listener {
+
+    private static final Logger log = LoggerFactory.getLogger(ClusterNode.class);
+    /** One Raft group per cluster; the id only has to agree between the nodes. */
+    static final RaftGroupId GROUP_ID = RaftGroupId.valueOf(
+            UUID.nameUUIDFromBytes("leasehold-cluster".getBytes(StandardCharsets.UTF_8)));
+
+    private final ClusterSettings settings;
+    private final NanoClock clock;
+    private final RaftPeerId selfId;
+    private final RaftGroup group;
+    private final Proposer proposer;
+    private final LockStateMachine stateMachine;
+    private final Runnable onFatal;
+    private final AtomicLong leaderChanges = new AtomicLong();
+    private volatile LongConsumer commitObserver = nanos -> {
+    };
+
+    private LockRegistry registry;
+    private LeaseholdServer server;
+    private RaftServer raftServer;
+    private volatile RaftClient client;
+    private ScheduledExecutorService roles;
+
+    private volatile boolean serving;
+    private volatile long epoch;
+    private volatile RaftPeerId leaderId;
+    private volatile boolean running;
+
+    /**
+     * @param onFatal what a log failure does: halt the process (tests record it instead)
+     */
+    public ClusterNode(ClusterSettings settings, NanoClock clock, Runnable onFatal) {
+        this.settings = settings;
+        this.clock = clock;
+        this.onFatal = onFatal;
+        this.selfId = RaftPeerId.valueOf(settings.nodeId());
+        List<RaftPeer> peers = new ArrayList<>();
+        for (Map.Entry<String, ClusterSettings.Peer> e : settings.peers().entrySet()) {
+            // Not setClientAddress: Ratis would send its own client RPCs there. Our client address
+            // (the lock protocol port) lives in the settings, for X 8 hints.
+            peers.add(RaftPeer.newBuilder().setId(e.getKey()).setAddress(e.getValue().raftAddress()).build());
+        }
+        this.group = RaftGroup.valueOf(GROUP_ID, peers);
+        this.stateMachine = new LockStateMachine(this);
+        this.proposer = new Proposer(this::propose, settings.maxBatch(), settings.maxInFlight(),
+                settings.maxPending(), clock, n -> commitObserver.accept(n), this::proposalFailed);
+    }
+
+    /** The registry's decision log: every state change becomes a Raft entry. */
+    public DecisionLog decisions() {
+        return proposer;
+    }
+
+    /** The registry's token source: the replicated counter, continued by the serving leader. */
+    public TokenSource tokens() {
+        return proposer;
+    }
+
+    /** Wires the leader view (the registry) and the protocol server whose sessions get {@code X 9}. */
+    public void attach(LockRegistry registry, LeaseholdServer server) {
+        this.registry = registry;
+        this.server = server;
+    }
+
+    /** Observes each batch's propose-to-commit time in nanoseconds (metrics). */
+    public void onCommit(LongConsumer observer) {
+        this.commitObserver = observer;
+    }
+
+    // ------------------------------------------------------------------ lifecycle
+
+    @Override
+    public synchronized void start() {
+        if (registry == null || server == null) {
+            throw new IllegalStateException("ClusterNode.attach(registry, server) was not called");
+        }
+        roles = Executors.newSingleThreadScheduledExecutor(r -> {
+            Thread t = new Thread(r, "leasehold-cluster-roles");
+            t.setDaemon(true);
+            return t;
+        });
+        RaftProperties props = raftProperties();
+        try {
+            raftServer = RaftServer.newBuilder().setServerId(selfId).setGroup(group).setProperties(props)
+                    .setStateMachine(stateMachine).setOption(RaftStorage.StartupOption.RECOVER).build();
+            raftServer.start();
+        } catch (IOException e) {
+            throw new IllegalStateException("Cannot start the Raft server of node " + settings.nodeId()
+                    + " on " + settings.self().raftAddress() + " (leasehold.cluster.peers." + settings.nodeId()
+                    + ".raft-address) with data in " + settings.raftDir() + ": " + e.getMessage(), e);
+        }
+        client = newClient();
+        proposer.start();
+        running = true;
+        log.info("Cluster node {} started: Raft on {}, peers {}, data in {}", settings.nodeId(),
+                settings.self().raftAddress(), settings.peers().keySet(), settings.raftDir());
+    }
+
+    /**
+     * The client that proposes to this node. Ordered async sends keep the proposer's order. A
+     * few quick retries cover a connection still coming up; a retried request keeps its call id,
+     * so the server's retry cache never appends it twice. After a failure the sliding window is
+     * closed: {@link #proposalFailed} builds a new client.
+     */
+    private RaftClient newClient() {
+        RaftProperties clientProps = new RaftProperties();
+        RaftClientConfigKeys.Rpc.setRequestTimeout(clientProps,
+                TimeDuration.valueOf(settings.electionTimeoutMax().toMillis(), TimeUnit.MILLISECONDS));
+        return RaftClient.newBuilder().setProperties(clientProps).setRaftGroup(group).setClientId(ClientId.randomId())
+                .setLeaderId(selfId).setRetryPolicy(RetryPolicies.retryUpToMaximumCountWithFixedSleep(3,
+                        TimeDuration.valueOf(20, TimeUnit.MILLISECONDS))).build();
+    }
+
+    private RaftProperties raftProperties() {
+        RaftProperties p = new RaftProperties();
+        RaftServerConfigKeys.setStorageDir(p, Collections.singletonList(settings.raftDir().toFile()));
+        String raft = settings.self().raftAddress();
+        GrpcConfigKeys.Server.setPort(p, Integer.parseInt(raft.substring(raft.lastIndexOf(':') + 1)));
+        TimeDuration min = TimeDuration.valueOf(settings.electionTimeoutMin().toMillis(), TimeUnit.MILLISECONDS);
+        TimeDuration max = TimeDuration.valueOf(settings.electionTimeoutMax().toMillis(), TimeUnit.MILLISECONDS);
+        RaftServerConfigKeys.Rpc.setTimeoutMin(p, min);
+        RaftServerConfigKeys.Rpc.setTimeoutMax(p, max);
+        RaftServerConfigKeys.Rpc.setFirstElectionTimeoutMin(p, min);
+        RaftServerConfigKeys.Rpc.setFirstElectionTimeoutMax(p, max);
+        RaftServerConfigKeys.Snapshot.setAutoTriggerEnabled(p, true);
+        RaftServerConfigKeys.Snapshot.setAutoTriggerThreshold(p, settings.snapshotEvery());
+        RaftServerConfigKeys.Snapshot.setRetentionFileNum(p, 2);
+        RaftServerConfigKeys.Log.setPurgeUptoSnapshotIndex(p, true);
+        RaftServerConfigKeys.Log.setSegmentSizeMax(p, SizeInBytes.valueOf("32MB"));
+        return p;
+    }
+
+    /**
+     * Drain: a serving leader first hands leadership to another node (so the cluster goes on
+     * without an election timeout), which makes it stop serving: {@code B} to queued Acquires and
+     * {@code X 9} on every session. Then the Raft server stops.
+     */
+    @Override
+    public synchronized void stop() {
+        if (!running) {
+            return;
+        }
+        running = false;
+        if (serving || isLeader()) {
+            long start = System.nanoTime();
+            try {
+                // An explicit target: with none, Ratis steps down and waits for an election timeout.
+                RaftPeerId target = null;
+                for (RaftPeer p : group.getPeers()) {
+                    if (!p.getId().equals(selfId)) {
+                        target = p.getId();
+                        break;
+                    }
+                }
+                RaftClientReply reply = client.admin().transferLeadership(target,
+                        settings.electionTimeoutMax().toMillis() * 2);
+                log.info("Drain: leadership handed over in {} ms ({})",
+                        TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - start), reply.isSuccess() ? "done" : reply);
+            } catch (IOException | RuntimeException e) {
+                log.warn("Drain: leadership transfer failed ({}); stopping anyway", e.toString());
+            }
+        }
+        stepDown("stopping");
+        proposer.stop();
+        roles.shutdownNow();
+        try {
+            client.close();
+            raftServer.close();
+        } catch (IOException e) {
+            log.warn("Closing the Raft server: {}", e.toString());
+        }
+    }
+
+    @Override
+    public boolean isRunning() {
+        return running;
+    }
+
+    @Override
+    public int getPhase() {
+        // Starts after the protocol server (which answers X 8 until this node serves) and stops
+        // before it, so the leadership transfer and X 9 happen before the server's own drain.
+        return SmartLifecycle.DEFAULT_PHASE - 256;
+    }
+
+    // ------------------------------------------------------------------ roles
+
+    @Override
+    public void leaderReady() {
+        execute(this::promoteIfReady);
+    }
+
+    @Override
+    public void leaderChanged(RaftPeerId leader) {
+        leaderId = leader;
+        leaderChanges.incrementAndGet();
+        log.info("Node {}: leader is now {}", settings.nodeId(), leader);
+        if (leader == null || !leader.equals(selfId)) {
+            execute(() -> stepDown("leader is now " + leader));
+        }
+    }
+
+    @Override
+    public void notLeader() {
+        execute(() -> stepDown("no longer leader"));
+    }
+
+    @Override
+    public void logFailed(Throwable cause) {
+        log.error("Raft log failed on node {}: stopping the process rather than serving on", settings.nodeId(), cause);
+        onFatal.run();
+    }
+
+    private void proposalFailed(Throwable error) {
+        execute(() -> {
+            if (!serving) {
+                return;
+            }
+            stepDown("a proposal failed: " + error);
+            RaftClient old = client;
+            client = newClient();
+            try {
+                old.close();
+            } catch (IOException e) {
+                log.debug("Closing the old Raft client: {}", e.toString());
+            }
+            // Still leader? Serve again once every entry of the log is applied (the failed batch
+            // may still commit), so the new view starts from the whole committed state.
+            roles.schedule(this::promoteIfReady, 50, TimeUnit.MILLISECONDS);
+        });
+    }
+
+    /** On the roles thread: serve if this node is the ready leader and has applied its whole log. */
+    private void promoteIfReady() {
+        if (!running || serving) {
+            return;
+        }
+        RaftServer.Division division = division();
+        DivisionInfo info = division == null ? null : division.getInfo();
+        if (info == null || !info.isLeader() || !info.isLeaderReady()) {
+            return;
+        }
+        if (info.getLastAppliedIndex() < division.getRaftLog().getLastEntryTermIndex().getIndex()) {
+            roles.schedule(this::promoteIfReady, 10, TimeUnit.MILLISECONDS); // catching up
+            return;
+        }
+        LockStateMachine.Snapshot table = stateMachine.read();
+        long start = clock.nanoTime();
+        registry.reset();
+        registry.promote(table.held(), settings.electionTimeoutMax().toNanos());
+        epoch++; // before open(): answers of a session from an older epoch are never written
+        proposer.open(table.counter());
+        leaderId = selfId;
+        serving = true;
+        log.info("Node {} serves as leader (term {}): {} grants promoted, tokens continue above {} ({} ms)",
+                settings.nodeId(), info.getCurrentTerm(), table.held().size(), table.counter(),
+                TimeUnit.NANOSECONDS.toMillis(clock.nanoTime() - start));
+    }
+
+    /** On the roles thread (or in stop): stop serving, if serving. */
+    private void stepDown(String why) {
+        if (!serving) {
+            return;
+        }
+        serving = false;
+        proposer.close();
+        registry.drain(); // B to queued Acquires (they need no commit)
+        server.leadershipLost();
+        registry.reset();
+        log.info("Node {} stopped serving: {}", settings.nodeId(), why);
+    }
+
+    private void execute(Runnable r) {
+        ScheduledExecutorService s = roles;
+        if (s != null && !s.isShutdown()) {
+            try {
+                s.execute(r);
+            } catch (java.util.concurrent.RejectedExecutionException e) {
+                // stopping
+            }
+        }
+    }
+
+    private CompletableFuture<?> propose(byte[] batch) {
+        return client.async().send(Message.valueOf(ByteString.copyFrom(batch))).thenApply(reply -> {
+            if (!reply.isSuccess()) {
+                throw new IllegalStateException("not committed: " + reply.getException());
+            }
+            return reply;
+        });
+    }
+
+    private RaftServer.Division division() {
+        try {
+            RaftServer s = raftServer;
+            return s == null ? null : s.getDivision(GROUP_ID);
+        } catch (IOException e) {
+            return null;
+        }
+    }
+
+    private DivisionInfo info() {
+        RaftServer.Division d = division();
+        return d == null ? null : d.getInfo();
+    }
+
+    private boolean isLeader() {
+        DivisionInfo i = info();
+        return i != null && i.isLeader();
+    }
+
+    // ------------------------------------------------------------------ ServingGate
+
+    /** True while this node is the ready leader and has promoted: it serves lock requests. */
+    @Override
+    public boolean serving() {
+        return serving;
+    }
+
+    @Override
+    public long epoch() {
+        return epoch;
+    }
+
+    @Override
+    public String leaderHint() {
+        RaftPeerId l = leaderId;
+        if (l == null || l.equals(selfId)) {
+            return ""; // unknown, or this node (never name the node that answers)
+        }
+        ClusterSettings.Peer p = settings.peers().get(l.toString());
+        return p == null ? "" : "leader=" + p.clientAddress();
+    }
+
+    @Override
+    public long barrier() {
+        return proposer.barrier();
+    }
+
+    @Override
+    public boolean committed(long barrier) {
+        return proposer.committed(barrier);
+    }
+
+    @Override
+    public void whenCommitted(long barrier, Committed then) {
+        proposer.whenCommitted(barrier, then);
+    }
+
+    // ------------------------------------------------------------------ health and metrics
+
+    /** What health and metrics show about this node. */
+    public record Status(String nodeId, String role, boolean serving, long term, String leader, long commitIndex,
+            long appliedIndex, long leaderChanges, int replicatedHeldKeys, int proposerBacklog) {
+
+        /** Readiness: joined, and a serving leader is known (this node or another). */
+        public boolean ready() {
+            return !leader.isEmpty() && (serving || !"LEADER".equals(role));
+        }
+    }
+
+    /** A consistent-enough view for health and metrics (each field read once, without locks). */
+    public Status status() {
+        RaftServer.Division d = division();
+        DivisionInfo i = d == null ? null : d.getInfo();
+        RaftPeerId l = leaderId;
+        String role = i == null ? "STOPPED" : i.getCurrentRole().name();
+        return new Status(settings.nodeId(), role, serving, i == null ? 0 : i.getCurrentTerm(),
+                l == null ? "" : l.toString(), d == null ? 0 : d.getRaftLog().getLastCommittedIndex(),
+                i == null ? 0 : i.getLastAppliedIndex(), leaderChanges.get(), stateMachine.heldKeys(),
+                proposer.backlog());
+    }
+
+    /** The settings this node runs with. */
+    public ClusterSettings settings() {
+        return settings;
+    }
+}

@@ -1,0 +1,36 @@
+package dev.leasehold.cluster;
+
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.Map;
+
+/**
+ * How one node of a cluster runs (PROTOCOL.md section 10), validated by the configuration layer.
+ *
+ * @param nodeId this node; a key of {@code peers}
+ * @param peers every node, this one included: id → addresses
+ * @param raftDir Raft log and snapshots (under {@code leasehold.data-dir})
+ * @param electionTimeoutMin Raft's randomised election timeout, lower bound
+ * @param electionTimeoutMax upper bound; also what a new leader adds to every promoted lease
+ * @param maxBatch decisions per Raft log entry at most
+ * @param maxInFlight batches proposed and not yet committed at most
+ * @param maxPending decisions waiting to be proposed before Acquires get {@code B}
+ * @param snapshotEvery log entries between snapshots (the log is purged up to the snapshot)
+ */
+public record ClusterSettings(String nodeId, Map<String, Peer> peers, Path raftDir, Duration electionTimeoutMin,
+        Duration electionTimeoutMax, int maxBatch, int maxInFlight, int maxPending, long snapshotEvery) {
+
+    /**
+     * One node's addresses.
+     *
+     * @param raftAddress host:port of its Raft (gRPC) endpoint
+     * @param clientAddress host:port clients use for the lock protocol (named in {@code X 8} hints)
+     */
+    public record Peer(String raftAddress, String clientAddress) {
+    }
+
+    /** This node's addresses. */
+    public Peer self() {
+        return peers.get(nodeId);
+    }
+}

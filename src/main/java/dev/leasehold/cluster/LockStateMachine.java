@@ -1,0 +1,179 @@
+package dev.leasehold.cluster;
+
+import java.io.BufferedInputStream;
+import java.io.BufferedOutputStream;
+import java.io.DataInputStream;
+import java.io.DataOutputStream;
+import java.io.File;
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.StandardCopyOption;
+import java.util.Collection;
+import java.util.List;
+import java.util.concurrent.CompletableFuture;
+
+import org.apache.ratis.proto.RaftProtos.LogEntryProto;
+import org.apache.ratis.protocol.Message;
+import org.apache.ratis.protocol.RaftGroupId;
+import org.apache.ratis.protocol.RaftGroupMemberId;
+import org.apache.ratis.protocol.RaftPeerId;
+import org.apache.ratis.server.RaftServer;
+import org.apache.ratis.server.protocol.TermIndex;
+import org.apache.ratis.server.storage.FileInfo;
+import org.apache.ratis.server.storage.RaftStorage;
+import org.apache.ratis.statemachine.StateMachineStorage;
+import org.apache.ratis.statemachine.TransactionContext;
+import org.apache.ratis.statemachine.impl.BaseStateMachine;
+import org.apache.ratis.statemachine.impl.SimpleStateMachineStorage;
+import org.apache.ratis.statemachine.impl.SingleFileSnapshotInfo;
+import org.apache.ratis.util.MD5FileUtil;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+import dev.leasehold.registry.ReplicatedTable;
+
+/**
+ * The Raft state machine: applies committed batches to the {@link ReplicatedTable} in log order
+ * (on every node), writes and loads snapshots of it, and passes leadership events to the
+ * {@link Listener} (the {@link ClusterNode}).
+ *
+ * <p>Only {@link #applyTransaction} changes the table; snapshots and reads synchronise on this
+ * object, so a snapshot never sees half a batch.
+ */
+final class LockStateMachine extends BaseStateMachine {
+
+    private static final Logger log = LoggerFactory.getLogger(LockStateMachine.class);
+
+    /** Leadership and failure events, called on Ratis threads: must not block for long. */
+    interface Listener {
+        /** This node's first entry of its term is applied: every committed entry is in the table. */
+        void leaderReady();
+
+        /** The leader is now {@code leader} (null while unknown). */
+        void leaderChanged(RaftPeerId leader);
+
+        /** This node is no longer leader. */
+        void notLeader();
+
+        /** The Raft log cannot be written: the node must stop rather than serve on. */
+        void logFailed(Throwable cause);
+    }
+
+    private final SimpleStateMachineStorage storage = new SimpleStateMachineStorage();
+    private final Listener listener;
+    private ReplicatedTable table = new ReplicatedTable();
+
+    LockStateMachine(Listener listener) {
+        this.listener = listener;
+    }
+
+    @Override
+    public void initialize(RaftServer server, RaftGroupId groupId, RaftStorage raftStorage) throws IOException {
+        super.initialize(server, groupId, raftStorage);
+        storage.init(raftStorage);
+        load(storage.loadLatestSnapshot());
+    }
+
+    @Override
+    public void reinitialize() throws IOException {
+        load(storage.loadLatestSnapshot());
+    }
+
+    private synchronized void load(SingleFileSnapshotInfo snapshot) throws IOException {
+        if (snapshot == null) {
+            return;
+        }
+        File f = snapshot.getFile().getPath().toFile();
+        MD5FileUtil.verifySavedMD5(f, snapshot.getFile().getFileDigest());
+        try (DataInputStream in = new DataInputStream(new BufferedInputStream(Files.newInputStream(f.toPath())))) {
+            table = ReplicatedTable.readFrom(in);
+        }
+        setLastAppliedTermIndex(snapshot.getTermIndex());
+        log.info("Loaded snapshot {}: {} held keys, token counter {}", snapshot.getTermIndex(), table.size(),
+                table.counter());
+    }
+
+    @Override
+    public StateMachineStorage getStateMachineStorage() {
+        return storage;
+    }
+
+    @Override
+    public CompletableFuture<Message> applyTransaction(TransactionContext trx) {
+        LogEntryProto entry = trx.getLogEntry();
+        List<ReplicatedTable.Command> batch = CommandCodec.decode(
+                entry.getStateMachineLogEntry().getLogData().toByteArray());
+        long rejected;
+        synchronized (this) {
+            long before = table.rejected();
+            for (ReplicatedTable.Command c : batch) {
+                table.apply(c);
+            }
+            rejected = table.rejected() - before;
+            updateLastAppliedTermIndex(entry.getTerm(), entry.getIndex());
+        }
+        if (rejected > 0) {
+            log.error("Log entry {} had {} grants on keys that were still held: the leader's view was wrong",
+                    entry.getIndex(), rejected);
+        }
+        return CompletableFuture.completedFuture(Message.EMPTY);
+    }
+
+    @Override
+    public long takeSnapshot() throws IOException {
+        ReplicatedTable copy;
+        TermIndex last;
+        synchronized (this) {
+            last = getLastAppliedTermIndex();
+            if (last == null || last.getIndex() < 0) {
+                return -1;
+            }
+            File f = storage.getSnapshotFile(last.getTerm(), last.getIndex());
+            File tmp = new File(f.getPath() + ".tmp");
+            try (DataOutputStream out = new DataOutputStream(new BufferedOutputStream(Files.newOutputStream(tmp.toPath())))) {
+                table.writeTo(out);
+            }
+            Files.move(tmp.toPath(), f.toPath(), StandardCopyOption.ATOMIC_MOVE, StandardCopyOption.REPLACE_EXISTING);
+            var md5 = MD5FileUtil.computeAndSaveMd5ForFile(f);
+            storage.updateLatestSnapshot(new SingleFileSnapshotInfo(new FileInfo(f.toPath(), md5), last));
+            copy = table;
+        }
+        log.info("Snapshot at {}: {} held keys", last, copy.size());
+        return last.getIndex();
+    }
+
+    /** Every held key and the token counter, as one consistent read. */
+    synchronized Snapshot read() {
+        return new Snapshot(table.held(), table.counter(), getLastAppliedTermIndex());
+    }
+
+    /** A consistent read of the table. */
+    record Snapshot(List<ReplicatedTable.Held> held, long counter, TermIndex applied) {
+    }
+
+    synchronized int heldKeys() {
+        return table.size();
+    }
+
+    // ------------------------------------------------------------------ events
+
+    @Override
+    public void notifyLeaderReady() {
+        listener.leaderReady();
+    }
+
+    @Override
+    public void notifyLeaderChanged(RaftGroupMemberId member, RaftPeerId newLeader) {
+        listener.leaderChanged(newLeader);
+    }
+
+    @Override
+    public void notifyNotLeader(Collection<TransactionContext> pending) {
+        listener.notLeader();
+    }
+
+    @Override
+    public void notifyLogFailed(Throwable cause, LogEntryProto entry) {
+        listener.logFailed(cause);
+    }
+}

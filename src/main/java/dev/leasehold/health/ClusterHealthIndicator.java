@@ -1,0 +1,45 @@
+package dev.leasehold.health;
+
+import org.springframework.boot.health.contributor.Health;
+import org.springframework.boot.health.contributor.HealthIndicator;
+
+import dev.leasehold.cluster.ClusterNode;
+
+/**
+ * The {@code cluster} component of {@code /actuator/health} in cluster mode (docs/cluster.md):
+ * this node's Raft role and term, the leader, the commit and applied index, and whether this node
+ * serves locks. UP while the node runs and knows a leader; OUT_OF_SERVICE while no leader is known
+ * (an election, or no majority); DOWN when the Raft server is not running.
+ */
+public final class ClusterHealthIndicator implements HealthIndicator {
+
+    private final ClusterNode node;
+
+    /** @param node the cluster node to report on */
+    public ClusterHealthIndicator(ClusterNode node) {
+        this.node = node;
+    }
+
+    @Override
+    public Health health() {
+        ClusterNode.Status s = node.status();
+        Health.Builder b;
+        if ("STOPPED".equals(s.role())) {
+            b = Health.down();
+        } else if (s.leader().isEmpty()) {
+            b = Health.outOfService();
+        } else {
+            b = Health.up();
+        }
+        return b.withDetail("nodeId", s.nodeId())
+                .withDetail("role", s.role())
+                .withDetail("serving", s.serving())
+                .withDetail("term", s.term())
+                .withDetail("leader", s.leader())
+                .withDetail("commitIndex", s.commitIndex())
+                .withDetail("appliedIndex", s.appliedIndex())
+                .withDetail("leaderChanges", s.leaderChanges())
+                .withDetail("replicatedHeldKeys", s.replicatedHeldKeys())
+                .build();
+    }
+}

@@ -1,0 +1,43 @@
+package dev.leasehold.registry;
+
+/**
+ * Receives every state-changing decision of the registry, in the order the decisions were made
+ * for each key: the cluster's proposer turns them into Raft log entries (PROTOCOL.md section 10),
+ * and the answers that depend on them wait until they have committed. Single-node mode uses
+ * {@link #NONE}.
+ *
+ * <p>Called under a lane lock: implementations append to memory and never block.
+ */
+public interface DecisionLog {
+
+    /** {@code token} was granted on {@code key} for {@code leaseSeconds}. */
+    void granted(byte[] key, long token, int leaseSeconds);
+
+    /** A Release of {@code token} was decided (whether it was the active grant or not). */
+    void released(byte[] key, long token);
+
+    /** An Extend of {@code token} was decided (whether it was the active grant or not). */
+    void extended(byte[] key, long token, int leaseSeconds);
+
+    /** The lease of {@code token} ran out. */
+    void expired(byte[] key, long token);
+
+    /** Single-node mode: nothing is replicated. */
+    DecisionLog NONE = new DecisionLog() {
+        @Override
+        public void granted(byte[] key, long token, int leaseSeconds) {
+        }
+
+        @Override
+        public void released(byte[] key, long token) {
+        }
+
+        @Override
+        public void extended(byte[] key, long token, int leaseSeconds) {
+        }
+
+        @Override
+        public void expired(byte[] key, long token) {
+        }
+    };
+}

@@ -1,0 +1,500 @@
+package dev.leasehold.cluster;
+
+import static java.nio.charset.StandardCharsets.UTF_8;
+import static org.assertj.core.api.Assertions.assertThat;
+
+import java.io.DataInputStream;
+import java.io.IOException;
+import java.io.OutputStream;
+import java.net.InetSocketAddress;
+import java.net.ServerSocket;
+import java.net.Socket;
+import java.nio.ByteBuffer;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Random;
+import java.util.concurrent.ConcurrentLinkedQueue;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicLong;
+
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+import dev.leasehold.testing.ServerProcess;
+
+/**
+ * Three real server processes (PROTOCOL.md section 10) under lock traffic from several client
+ * threads on a few shared keys, while the leader is killed ({@code kill -9}), paused
+ * ({@code SIGSTOP} for longer than the election timeout, then {@code SIGCONT}: it must not grant
+ * after it wakes) and followers restart. The checker: no two valid tickets of a key overlap
+ * (validity as a client computes it, 9.6, ended early by the holder's Release), tokens are unique
+ * and grow per key and across every failover, every Acquire got exactly one outcome with its own
+ * owner. It also measures failover: from the fault to the first {@code A} on a fresh session.
+ *
+ * <p>CI runs one round of each fault; {@code -Dleasehold.cluster.failovers=100} runs 100 leader
+ * failovers (with a follower restart every fifth round). Seeded: {@code -Dleasehold.seed=N}.
+ */
+class ClusterFaultIntegrationTests {
+
+    private static final int FAILOVERS = Integer.getInteger("leasehold.cluster.failovers", 2);
+    private static final long SEED = Long.getLong("leasehold.seed", System.nanoTime());
+    private static final long ELECTION_MAX_MS = 2000;
+    private static final List<String> KEYS = List.of("k0", "k1", "k2", "k3", "k4", "k5");
+
+    @TempDir
+    Path dir;
+
+    private final String[] ids = {"n1", "n2", "n3"};
+    private final int[] clientPorts = new int[3];
+    private final int[] raftPorts = new int[3];
+    private final ServerProcess[] nodes = new ServerProcess[3];
+
+    private final ConcurrentLinkedQueue<Ticket> tickets = new ConcurrentLinkedQueue<>();
+    private final ConcurrentLinkedQueue<String> violations = new ConcurrentLinkedQueue<>();
+    private final AtomicLong sent = new AtomicLong();
+    private final AtomicLong outcomes = new AtomicLong();
+    private final Map<String, AtomicLong> outcomeCounts = Collections.synchronizedMap(new HashMap<>());
+    private final AtomicBoolean stop = new AtomicBoolean();
+    private final AtomicLong nextOwner = new AtomicLong(1);
+
+    record Ticket(String key, long token, long grantSeenNanos, long validEndNanos) {
+    }
+
+    @Test
+    void noOverlapNoLostTokenAndBoundedFailoverUnderCrashPauseAndRestart() throws Exception {
+        System.out.println("ClusterFaultIntegrationTests seed " + SEED + ", failovers " + FAILOVERS);
+        for (int i = 0; i < 3; i++) {
+            clientPorts[i] = freePort();
+            raftPorts[i] = freePort();
+        }
+        List<Thread> workers = new ArrayList<>();
+        try {
+            for (int i = 0; i < 3; i++) {
+                nodes[i] = ServerProcess.launch(dir.resolve(ids[i]), nodeProps(i));
+            }
+            for (int i = 0; i < 3; i++) {
+                awaitLog(i, "Leasehold protocol listening", 120_000);
+            }
+            long t = System.nanoTime();
+            firstGrant(60_000);
+            System.out.printf("cluster up, first grant %d ms after the last node listened%n", ms(System.nanoTime() - t));
+
+            for (int w = 0; w < 6; w++) {
+                Random random = new Random(SEED + w);
+                Thread th = new Thread(() -> work(random), "load-" + w);
+                th.setDaemon(true);
+                th.start();
+                workers.add(th);
+            }
+            Thread.sleep(1500); // real traffic before the first fault
+
+            List<Long> failoverMs = new ArrayList<>();
+            Map<String, List<Long>> byFault = new HashMap<>();
+            int leaderFaults = 0;
+            int round = 0;
+            while (leaderFaults < FAILOVERS) {
+                long maxTokenBefore = maxToken();
+                String fault;
+                long took;
+                boolean ciSchedule = FAILOVERS <= 2; // kill -9, follower restart, SIGSTOP
+                if (ciSchedule ? round == 1 : round % 5 == 4) {
+                    fault = "follower restart";
+                    int f = (leaderIndex(10_000) + 1) % 3;
+                    nodes[f].kill9();
+                    nodes[f] = ServerProcess.launch(dir.resolve(ids[f]), nodeProps(f));
+                    awaitLog(f, "leader is now", 120_000);
+                    took = -1;
+                } else if (ciSchedule ? round == 0 : round % 2 == 0) {
+                    fault = "leader kill -9";
+                    int l = leaderIndex(30_000);
+                    long t0 = System.nanoTime();
+                    nodes[l].kill9();
+                    took = ms(firstGrant(30_000) - t0);
+                    nodes[l] = ServerProcess.launch(dir.resolve(ids[l]), nodeProps(l));
+                    awaitLog(l, "leader is now", 120_000);
+                    leaderFaults++;
+                } else {
+                    fault = "leader SIGSTOP";
+                    int l = leaderIndex(30_000);
+                    long t0 = System.nanoTime();
+                    signal(nodes[l], "STOP");
+                    took = ms(firstGrant(30_000) - t0);
+                    // Paused for longer than the election timeout (real time must pass for the
+                    // others to elect), then woken: it must find the new leader and grant nothing.
+                    long pausedMs = ms(System.nanoTime() - t0);
+                    if (pausedMs < ELECTION_MAX_MS + 1500) {
+                        Thread.sleep(ELECTION_MAX_MS + 1500 - pausedMs);
+                    }
+                    signal(nodes[l], "CONT");
+                    leaderFaults++;
+                }
+                if (took >= 0) {
+                    failoverMs.add(took);
+                    byFault.computeIfAbsent(fault, k -> new ArrayList<>()).add(took);
+                }
+                Thread.sleep(1000); // traffic on the new configuration
+                long maxTokenAfter = maxToken();
+                if (took >= 0) {
+                    assertThat(maxTokenAfter).as("tokens grow across the failover (%s)", fault)
+                            .isGreaterThan(maxTokenBefore);
+                }
+                System.out.printf("round %d: %s%s%n", round, fault, took >= 0 ? ", first grant after " + took + " ms" : "");
+                round++;
+            }
+            stop.set(true);
+            for (Thread th : workers) {
+                th.join(15_000);
+            }
+            check();
+            Collections.sort(failoverMs);
+            System.out.printf("failover (fault → first A on a fresh session), %d rounds: min %d, p50 %d, p99 %d, max %d ms; by fault %s%n",
+                    failoverMs.size(), failoverMs.get(0), failoverMs.get(failoverMs.size() / 2),
+                    failoverMs.get((int) Math.ceil(failoverMs.size() * 0.99) - 1), failoverMs.get(failoverMs.size() - 1),
+                    byFault);
+            System.out.printf("acquires sent %d, outcomes %s, tickets %d%n", sent.get(), outcomeCounts, tickets.size());
+            // The target (p99 <= 3.5 s, never over 5 s) is measured and reported, not asserted: on
+            // 2 cores shared with other JVMs single rounds took up to 19.6 s (docs/cluster.md).
+            // This bound only says that the cluster recovered at all.
+            assertThat(failoverMs.get(failoverMs.size() - 1)).as("the cluster recovered from every fault")
+                    .isLessThan(60_000);
+        } finally {
+            stop.set(true);
+            for (ServerProcess p : nodes) {
+                if (p != null) {
+                    try {
+                        signal(p, "CONT");
+                    } catch (IOException | InterruptedException ignored) {
+                        // already gone
+                    }
+                    p.close();
+                }
+            }
+        }
+    }
+
+    private Map<String, String> nodeProps(int i) {
+        Map<String, String> p = ServerProcess.props("leasehold.port", String.valueOf(clientPorts[i]),
+                "leasehold.cluster.node-id", ids[i], "logging.level.org.apache.ratis", "WARN");
+        for (int j = 0; j < 3; j++) {
+            p.put("leasehold.cluster.peers." + ids[j] + ".raft-address", "127.0.0.1:" + raftPorts[j]);
+            p.put("leasehold.cluster.peers." + ids[j] + ".client-address", "127.0.0.1:" + clientPorts[j]);
+        }
+        return p;
+    }
+
+    // ------------------------------------------------------------------ the checker
+
+    private void check() {
+        assertThat(violations).as("protocol violations seen by the clients").isEmpty();
+        assertThat(outcomes.get()).as("every Acquire sent got exactly one outcome").isEqualTo(sent.get());
+        Map<String, List<Ticket>> byKey = new HashMap<>();
+        Map<Long, Ticket> byToken = new HashMap<>();
+        for (Ticket t : tickets) {
+            assertThat(byToken.put(t.token(), t)).as("token %d issued twice", t.token()).isNull();
+            byKey.computeIfAbsent(t.key(), k -> new ArrayList<>()).add(t);
+        }
+        for (List<Ticket> list : byKey.values()) {
+            list.sort((a, b) -> Long.compare(a.grantSeenNanos(), b.grantSeenNanos()));
+            for (int i = 1; i < list.size(); i++) {
+                Ticket prev = list.get(i - 1);
+                Ticket next = list.get(i);
+                assertThat(next.token()).as("tokens of key %s grow", next.key()).isGreaterThan(prev.token());
+                assertThat(next.grantSeenNanos()).as("ticket %s valid before %s stopped being valid", next, prev)
+                        .isGreaterThanOrEqualTo(prev.validEndNanos());
+            }
+        }
+        assertThat(tickets).as("the load got grants").isNotEmpty();
+    }
+
+    private long maxToken() {
+        long max = 0;
+        for (Ticket t : tickets) {
+            max = Math.max(max, t.token());
+        }
+        return max;
+    }
+
+    // ------------------------------------------------------------------ the load
+
+    /**
+     * One client: acquire a random shared key (wait 0 or 1 s, lease 1–2 s), hold it a little,
+     * release. Follows {@code X 8} hints; {@code X 9}, a broken session or no answer in time make
+     * the Acquire Indeterminate (9.9), and the next one goes to a fresh session.
+     */
+    private void work(Random random) {
+        Conn conn = null;
+        while (!stop.get()) {
+            try {
+                if (conn == null) {
+                    conn = connectToLeader(random, 5_000);
+                    if (conn == null) {
+                        continue;
+                    }
+                }
+                String key = KEYS.get(random.nextInt(KEYS.size()));
+                int wait = random.nextInt(2);
+                int lease = 1 + random.nextInt(2);
+                long owner = nextOwner.getAndIncrement();
+                sent.incrementAndGet();
+                long sendStart = System.nanoTime();
+                Answer a;
+                try {
+                    conn.send(acquire(wait, lease, owner, key));
+                    a = conn.read(wait * 1000 + 3000);
+                } catch (IOException e) {
+                    outcome("indeterminate");
+                    conn.close();
+                    conn = null;
+                    continue;
+                }
+                long seen = System.nanoTime();
+                if (a.op == 'X') {
+                    // 8: nothing executed (a resend would be allowed); 9: Indeterminate.
+                    outcome(a.code == 8 ? "not-leader" : "indeterminate");
+                    conn.close();
+                    conn = null;
+                    continue;
+                }
+                if (a.number != owner) {
+                    violations.add("answer " + (char) a.op + " for owner " + a.number + ", expected " + owner);
+                    outcome("wrong");
+                    continue;
+                }
+                if (a.op != 'A') {
+                    outcome(a.op == 'T' ? "timed-out" : "busy");
+                    continue;
+                }
+                outcome("acquired");
+                long margin = Math.max(TimeUnit.MILLISECONDS.toNanos(50), (a.queuedMs + lease * 1000L) * 10_000L);
+                long validUntil = sendStart + TimeUnit.MILLISECONDS.toNanos(a.queuedMs + lease * 1000L) - margin;
+                if (seen >= validUntil) {
+                    continue; // the delivery gate (9.7): never valid for us
+                }
+                long hold = TimeUnit.MILLISECONDS.toNanos(random.nextInt(200));
+                long releaseAt = Math.min(seen + hold, validUntil);
+                long sleep = releaseAt - System.nanoTime();
+                if (sleep > 0) {
+                    Thread.sleep(TimeUnit.NANOSECONDS.toMillis(sleep), (int) (sleep % 1_000_000));
+                }
+                long end = Math.min(validUntil, System.nanoTime()); // stop acting as holder, then release
+                tickets.add(new Ticket(key, a.token, seen, end));
+                try {
+                    conn.send(release(a.token, key));
+                    Answer r = conn.read(3000);
+                    if (r.op == 'X') {
+                        conn.close();
+                        conn = null;
+                    }
+                } catch (IOException e) {
+                    conn.close();
+                    conn = null; // the lease frees the key
+                }
+            } catch (InterruptedException e) {
+                return;
+            } catch (RuntimeException e) {
+                violations.add(e.toString());
+            }
+        }
+        if (conn != null) {
+            conn.close();
+        }
+    }
+
+    private void outcome(String what) {
+        outcomes.incrementAndGet();
+        outcomeCounts.computeIfAbsent(what, k -> new AtomicLong()).incrementAndGet();
+    }
+
+    /** A session to the node that grants: follow {@code X 8} hints, else try the next node. */
+    private Conn connectToLeader(Random random, long timeoutMs) throws InterruptedException {
+        long deadline = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(timeoutMs);
+        int i = random.nextInt(3);
+        long backoff = 50;
+        while (System.nanoTime() < deadline && !stop.get()) {
+            int port = clientPorts[i];
+            try {
+                Conn c = new Conn(port);
+                // A Ping cannot tell the leader; an Acquire on a private key can, and is released.
+                long owner = nextOwner.getAndIncrement();
+                String probe = "probe-" + owner;
+                c.send(acquire(0, 1, owner, probe));
+                Answer a = c.read(1500);
+                if (a.op == 'A') {
+                    c.send(release(a.token, probe));
+                    Answer r = c.read(3000);
+                    if (r.op == 'R') {
+                        return c;
+                    }
+                }
+                c.close();
+                if (a.op == 'X' && a.message.startsWith("leader=")) {
+                    int hinted = portIndex(Integer.parseInt(a.message.substring(a.message.lastIndexOf(':') + 1)));
+                    if (hinted >= 0 && hinted != i) {
+                        i = hinted;
+                        continue;
+                    }
+                }
+            } catch (IOException e) {
+                // down or paused: next node
+            }
+            i = (i + 1) % 3;
+            Thread.sleep(backoff);
+            backoff = Math.min(500, backoff * 2);
+        }
+        return null;
+    }
+
+    private int portIndex(int port) {
+        for (int j = 0; j < 3; j++) {
+            if (clientPorts[j] == port) {
+                return j;
+            }
+        }
+        return -1;
+    }
+
+    /** Probes every node on fresh sessions until one grants; returns when (nanoTime). */
+    private long firstGrant(long timeoutMs) throws Exception {
+        long deadline = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(timeoutMs);
+        while (System.nanoTime() < deadline) {
+            for (int i = 0; i < 3; i++) {
+                try (Conn c = new Conn(clientPorts[i])) {
+                    long owner = nextOwner.getAndIncrement();
+                    c.send(acquire(0, 1, owner, "failover-probe-" + owner));
+                    Answer a = c.read(300);
+                    if (a.op == 'A') {
+                        return System.nanoTime();
+                    }
+                } catch (IOException e) {
+                    // down, paused or not yet serving
+                }
+            }
+            Thread.sleep(20);
+        }
+        throw new AssertionError("no node granted within " + timeoutMs + " ms");
+    }
+
+    /** The node that grants now. */
+    private int leaderIndex(long timeoutMs) throws Exception {
+        long deadline = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(timeoutMs);
+        while (System.nanoTime() < deadline) {
+            for (int i = 0; i < 3; i++) {
+                try (Conn c = new Conn(clientPorts[i])) {
+                    long owner = nextOwner.getAndIncrement();
+                    c.send(acquire(0, 1, owner, "leader-probe-" + owner));
+                    if (c.read(1000).op == 'A') {
+                        return i;
+                    }
+                } catch (IOException e) {
+                    // next
+                }
+            }
+            Thread.sleep(50);
+        }
+        throw new AssertionError("no leader within " + timeoutMs + " ms");
+    }
+
+    private void awaitLog(int i, String text, long timeoutMs) throws Exception {
+        long deadline = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(timeoutMs);
+        while (!nodes[i].output().contains(text)) {
+            if (!nodes[i].isAlive()) {
+                throw new AssertionError(ids[i] + " exited:\n" + nodes[i].output());
+            }
+            if (System.nanoTime() > deadline) {
+                throw new AssertionError(ids[i] + " did not log '" + text + "' in time:\n" + nodes[i].output());
+            }
+            Thread.sleep(50); // polling a log file of another process
+        }
+    }
+
+    private static void signal(ServerProcess p, String sig) throws IOException, InterruptedException {
+        new ProcessBuilder("kill", "-" + sig, String.valueOf(p.pid())).inheritIO().start().waitFor(5, TimeUnit.SECONDS);
+    }
+
+    private static int freePort() throws IOException {
+        try (ServerSocket s = new ServerSocket(0, 1, java.net.InetAddress.getLoopbackAddress())) {
+            return s.getLocalPort();
+        }
+    }
+
+    private static long ms(long nanos) {
+        return TimeUnit.NANOSECONDS.toMillis(nanos);
+    }
+
+    // ------------------------------------------------------------------ raw protocol
+
+    static byte[] acquire(int wait, int lease, long owner, String key) {
+        byte[] k = key.getBytes(UTF_8);
+        return ByteBuffer.allocate(12 + k.length).put((byte) 'A').put((byte) wait).put((byte) lease).putLong(owner)
+                .put(k).put((byte) '\n').array();
+    }
+
+    static byte[] release(long token, String key) {
+        byte[] k = key.getBytes(UTF_8);
+        return ByteBuffer.allocate(10 + k.length).put((byte) 'R').putLong(token).put(k).put((byte) '\n').array();
+    }
+
+    /** A decoded answer: op, the owner/token, and for A the token and queued_ms; for X code and message. */
+    record Answer(int op, long number, long token, long queuedMs, int code, String message) {
+    }
+
+    static final class Conn implements AutoCloseable {
+        private final Socket socket = new Socket();
+        private final DataInputStream in;
+        private final OutputStream out;
+
+        Conn(int port) throws IOException {
+            socket.connect(new InetSocketAddress("127.0.0.1", port), 500);
+            socket.setTcpNoDelay(true);
+            in = new DataInputStream(socket.getInputStream());
+            out = socket.getOutputStream();
+        }
+
+        void send(byte[] frame) throws IOException {
+            out.write(frame);
+            out.flush();
+        }
+
+        Answer read(int timeoutMs) throws IOException {
+            socket.setSoTimeout(timeoutMs);
+            int op = in.readUnsignedByte();
+            switch (op) {
+                case 'A' -> {
+                    long owner = in.readLong();
+                    long token = in.readLong();
+                    long queued = in.readInt() & 0xFFFFFFFFL;
+                    in.readByte();
+                    return new Answer(op, owner, token, queued, 0, "");
+                }
+                case 'T', 'B', 'R', 'E', 'N', 'P' -> {
+                    long n = in.readLong();
+                    in.readByte();
+                    return new Answer(op, n, 0, 0, 0, "");
+                }
+                case 'X' -> {
+                    int code = in.readUnsignedByte();
+                    StringBuilder m = new StringBuilder();
+                    for (int b = in.readUnsignedByte(); b != '\n'; b = in.readUnsignedByte()) {
+                        m.append((char) b);
+                    }
+                    return new Answer(op, 0, 0, 0, code, m.toString());
+                }
+                default -> throw new IOException("unexpected answer byte " + op);
+            }
+        }
+
+        @Override
+        public void close() {
+            try {
+                socket.close();
+            } catch (IOException ignored) {
+                // closing
+            }
+        }
+    }
+}

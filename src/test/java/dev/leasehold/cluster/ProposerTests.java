@@ -1,0 +1,103 @@
+package dev.leasehold.cluster;
+
+import static java.nio.charset.StandardCharsets.UTF_8;
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
+import java.time.Duration;
+import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.LinkedBlockingQueue;
+import java.util.concurrent.TimeUnit;
+
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+
+import dev.leasehold.registry.NanoClock;
+import dev.leasehold.registry.ReplicatedTable;
+import dev.leasehold.registry.TokenSource;
+
+/**
+ * The proposer against a sink whose commits the test completes by hand: answers wait for their
+ * commit and are released in order, decisions made while a batch is in flight form the next
+ * batch, and nothing is answered or issued once the node stops serving.
+ */
+class ProposerTests {
+
+    private final LinkedBlockingQueue<CompletableFuture<Object>> proposals = new LinkedBlockingQueue<>();
+    private final List<List<ReplicatedTable.Command>> batches = new CopyOnWriteArrayList<>();
+    private final List<Throwable> failures = new CopyOnWriteArrayList<>();
+    private final Proposer proposer = new Proposer(bytes -> {
+        batches.add(CommandCodec.decode(bytes));
+        CompletableFuture<Object> f = new CompletableFuture<>();
+        proposals.add(f);
+        return f;
+    }, 256, 1, 1000, NanoClock.SYSTEM, nanos -> { }, failures::add);
+
+    @AfterEach
+    void stop() {
+        proposer.stop();
+    }
+
+    private static byte[] key(String k) {
+        return k.getBytes(UTF_8);
+    }
+
+    @Test
+    void answersWaitForTheirCommitAndComeInOrder() throws Exception {
+        proposer.start();
+        proposer.open(41);
+        assertThat(proposer.next()).as("tokens continue above the replicated counter").isEqualTo(42);
+        proposer.granted(key("a"), 42, 10);
+        long first = proposer.barrier();
+        List<String> answered = new CopyOnWriteArrayList<>();
+        proposer.whenCommitted(first, ok -> answered.add("first " + ok));
+        CompletableFuture<Object> batch1 = proposals.poll(5, TimeUnit.SECONDS);
+
+        // While batch 1 is in flight (max 1), two more decisions queue up: one batch later.
+        proposer.released(key("a"), 42);
+        proposer.extended(key("b"), 7, 30);
+        long second = proposer.barrier();
+        proposer.whenCommitted(second, ok -> answered.add("second " + ok));
+        assertThat(proposer.committed(first)).isFalse();
+        assertThat(answered).isEmpty();
+
+        batch1.complete("ok");
+        await().atMost(Duration.ofSeconds(5)).until(() -> answered.size() == 1);
+        assertThat(answered).containsExactly("first true");
+        CompletableFuture<Object> batch2 = proposals.poll(5, TimeUnit.SECONDS);
+        assertThat(batches).hasSize(2);
+        assertThat(batches.get(1)).hasSize(2);
+        batch2.complete("ok");
+        await().atMost(Duration.ofSeconds(5)).until(() -> answered.size() == 2);
+        assertThat(answered).containsExactly("first true", "second true");
+        assertThat(proposer.committed(second)).isTrue();
+    }
+
+    @Test
+    void whenServingStopsWaitingAnswersAreDroppedAndNothingIsIssued() throws Exception {
+        proposer.start();
+        proposer.open(0);
+        proposer.granted(key("a"), proposer.next(), 10);
+        List<Boolean> answered = new CopyOnWriteArrayList<>();
+        proposer.whenCommitted(proposer.barrier(), answered::add);
+        proposals.poll(5, TimeUnit.SECONDS);
+        proposer.close();
+        assertThat(answered).containsExactly(false);
+        assertThat(proposer.next()).isEqualTo(TokenSource.NONE);
+        proposer.granted(key("b"), 5, 10); // ignored: not serving
+        assertThat(proposer.backlog()).isZero();
+        proposer.whenCommitted(proposer.barrier(), answered::add);
+        assertThat(answered).containsExactly(false, false);
+    }
+
+    @Test
+    void aFailedProposalIsReported() throws Exception {
+        proposer.start();
+        proposer.open(0);
+        proposer.expired(key("a"), 3);
+        proposals.poll(5, TimeUnit.SECONDS).completeExceptionally(new IllegalStateException("not leader"));
+        await().atMost(Duration.ofSeconds(5)).until(() -> failures.size() == 1);
+    }
+}

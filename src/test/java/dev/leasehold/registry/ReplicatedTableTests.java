@@ -1,0 +1,164 @@
+package dev.leasehold.registry;
+
+import static java.nio.charset.StandardCharsets.UTF_8;
+import static org.assertj.core.api.Assertions.assertThat;
+
+import java.io.ByteArrayInputStream;
+import java.io.ByteArrayOutputStream;
+import java.io.DataInputStream;
+import java.io.DataOutputStream;
+import java.io.IOException;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Random;
+import java.util.TreeMap;
+
+import org.junit.jupiter.api.Test;
+
+import dev.leasehold.registry.ReplicatedTable.Command;
+import dev.leasehold.registry.ReplicatedTable.Expire;
+import dev.leasehold.registry.ReplicatedTable.Extend;
+import dev.leasehold.registry.ReplicatedTable.Grant;
+import dev.leasehold.registry.ReplicatedTable.Outcome;
+import dev.leasehold.registry.ReplicatedTable.Release;
+
+/**
+ * The cluster's apply function (PROTOCOL.md section 10): random command logs, as a leader (and
+ * now and then a confused one) would write them, applied to several copies. Seeded: the seed is
+ * printed, {@code -Dleasehold.seed=N} reruns one.
+ */
+class ReplicatedTableTests {
+
+    private static final long SEED = Long.getLong("leasehold.seed", System.nanoTime());
+
+    @Test
+    void threeCopiesApplyingTheSameLogAreIdentical() {
+        System.out.println("ReplicatedTableTests seed " + SEED + " (rerun with -Dleasehold.seed=" + SEED + ")");
+        for (int round = 0; round < 50; round++) {
+            List<Command> log = randomLog(new Random(SEED + round), 2_000);
+            ReplicatedTable a = new ReplicatedTable();
+            ReplicatedTable b = new ReplicatedTable();
+            ReplicatedTable c = new ReplicatedTable();
+            for (Command cmd : log) {
+                Outcome oa = a.apply(cmd);
+                assertThat(b.apply(cmd)).as("seed %d round %d", SEED, round).isEqualTo(oa);
+                assertThat(c.apply(cmd)).isEqualTo(oa);
+            }
+            assertThat(canonical(b)).isEqualTo(canonical(a));
+            assertThat(canonical(c)).isEqualTo(canonical(a));
+        }
+    }
+
+    @Test
+    void aSnapshotPlusTheRestOfTheLogEqualsTheFullReplay() throws IOException {
+        for (int round = 0; round < 50; round++) {
+            Random random = new Random(SEED + 1000 + round);
+            List<Command> log = randomLog(random, 2_000);
+            int cut = random.nextInt(log.size());
+            ReplicatedTable full = new ReplicatedTable();
+            ReplicatedTable prefix = new ReplicatedTable();
+            for (int i = 0; i < log.size(); i++) {
+                full.apply(log.get(i));
+                if (i < cut) {
+                    prefix.apply(log.get(i));
+                }
+            }
+            ReplicatedTable restored = roundTrip(prefix);
+            assertThat(canonical(restored)).isEqualTo(canonical(prefix));
+            for (int i = cut; i < log.size(); i++) {
+                restored.apply(log.get(i));
+            }
+            assertThat(canonical(restored)).as("seed %d round %d cut %d", SEED, round, cut).isEqualTo(canonical(full));
+        }
+    }
+
+    @Test
+    void grantedTokensOnlyGrowAndTheCounterNeverGoesBack() {
+        Random random = new Random(SEED + 7);
+        ReplicatedTable t = new ReplicatedTable();
+        long lastGranted = 0;
+        long counter = 0;
+        for (Command cmd : randomLog(random, 20_000)) {
+            Outcome o = t.apply(cmd);
+            if (o == Outcome.GRANTED) {
+                assertThat(((Grant) cmd).token()).isGreaterThan(lastGranted);
+                lastGranted = ((Grant) cmd).token();
+            }
+            assertThat(t.counter()).isGreaterThanOrEqualTo(counter);
+            counter = t.counter();
+        }
+        assertThat(t.counter()).isEqualTo(lastGranted);
+    }
+
+    @Test
+    void aGrantOnAHeldKeyIsRejectedAndChangesNothing() {
+        ReplicatedTable t = new ReplicatedTable();
+        byte[] k = "k".getBytes(UTF_8);
+        assertThat(t.apply(new Grant(k, 5, 10))).isEqualTo(Outcome.GRANTED);
+        assertThat(t.apply(new Grant(k, 6, 10))).isEqualTo(Outcome.REJECTED);
+        assertThat(t.rejected()).isEqualTo(1);
+        assertThat(t.held()).singleElement().satisfies(h -> assertThat(h.token()).isEqualTo(5));
+        assertThat(t.apply(new Release(k, 6))).isEqualTo(Outcome.NOT_HELD);
+        assertThat(t.apply(new Expire(k, 6))).isEqualTo(Outcome.NOT_HELD);
+        assertThat(t.apply(new Extend(k, 5, 60))).isEqualTo(Outcome.EXTENDED);
+        assertThat(t.held().get(0).maxLeaseSeconds()).isEqualTo(60);
+        assertThat(t.apply(new Extend(k, 5, 20))).isEqualTo(Outcome.EXTENDED);
+        assertThat(t.held().get(0).maxLeaseSeconds()).as("the longest lease requested stays").isEqualTo(60);
+        assertThat(t.apply(new Expire(k, 5))).isEqualTo(Outcome.EXPIRED);
+        assertThat(t.size()).isZero();
+        assertThat(t.counter()).isEqualTo(5);
+    }
+
+    /**
+     * A leader's log: grants on free keys with increasing tokens, releases, extends and expiries
+     * of held tokens, plus stale or wrong ones (a Release of an old token, a Grant on a held key).
+     */
+    static List<Command> randomLog(Random random, int n) {
+        Map<String, Long> held = new HashMap<>();
+        long token = random.nextInt(100);
+        List<Command> log = new ArrayList<>(n);
+        for (int i = 0; i < n; i++) {
+            String key = "key-" + random.nextInt(40);
+            byte[] k = key.getBytes(UTF_8);
+            Long t = held.get(key);
+            int lease = 1 + random.nextInt(255);
+            switch (random.nextInt(10)) {
+                case 0, 1, 2 -> {
+                    token += 1 + random.nextInt(3);
+                    log.add(new Grant(k, token, lease));
+                    held.putIfAbsent(key, token);
+                }
+                case 3, 4 -> {
+                    log.add(new Release(k, t != null ? t : 1 + random.nextInt((int) token + 1)));
+                    held.remove(key);
+                }
+                case 5, 6 -> log.add(new Extend(k, t != null && random.nextInt(5) > 0 ? t : token + 7, lease));
+                case 7 -> {
+                    log.add(new Expire(k, t != null ? t : token));
+                    held.remove(key);
+                }
+                default -> log.add(new Release(k, t != null ? t - 1 : 0)); // a stale token
+            }
+        }
+        return log;
+    }
+
+    /** The table's content in a fixed order (copies may iterate their hash tables differently). */
+    static String canonical(ReplicatedTable t) {
+        TreeMap<String, String> sorted = new TreeMap<>();
+        for (ReplicatedTable.Held h : t.held()) {
+            sorted.put(new String(h.key(), UTF_8), h.token() + "/" + h.maxLeaseSeconds());
+        }
+        return "counter=" + t.counter() + " rejected=" + t.rejected() + " " + sorted;
+    }
+
+    static ReplicatedTable roundTrip(ReplicatedTable t) throws IOException {
+        ByteArrayOutputStream bytes = new ByteArrayOutputStream();
+        try (DataOutputStream out = new DataOutputStream(bytes)) {
+            t.writeTo(out);
+        }
+        return ReplicatedTable.readFrom(new DataInputStream(new ByteArrayInputStream(bytes.toByteArray())));
+    }
+}
