@@ -61,6 +61,12 @@ final class Proposer implements DecisionLog, TokenSource {
     /** Incremented on each {@link #open}/{@link #close}: replies of an older epoch are ignored. */
     private volatile long epoch;
     private volatile boolean open;
+    /**
+     * The epoch in which a batch failed: no later batch of that epoch counts as committed. Raft
+     * commits a prefix, so a later batch cannot commit without the failed one unless the failed
+     * one was never appended; its decisions were then never logged and must never be answered.
+     */
+    private volatile long failedEpoch = -1;
 
     private final AtomicLong tokens = new AtomicLong();
 
@@ -244,7 +250,7 @@ final class Proposer implements DecisionLog, TokenSource {
 
     private void committedUpTo(long seq, long ofEpoch) {
         synchronized (waiting) {
-            if (ofEpoch != epoch) {
+            if (ofEpoch != epoch || ofEpoch == failedEpoch) {
                 return;
             }
             committed = Math.max(committed, seq);
@@ -307,6 +313,7 @@ final class Proposer implements DecisionLog, TokenSource {
             f.whenComplete((reply, error) -> {
                 inFlight.release();
                 if (error != null) {
+                    failedEpoch = ofEpoch;
                     log.warn("Raft proposal of {} decisions failed: {}", batch.size(), error.toString());
                     onFailure.accept(error);
                 } else {

@@ -181,15 +181,15 @@ public record LeaseholdProperties(
      * @param maxPending decisions waiting to be proposed; past it Acquires get {@code B}
      * @param snapshotEvery Raft log entries between snapshots; the log is purged up to each snapshot
      */
-    public record Cluster(String nodeId, Map<String, Peer> peers, @DefaultValue("1s") Duration electionTimeoutMin,
-            @DefaultValue("2s") Duration electionTimeoutMax, @DefaultValue("256") int maxBatch,
+    public record Cluster(String nodeId, Map<String, Peer> peers, @DefaultValue("750ms") Duration electionTimeoutMin,
+            @DefaultValue("1500ms") Duration electionTimeoutMax, @DefaultValue("256") int maxBatch,
             @DefaultValue("8") int maxInFlight, @DefaultValue("65536") int maxPending,
             @DefaultValue("100000") long snapshotEvery) {
 
         public Cluster {
             peers = peers == null ? Map.of() : Collections.unmodifiableMap(new LinkedHashMap<>(peers));
-            electionTimeoutMin = electionTimeoutMin != null ? electionTimeoutMin : Duration.ofSeconds(1);
-            electionTimeoutMax = electionTimeoutMax != null ? electionTimeoutMax : Duration.ofSeconds(2);
+            electionTimeoutMin = electionTimeoutMin != null ? electionTimeoutMin : Duration.ofMillis(750);
+            electionTimeoutMax = electionTimeoutMax != null ? electionTimeoutMax : Duration.ofMillis(1500);
             boolean enabled = nodeId != null && !nodeId.isBlank();
             check(enabled || peers.isEmpty(), "leasehold.cluster.node-id", nodeId,
                     "must be set when leasehold.cluster.peers is (one of " + peers.keySet() + ")");

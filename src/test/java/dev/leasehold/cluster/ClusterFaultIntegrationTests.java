@@ -36,14 +36,28 @@ import dev.leasehold.testing.ServerProcess;
  * and grow per key and across every failover, every Acquire got exactly one outcome with its own
  * owner. It also measures failover: from the fault to the first {@code A} on a fresh session.
  *
- * <p>CI runs one round of each fault; {@code -Dleasehold.cluster.failovers=100} runs 100 leader
- * failovers (with a follower restart every fifth round). Seeded: {@code -Dleasehold.seed=N}.
+ * <p>CI runs one round of each fault. {@code -Dleasehold.cluster.failovers=100} runs 100 leader
+ * faults, cycling through {@code -Dleasehold.cluster.faults} (default
+ * {@code kill9,restart,stop,term}; {@code kill9} alone measures crash failover). Seeded:
+ * {@code -Dleasehold.seed=N}. Extra node settings: {@code -Dleasehold.cluster.node-props=k=v;k=v}.
  */
 class ClusterFaultIntegrationTests {
 
-    private static final int FAILOVERS = Integer.getInteger("leasehold.cluster.failovers", 2);
+    /** Leader faults to run (kill9, stop and term rounds; follower restarts do not count). */
+    private static final int FAILOVERS = Integer.getInteger("leasehold.cluster.failovers", 3);
+    /**
+     * The faults, cycled round by round: {@code kill9} (leader {@code kill -9}), {@code stop}
+     * (leader {@code SIGSTOP}, then {@code SIGCONT}), {@code term} (leader SIGTERM: the drain
+     * hands leadership over), {@code restart} (a follower killed and restarted).
+     */
+    private static final List<String> FAULTS = List.of(
+            System.getProperty("leasehold.cluster.faults", "kill9,restart,stop,term").split(","));
     private static final long SEED = Long.getLong("leasehold.seed", System.nanoTime());
     private static final long ELECTION_MAX_MS = 2000;
+    /** Ratis's log level in the nodes ({@code -Dleasehold.cluster.ratis-log=INFO} shows elections). */
+    private static final String RATIS_LOG = System.getProperty("leasehold.cluster.ratis-log", "WARN");
+    /** If set, every node process's output is copied there (one file per process) at the end. */
+    private static final String KEEP_LOGS = System.getProperty("leasehold.cluster.logs");
     private static final List<String> KEYS = List.of("k0", "k1", "k2", "k3", "k4", "k5");
 
     @TempDir
@@ -99,38 +113,49 @@ class ClusterFaultIntegrationTests {
             int round = 0;
             while (leaderFaults < FAILOVERS) {
                 long maxTokenBefore = maxToken();
-                String fault;
-                long took;
-                boolean ciSchedule = FAILOVERS <= 2; // kill -9, follower restart, SIGSTOP
-                if (ciSchedule ? round == 1 : round % 5 == 4) {
-                    fault = "follower restart";
-                    int f = (leaderIndex(10_000) + 1) % 3;
-                    nodes[f].kill9();
-                    nodes[f] = ServerProcess.launch(dir.resolve(ids[f]), nodeProps(f));
-                    awaitLog(f, "leader is now", 120_000);
-                    took = -1;
-                } else if (ciSchedule ? round == 0 : round % 2 == 0) {
-                    fault = "leader kill -9";
-                    int l = leaderIndex(30_000);
-                    long t0 = System.nanoTime();
-                    nodes[l].kill9();
-                    took = ms(firstGrant(30_000) - t0);
-                    nodes[l] = ServerProcess.launch(dir.resolve(ids[l]), nodeProps(l));
-                    awaitLog(l, "leader is now", 120_000);
-                    leaderFaults++;
-                } else {
-                    fault = "leader SIGSTOP";
-                    int l = leaderIndex(30_000);
-                    long t0 = System.nanoTime();
-                    signal(nodes[l], "STOP");
-                    took = ms(firstGrant(30_000) - t0);
-                    // Paused for longer than the election timeout (real time must pass for the
-                    // others to elect), then woken: it must find the new leader and grant nothing.
-                    long pausedMs = ms(System.nanoTime() - t0);
-                    if (pausedMs < ELECTION_MAX_MS + 1500) {
-                        Thread.sleep(ELECTION_MAX_MS + 1500 - pausedMs);
+                String fault = FAULTS.get(round % FAULTS.size());
+                long took = -1;
+                switch (fault) {
+                    case "restart" -> {
+                        int f = (leaderIndex(10_000) + 1) % 3;
+                        nodes[f].kill9();
+                        restart(f);
+                        awaitLog(f, "leader is now", 120_000);
                     }
-                    signal(nodes[l], "CONT");
+                    case "kill9" -> {
+                        int l = leaderIndex(30_000);
+                        long t0 = System.nanoTime();
+                        nodes[l].kill9();
+                        took = ms(firstGrant(30_000) - t0);
+                        restart(l);
+                        awaitLog(l, "leader is now", 120_000);
+                    }
+                    case "stop" -> {
+                        int l = leaderIndex(30_000);
+                        long t0 = System.nanoTime();
+                        signal(nodes[l], "STOP");
+                        took = ms(firstGrant(30_000) - t0);
+                        // Paused for longer than the election timeout (real time must pass for the
+                        // others to elect), then woken: it must find the new leader and grant nothing.
+                        long pausedMs = ms(System.nanoTime() - t0);
+                        if (pausedMs < ELECTION_MAX_MS + 1500) {
+                            Thread.sleep(ELECTION_MAX_MS + 1500 - pausedMs);
+                        }
+                        signal(nodes[l], "CONT");
+                    }
+                    case "term" -> {
+                        // What Kubernetes does on a rolling update: the drain hands leadership over.
+                        int l = leaderIndex(30_000);
+                        long t0 = System.nanoTime();
+                        signal(nodes[l], "TERM");
+                        took = ms(firstGrant(30_000) - t0);
+                        assertThat(nodes[l].awaitExit(30_000)).as("a drained node exits").isNotNull();
+                        restart(l);
+                        awaitLog(l, "leader is now", 120_000);
+                    }
+                    default -> throw new IllegalArgumentException("unknown fault " + fault + " (kill9, stop, term, restart)");
+                }
+                if (!fault.equals("restart")) {
                     leaderFaults++;
                 }
                 if (took >= 0) {
@@ -164,22 +189,44 @@ class ClusterFaultIntegrationTests {
                     .isLessThan(60_000);
         } finally {
             stop.set(true);
-            for (ServerProcess p : nodes) {
-                if (p != null) {
+            for (int i = 0; i < 3; i++) {
+                if (nodes[i] != null) {
                     try {
-                        signal(p, "CONT");
+                        signal(nodes[i], "CONT");
                     } catch (IOException | InterruptedException ignored) {
                         // already gone
                     }
-                    p.close();
+                    retire(i);
                 }
             }
         }
     }
 
+    /** Replaces node i (already killed) by a new process on the same data dir and ports. */
+    private void restart(int i) throws IOException {
+        retire(i);
+        nodes[i] = ServerProcess.launch(dir.resolve(ids[i]), nodeProps(i));
+    }
+
+    /** Stops node i's process if still alive, keeps its output if asked to, removes its temp log. */
+    private void retire(int i) throws IOException {
+        ServerProcess p = nodes[i];
+        if (KEEP_LOGS != null) {
+            Path keep = Path.of(KEEP_LOGS);
+            java.nio.file.Files.createDirectories(keep);
+            java.nio.file.Files.writeString(keep.resolve(ids[i] + "-pid" + p.pid() + ".log"), p.output());
+        }
+        p.close();
+    }
+
     private Map<String, String> nodeProps(int i) {
         Map<String, String> p = ServerProcess.props("leasehold.port", String.valueOf(clientPorts[i]),
-                "leasehold.cluster.node-id", ids[i], "logging.level.org.apache.ratis", "WARN");
+                "leasehold.cluster.node-id", ids[i], "logging.level.org.apache.ratis", RATIS_LOG);
+        for (String kv : System.getProperty("leasehold.cluster.node-props", "").split(";")) {
+            if (!kv.isBlank()) {
+                p.put(kv.substring(0, kv.indexOf('=')), kv.substring(kv.indexOf('=') + 1));
+            }
+        }
         for (int j = 0; j < 3; j++) {
             p.put("leasehold.cluster.peers." + ids[j] + ".raft-address", "127.0.0.1:" + raftPorts[j]);
             p.put("leasehold.cluster.peers." + ids[j] + ".client-address", "127.0.0.1:" + clientPorts[j]);

@@ -100,4 +100,37 @@ class ProposerTests {
         proposals.poll(5, TimeUnit.SECONDS).completeExceptionally(new IllegalStateException("not leader"));
         await().atMost(Duration.ofSeconds(5)).until(() -> failures.size() == 1);
     }
+
+    @Test
+    void aBatchCommittedAfterAFailedOneAnswersNothing() throws Exception {
+        LinkedBlockingQueue<CompletableFuture<Object>> inFlight = new LinkedBlockingQueue<>();
+        Proposer two = new Proposer(bytes -> {
+            CompletableFuture<Object> f = new CompletableFuture<>();
+            inFlight.add(f);
+            return f;
+        }, 256, 2, 1000, NanoClock.SYSTEM, nanos -> { }, failures::add);
+        try {
+            two.start();
+            two.open(0);
+            List<String> answered = new CopyOnWriteArrayList<>();
+            two.granted(key("a"), 1, 10);
+            two.whenCommitted(two.barrier(), ok -> answered.add("a " + ok));
+            CompletableFuture<Object> batch1 = inFlight.poll(5, TimeUnit.SECONDS);
+            two.granted(key("b"), 2, 10);
+            two.whenCommitted(two.barrier(), ok -> answered.add("b " + ok));
+            CompletableFuture<Object> batch2 = inFlight.poll(5, TimeUnit.SECONDS);
+            assertThat(batch2).as("two batches in flight").isNotNull();
+
+            // The first batch was never appended (say, not leader any more) but the second was:
+            // the second's answer must not go out, since the grant before it was never logged.
+            batch1.completeExceptionally(new IllegalStateException("not leader"));
+            batch2.complete("ok");
+            await().atMost(Duration.ofSeconds(5)).until(() -> failures.size() == 1);
+            assertThat(answered).isEmpty();
+            two.close(); // what stepping down does
+            assertThat(answered).containsExactlyInAnyOrder("a false", "b false");
+        } finally {
+            two.stop();
+        }
+    }
 }

@@ -25,8 +25,8 @@ class ClusterPropertiesTests {
     void offByDefaultWithMeasuredDefaults() {
         LeaseholdProperties.Cluster c = RecoveryGraceTests.bind(Map.of()).cluster();
         assertThat(c.enabled()).isFalse();
-        assertThat(c.electionTimeoutMin()).isEqualTo(Duration.ofSeconds(1));
-        assertThat(c.electionTimeoutMax()).isEqualTo(Duration.ofSeconds(2));
+        assertThat(c.electionTimeoutMin()).isEqualTo(Duration.ofMillis(750));
+        assertThat(c.electionTimeoutMax()).isEqualTo(Duration.ofMillis(1500));
         assertThat(c.maxBatch()).isEqualTo(256);
     }
 

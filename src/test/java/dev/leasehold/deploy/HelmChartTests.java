@@ -489,7 +489,7 @@ class HelmChartTests {
         assertThat(map(peers, FULLNAME + "-1")).containsEntry("raft-address",
                 FULLNAME + "-1." + FULLNAME + "-headless.default.svc.cluster.local:7430")
                 .containsEntry("client-address", FULLNAME + "-1." + FULLNAME + "-headless.default.svc.cluster.local:7420");
-        assertThat(cluster).containsEntry("election-timeout-max", "2s");
+        assertThat(cluster).containsEntry("election-timeout-max", "1500ms");
     }
 
     @Test
