@@ -405,25 +405,55 @@ class ClusterFaultIntegrationTests {
         return -1;
     }
 
-    /** Probes every node on fresh sessions until one grants; returns when (nanoTime). */
+    /**
+     * Probes every node on fresh sessions, in parallel, until one grants; returns when (nanoTime).
+     * One probe thread per node, so a paused node (whose kernel still accepts connections) or a
+     * slow commit on a loaded machine delays only its own probe: the measured failover is the
+     * cluster's, not the prober's.
+     */
     private long firstGrant(long timeoutMs) throws Exception {
-        long deadline = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(timeoutMs);
-        while (System.nanoTime() < deadline) {
-            for (int i = 0; i < 3; i++) {
-                try (Conn c = new Conn(clientPorts[i])) {
-                    long owner = nextOwner.getAndIncrement();
-                    c.send(acquire(0, 1, owner, "failover-probe-" + owner));
-                    Answer a = c.read(300);
-                    if (a.op == 'A') {
-                        return System.nanoTime();
+        java.util.concurrent.CompletableFuture<Long> granted = new java.util.concurrent.CompletableFuture<>();
+        List<Thread> probes = new ArrayList<>();
+        List<Conn> open = Collections.synchronizedList(new ArrayList<>());
+        for (int i = 0; i < 3; i++) {
+            int node = i;
+            Thread t = new Thread(() -> {
+                while (!granted.isDone()) {
+                    try (Conn c = new Conn(clientPorts[node])) {
+                        open.add(c);
+                        long owner = nextOwner.getAndIncrement();
+                        c.send(acquire(0, 1, owner, "failover-probe-" + owner));
+                        if (c.read(5000).op == 'A') {
+                            granted.complete(System.nanoTime());
+                        }
+                    } catch (IOException e) {
+                        // down, paused, not yet serving, or closed because another probe won
                     }
-                } catch (IOException e) {
-                    // down, paused or not yet serving
+                    try {
+                        Thread.sleep(20); // between attempts on a node that refused or said X 8
+                    } catch (InterruptedException e) {
+                        return;
+                    }
                 }
-            }
-            Thread.sleep(20);
+            }, "failover-probe-" + ids[i]);
+            t.setDaemon(true);
+            t.start();
+            probes.add(t);
         }
-        throw new AssertionError("no node granted within " + timeoutMs + " ms");
+        try {
+            return granted.get(timeoutMs, TimeUnit.MILLISECONDS);
+        } catch (java.util.concurrent.TimeoutException e) {
+            throw new AssertionError("no node granted within " + timeoutMs + " ms");
+        } finally {
+            granted.complete(-1L);
+            synchronized (open) {
+                open.forEach(Conn::close);
+            }
+            for (Thread t : probes) {
+                t.interrupt();
+                t.join(10_000);
+            }
+        }
     }
 
     /** The node that grants now. */
