@@ -10,6 +10,11 @@
 #   BENCH_JAVA_OPTS     extra JVM options for the load generator (e.g. a JFR recording of the client)
 #   SERVER_ARGS         extra Spring arguments for the server (e.g. --leasehold.io-threads=1)
 #   OUT_DIR             where logs and the table go (default: a new temp dir)
+#   CLUSTER=1           also start a three-node cluster (bin/leasehold-cluster, 3 more JVMs) and
+#                       measure its leader as another column (W1 sync, W1 pipelined, W2, latency),
+#                       then its failover: FAILOVER_ROUNDS (default 5) rounds of kill -9 of the
+#                       leader → first grant on a fresh session. CLUSTER_BASE_PORT (default 27420)
+#                       and the 14 ports above it are the cluster's.
 #
 # It builds the server (tests skipped: CI runs them) and this load generator, starts the server
 # (fresh temp data dir) and redis-server (installed from Debian if missing; no persistence),
@@ -22,6 +27,7 @@ OUT_DIR=${OUT_DIR:-$(mktemp -d /tmp/leasehold-bench.XXXXXX)}
 mkdir -p "$OUT_DIR"
 SERVER_PID=""
 REDIS_PID=""
+CLUSTER_DIR="$OUT_DIR/cluster"
 
 cleanup() {
     # Stop exactly the processes this script started.
@@ -34,6 +40,9 @@ cleanup() {
         kill "$REDIS_PID" 2>/dev/null || true
         for _ in $(seq 1 50); do kill -0 "$REDIS_PID" 2>/dev/null || break; sleep 0.1; done
         kill -9 "$REDIS_PID" 2>/dev/null || true
+    fi
+    if [[ "${CLUSTER:-0}" == "1" ]]; then
+        BASE_PORT=${CLUSTER_BASE_PORT:-27420} bin/leasehold-cluster stop "$CLUSTER_DIR" >/dev/null 2>&1 || true
     fi
 }
 trap cleanup EXIT
@@ -90,6 +99,37 @@ for _ in $(seq 1 100); do
     sleep 0.1
 done
 
+CLUSTER_ARGS=()
+if [[ "${CLUSTER:-0}" == "1" ]]; then
+    export BASE_PORT=${CLUSTER_BASE_PORT:-27420}
+    LEASEHOLD_SERVER_JAR="$JAR" bin/leasehold-cluster start "$CLUSTER_DIR"
+    # The leader is the node that grants: probe each with a wait=0 Acquire (1 s lease, left to end).
+    cluster_leader=""
+    for _ in $(seq 1 600); do
+        cluster_leader=$(python3 - "$BASE_PORT" <<'PY'
+import socket, struct, sys
+base = int(sys.argv[1])
+for port in (base, base + 2, base + 4):
+    try:
+        s = socket.create_connection(("127.0.0.1", port), timeout=0.5)
+        s.settimeout(2)
+        s.sendall(b"A" + bytes([0, 1]) + struct.pack(">Q", 1) + b"bench-leader-probe\n")
+        if s.recv(64)[:1] == b"A":
+            print(port)
+            break
+    except OSError:
+        pass
+PY
+)
+        [[ -n "$cluster_leader" ]] && break
+        sleep 0.2
+    done
+    [[ -n "$cluster_leader" ]] || { echo "cluster: no leader"; exit 1; }
+    cluster_pids=$(cat "$CLUSTER_DIR"/n1.pid "$CLUSTER_DIR"/n2.pid "$CLUSTER_DIR"/n3.pid | paste -sd,)
+    echo "== cluster leader on 127.0.0.1:$cluster_leader; node PIDs $cluster_pids"
+    CLUSTER_ARGS=(--cluster-port "$cluster_leader" --cluster-pid "$cluster_pids")
+fi
+
 echo "== machine: $(nproc) cores, $(grep MemTotal /proc/meminfo | awk '{print int($2/1024)" MB"}'), $(java -version 2>&1 | head -1), $(redis-server --version | cut -d' ' -f1-3)"
 echo "== load now: $(cut -d' ' -f1-3 /proc/loadavg)"
 
@@ -98,7 +138,15 @@ CLIENT_JAR=${CLIENT_JAR:-$(ls client/target/leasehold-client-*.jar | grep -v -E 
 # shellcheck disable=SC2086
 java -Xms512m -Xmx512m ${BENCH_JAVA_OPTS:-} -cp "bench/target/classes:bench/target/lib/*:$CLIENT_JAR" dev.leasehold.bench.Bench \
     --leasehold-port "$LH_PORT" --leasehold-pid "$SERVER_PID" \
-    --redis-port "$REDIS_PORT" --redis-pid "$REDIS_PID" \
+    --redis-port "$REDIS_PORT" --redis-pid "$REDIS_PID" "${CLUSTER_ARGS[@]}" \
     --out "$OUT_DIR/table.md" "$@" | tee "$OUT_DIR/bench.log"
+
+if [[ "${CLUSTER:-0}" == "1" && "${FAILOVER_ROUNDS:-5}" != "0" ]]; then
+    echo "== cluster failover, ${FAILOVER_ROUNDS:-5} rounds (kill -9 of the leader, restart, wait until all ready)"
+    java -cp "bench/target/classes" dev.leasehold.bench.Failover \
+        --ports "$BASE_PORT,$((BASE_PORT + 2)),$((BASE_PORT + 4))" \
+        --http-ports "$((BASE_PORT + 1)),$((BASE_PORT + 3)),$((BASE_PORT + 5))" \
+        --dir "$CLUSTER_DIR" --rounds "${FAILOVER_ROUNDS:-5}" --out "$OUT_DIR/table.md" | tee -a "$OUT_DIR/bench.log"
+fi
 
 echo "== done in $(( $(date +%s) - START )) s; logs and table in $OUT_DIR"

@@ -64,7 +64,10 @@ public final class Bench {
                   --targets leasehold,client,redis,redisson,redisson-fair
                                          leasehold = raw generator, client = the official client
                                          (one shared LeaseholdClient: w1, w2, lat only), redis = Jedis,
-                                         redisson / redisson-fair = RLock / RFairLock (w1, w2 only)
+                                         redisson / redisson-fair = RLock / RFairLock (w1, w2 only),
+                                         cluster = the leader of a 3-node cluster (w1, w1p, w2, lat;
+                                         on by default when --cluster-port is given)
+                  --cluster-port P --cluster-pid PID1,PID2,PID3   the cluster's leader, all nodes' PIDs
                   --out FILE             also write the table (markdown) here
                 """;
     }
@@ -83,7 +86,7 @@ public final class Bench {
 
     LockConn connect(Target t) throws IOException {
         return switch (t.name()) {
-            case "leasehold" -> new LeaseholdConn(host(), t.port());
+            case "leasehold", "cluster" -> new LeaseholdConn(host(), t.port());
             case "client" -> new ClientConn((dev.leasehold.client.LeaseholdClient) shared.computeIfAbsent("client",
                     k -> dev.leasehold.client.LeaseholdClient.create(host() + ":" + t.port())));
             case "redisson", "redisson-fair" -> new RedissonConn(redisson(t), t.name().equals("redisson-fair"));
@@ -99,15 +102,24 @@ public final class Bench {
         });
     }
 
-    /** Which server a target talks to: the official client and the raw generator share Leasehold. */
+    /**
+     * Which server a target talks to: the official client and the raw generator share Leasehold;
+     * {@code cluster} is the leader of a three-node cluster ({@code --cluster-port}, and
+     * {@code --cluster-pid} as a comma-separated list of all three nodes for CPU and RSS).
+     */
     static String server(String target) {
-        return target.equals("leasehold") || target.equals("client") ? "leasehold" : "redis";
+        return switch (target) {
+            case "leasehold", "client" -> "leasehold";
+            case "cluster" -> "cluster";
+            default -> "redis";
+        };
     }
 
     /** Which workloads a target can run (the library clients have no pipelined batch, no raw sessions). */
     static boolean supports(String target, String workload) {
         return switch (target) {
             case "leasehold", "redis" -> true;
+            case "cluster" -> workload.equals("w1") || workload.equals("w1p") || workload.equals("w2") || workload.equals("lat");
             case "client" -> workload.equals("w1") || workload.equals("w2") || workload.equals("lat");
             default -> workload.equals("w1") || workload.equals("w2");
         };
@@ -120,6 +132,7 @@ public final class Bench {
             case "redis" -> "Redis + Jedis";
             case "redisson" -> "Redis + Redisson RLock";
             case "redisson-fair" -> "Redis + Redisson RFairLock";
+            case "cluster" -> "Leasehold 3-node cluster, raw generator";
             default -> target;
         };
     }
@@ -573,10 +586,12 @@ public final class Bench {
 
     void run() throws Exception {
         List<Target> targets = new ArrayList<>();
-        for (String name : opt("targets", "leasehold,client,redis,redisson,redisson-fair").split(",")) {
+        String defaultTargets = "leasehold,client,redis,redisson,redisson-fair"
+                + (opt("cluster-port", null) != null ? ",cluster" : "");
+        for (String name : opt("targets", defaultTargets).split(",")) {
             String server = server(name);
             targets.add(new Target(name, intOpt(server + "-port", 0), opt(server + "-pid", "self"),
-                    server.equals("leasehold")));
+                    !server.equals("redis")));
         }
         List<String> workloads = List.of(opt("workloads", "w1,lat,w4,w1p,w2,w3,w2sweep").split(","));
         String loadBefore = Proc.loadAverage();

@@ -19,8 +19,17 @@ final class Proc {
         return us[0] + us[1];
     }
 
-    /** {utime, stime} of {@code pid} in seconds. */
+    /** {utime, stime} of {@code pid} in seconds; a comma-separated list sums the processes. */
     static double[] cpuUserSys(String pid) {
+        if (pid.contains(",")) {
+            double[] sum = new double[2];
+            for (String p : pid.split(",")) {
+                double[] us = cpuUserSys(p);
+                sum[0] += us[0];
+                sum[1] += us[1];
+            }
+            return sum;
+        }
         try {
             String stat = Files.readString(Path.of("/proc", pid, "stat"));
             // Fields after the command name, which is in parentheses and may contain spaces.
@@ -33,8 +42,15 @@ final class Proc {
         }
     }
 
-    /** VmRSS of {@code pid} in bytes. */
+    /** VmRSS of {@code pid} in bytes; a comma-separated list sums the processes. */
     static long rssBytes(String pid) {
+        if (pid.contains(",")) {
+            long sum = 0;
+            for (String p : pid.split(",")) {
+                sum += rssBytes(p);
+            }
+            return sum;
+        }
         try {
             List<String> lines = Files.readAllLines(Path.of("/proc", pid, "status"));
             for (String l : lines) {
