@@ -134,7 +134,8 @@ final class SessionHandler extends ChannelInboundHandlerAdapter {
         if (msg instanceof Request.Acquire a) {
             acquire(ctx, a);
         } else if (msg instanceof Request.Release r) {
-            AnswerType t = registry.release(r.key(), r.token()) == ReleaseResult.RELEASED
+            // The read instant starts the hand-off gap of the waiter this Release may grant.
+            AnswerType t = registry.release(r.key(), r.token(), clock.nanoTime()) == ReleaseResult.RELEASED
                     ? AnswerType.RELEASED : AnswerType.NOT_HELD;
             Answers.appendWithLong(session.batch(), t, r.token());
             session.writeBatchIfFull(ctx, gate);
@@ -222,6 +223,7 @@ final class SessionHandler extends ChannelInboundHandlerAdapter {
         }
         session.writeBatch(ctx);
         ctx.flush();
+        session.handoffsFlushed();
         if (held == null && !failed && ctx.channel().isWritable()) {
             resumeReading(ctx);
         }
