@@ -13,8 +13,8 @@ import io.micrometer.core.instrument.Timer;
 
 /**
  * Counts what the {@link dev.leasehold.registry.LockRegistry} decides: Acquire outcomes, Busy
- * reasons, lease ends, Releases, Extends, queue waits, hold times and
- * hand-off gaps.
+ * reasons, lease ends, Releases, Extends, queue waits and hold times; and the hand-off gaps the
+ * server measures on top of the registry's decisions.
  *
  * <p>Every meter is registered in the constructor, so each series is exported (at 0) before the
  * first event, and each hook is a field read plus one Micrometer increment or record: no map
