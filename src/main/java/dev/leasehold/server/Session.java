@@ -77,9 +77,20 @@ final class Session extends SessionHandle {
         }
     }
 
-    /** True while a read batch has answers pending, so a same-loop answer can join it. */
+    /**
+     * Set by {@link SessionHandler} from the first {@code channelRead} of a read batch until the
+     * {@code channelReadComplete} that flushes it. Event loop only.
+     */
+    boolean reading;
+
+    /**
+     * True while an answer appended now is sure to be flushed soon by {@link SessionHandler}: a
+     * read batch is in progress (even one with no answer yet: a Release that grants a waiter of
+     * its own session is decided before its {@code R} is appended), or a batch is pending. A
+     * same-loop answer then joins the batch instead of costing a write and a flush of its own.
+     */
     boolean batching() {
-        return batch != null;
+        return reading || batch != null;
     }
 
     /** Hands the batch to the channel (not flushed) if it reached {@link #BATCH_LIMIT}. */

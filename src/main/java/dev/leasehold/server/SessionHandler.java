@@ -113,6 +113,7 @@ final class SessionHandler extends ChannelInboundHandlerAdapter {
 
     @Override
     public void channelRead(ChannelHandlerContext ctx, Object msg) {
+        session.reading = true; // until channelReadComplete flushes: answers to this session join the batch
         if (failed) {
             return;
         }
@@ -322,6 +323,7 @@ final class SessionHandler extends ChannelInboundHandlerAdapter {
     @Override
     public void channelReadComplete(ChannelHandlerContext ctx) {
         session.flushBatch(ctx, gate);
+        session.reading = false;
         if (!ctx.channel().isWritable()) {
             pauseReading(ctx);
         }

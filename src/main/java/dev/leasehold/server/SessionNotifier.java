@@ -19,10 +19,10 @@ import io.netty.channel.Channel;
  * A Release is decided on the releasing session's event loop; the registry hands the granted
  * waiter to {@link #answer} on that same thread, right after the lane lock is released. Then:
  * <ul>
- * <li>the waiter's session is on this event loop and is in the middle of a read batch (a
- * Release granting a waiter of the same session, the usual case for a client that multiplexes
- * its threads over one session): the {@code A} joins that batch, written and flushed with the
- * batch's other answers in one system call, after them;</li>
+ * <li>the waiter's session is the one being read (a Release granting a waiter of its own
+ * session, the usual case for a client that multiplexes its threads over few sessions): the
+ * {@code A} joins that session's read batch and leaves with the Release's {@code R} in one write
+ * and one flush at the end of the read;</li>
  * <li>on this event loop, no batch pending: written and flushed at once (no task);</li>
  * <li>on another thread (another event loop, the registry timer, the lease-horizon store, a
  * Raft commit): one task on the waiter's event loop, which writes and flushes it. That task is
