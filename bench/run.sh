@@ -137,7 +137,7 @@ echo "== load now: $(cut -d' ' -f1-3 /proc/loadavg)"
 CLIENT_JAR=${CLIENT_JAR:-$(ls client/target/leasehold-client-*.jar | grep -v -E -- '-(sources|javadoc|tests)\.jar$' | head -1)}
 # shellcheck disable=SC2086
 java -Xms512m -Xmx512m ${BENCH_JAVA_OPTS:-} -cp "bench/target/classes:bench/target/lib/*:$CLIENT_JAR" dev.leasehold.bench.Bench \
-    --leasehold-port "$LH_PORT" --leasehold-pid "$SERVER_PID" \
+    --leasehold-port "$LH_PORT" --leasehold-pid "$SERVER_PID" --leasehold-http "$LH_HTTP" \
     --redis-port "$REDIS_PORT" --redis-pid "$REDIS_PID" "${CLUSTER_ARGS[@]}" \
     --out "$OUT_DIR/table.md" "$@" | tee "$OUT_DIR/bench.log"
 

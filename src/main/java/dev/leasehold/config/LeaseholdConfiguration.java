@@ -118,15 +118,16 @@ public class LeaseholdConfiguration {
         RegistryLimits limits = new RegistryLimits(props.maxWaitersPerKey(), props.maxWaitersTotal(),
                 props.maxPendingPerSession(), props.maxHeldKeys());
         ClusterNode node = cluster.getIfAvailable();
+        RegistryObserver events = observer.getIfAvailable(() -> RegistryObserver.NONE);
         if (node != null) {
             // The log holds the exact grants: no recovery grace and no horizon (PROTOCOL.md section 10);
             // tokens come from the replicated counter.
             log.info("Cluster mode: node {} of {}", node.settings().nodeId(), node.settings().peers().keySet());
             return new LockRegistry(limits, clock, node.tokens(), LeaseHorizon.UNBOUNDED,
-                    new SessionNotifier(node), observer.getIfAvailable(() -> RegistryObserver.NONE), node.decisions());
+                    new SessionNotifier(node, clock, events), events, node.decisions());
         }
-        LockRegistry registry = new LockRegistry(limits, clock, tokens, horizon, new SessionNotifier(),
-                observer.getIfAvailable(() -> RegistryObserver.NONE));
+        LockRegistry registry = new LockRegistry(limits, clock, tokens, horizon,
+                new SessionNotifier(ServingGate.SINGLE_NODE, clock, events), events);
         applyRecoveryGrace(registry, plan, horizon.previous(), tokens);
         return registry;
     }

@@ -13,7 +13,8 @@ import io.micrometer.core.instrument.Timer;
 
 /**
  * Counts what the {@link dev.leasehold.registry.LockRegistry} decides: Acquire outcomes, Busy
- * reasons, lease ends, Releases, Extends, queue waits and hold times.
+ * reasons, lease ends, Releases, Extends, queue waits and hold times; and the hand-off gaps the
+ * server measures on top of the registry's decisions.
  *
  * <p>Every meter is registered in the constructor, so each series is exported (at 0) before the
  * first event, and each hook is a field read plus one Micrometer increment or record: no map
@@ -35,6 +36,16 @@ public final class RegistryEventMetrics implements RegistryObserver {
         Duration.ofSeconds(5), Duration.ofSeconds(10), Duration.ofSeconds(30), Duration.ofMinutes(1),
         Duration.ofMinutes(5), Duration.ofMinutes(15), Duration.ofHours(1), Duration.ofHours(6) };
 
+    /**
+     * Hand-off gaps are a few to a few hundred microseconds: fine buckets there (a Ping round
+     * trip on loopback is 20-80 µs), coarse ones for a stalled event loop.
+     */
+    private static final Duration[] HANDOFF_BUCKETS = {
+        micros(5), micros(10), micros(15), micros(20), micros(25), micros(30), micros(40), micros(50),
+        micros(60), micros(80), micros(100), micros(125), micros(150), micros(200), micros(250), micros(300),
+        micros(400), micros(500), micros(750), Duration.ofMillis(1), Duration.ofMillis(2), Duration.ofMillis(5),
+        Duration.ofMillis(10), Duration.ofMillis(50), Duration.ofMillis(100), Duration.ofSeconds(1) };
+
     private final Counter acquired;
     private final Counter timedOut;
     private final Counter busy;
@@ -47,6 +58,7 @@ public final class RegistryEventMetrics implements RegistryObserver {
     private final Counter releaseNotHeld;
     private final Counter extended;
     private final Counter extendNotHeld;
+    private final Timer handoff;
 
     public RegistryEventMetrics(MeterRegistry meters) {
         acquired = acquires(meters, "acquired");
@@ -74,6 +86,15 @@ public final class RegistryEventMetrics implements RegistryObserver {
         releaseNotHeld = releases(meters, "not_held");
         extended = extendsCounter(meters, "extended");
         extendNotHeld = extendsCounter(meters, "not_held");
+        handoff = Timer.builder("leasehold.handoff")
+                .description("Hand-off gap: from reading a Release that grants a queued Acquire to that Acquire's A being"
+                        + " flushed to its socket")
+                .serviceLevelObjectives(HANDOFF_BUCKETS)
+                .register(meters);
+    }
+
+    private static Duration micros(long n) {
+        return Duration.ofNanos(n * 1000);
     }
 
     private static Counter acquires(MeterRegistry meters, String outcome) {
@@ -145,5 +166,10 @@ public final class RegistryEventMetrics implements RegistryObserver {
     @Override
     public void extended(ExtendResult result) {
         (result != ExtendResult.NOT_HELD ? extended : extendNotHeld).increment();
+    }
+
+    @Override
+    public void handedOff(long gapNanos) {
+        handoff.record(gapNanos, TimeUnit.NANOSECONDS);
     }
 }

@@ -131,6 +131,17 @@ public final class LockRegistry {
 
     /** Release of the grant with {@code token}: {@code R} if it was the key's active grant, else {@code N}. */
     public ReleaseResult release(byte[] key, long token) {
+        return release(key, token, Waiter.NO_HANDOFF);
+    }
+
+    /**
+     * As {@link #release(byte[], long)}; a waiter this Release grants carries {@code readNanos}
+     * as its {@link Waiter#handoffStartNanos()}, so the server can time the hand-off up to the
+     * waiter's {@code A} being written.
+     *
+     * @param readNanos when the server read the Release (this registry's clock)
+     */
+    public ReleaseResult release(byte[] key, long token, long readNanos) {
         ReleaseResult result = onKey(key, (lane, s, hash, now) -> {
             decisions.released(key, token);
             if (s == null || !s.release(token)) {
@@ -138,7 +149,12 @@ public final class LockRegistry {
             }
             observer.ended(now - s.grantNanos, false);
             lane.wheel.cancel(s);
-            settle(lane, s, now);
+            lane.releaseReadNanos = readNanos;
+            try {
+                settle(lane, s, now);
+            } finally {
+                lane.releaseReadNanos = Waiter.NO_HANDOFF;
+            }
             return ReleaseResult.RELEASED;
         });
         observer.released(result);
@@ -531,6 +547,7 @@ public final class LockRegistry {
                 w.busy(refused);
                 observer.busy(refused);
             } else {
+                w.handedOffBy(lane.releaseReadNanos);
                 w.granted(s.token, now);
                 if (lane.grantAwaitsHorizon) {
                     w.awaitHorizon();

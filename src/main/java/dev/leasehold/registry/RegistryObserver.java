@@ -28,6 +28,14 @@ public interface RegistryObserver {
     default void extended(ExtendResult result) {
     }
 
+    /**
+     * The {@code A} of a waiter granted by a Release was flushed to its socket {@code gapNanos}
+     * after the server read that Release (the hand-off gap). Called by the server's I/O layer on
+     * an event loop, not by the registry.
+     */
+    default void handedOff(long gapNanos) {
+    }
+
     RegistryObserver NONE = new RegistryObserver() {
     };
 }

@@ -34,6 +34,11 @@ public final class Waiter extends TimerNode {
     private long queuedMillis;
     private BusyReason busyReason;
     private boolean awaitsHorizon;
+    /** When the Release that handed the key to this waiter was read, or {@link #NO_HANDOFF}. */
+    private long handoffStartNanos = NO_HANDOFF;
+
+    /** {@link #handoffStartNanos()} of a waiter not granted by a Release (a lease end, a grace end, a drop). */
+    public static final long NO_HANDOFF = Long.MIN_VALUE;
 
     Waiter(long owner, int leaseSeconds, long receiptNanos, SessionHandle session, KeyState state) {
         this.owner = owner;
@@ -70,6 +75,15 @@ public final class Waiter extends TimerNode {
         return busyReason;
     }
 
+    /**
+     * When the Release that granted this waiter was read by the server (on the registry's
+     * {@link NanoClock}), or {@link #NO_HANDOFF} if something else granted it: the start of the
+     * hand-off gap the server measures up to this waiter's {@code A} being flushed.
+     */
+    public long handoffStartNanos() {
+        return handoffStartNanos;
+    }
+
     int leaseSeconds() {
         return leaseSeconds;
     }
@@ -82,6 +96,11 @@ public final class Waiter extends TimerNode {
         this.token = grantedToken;
         this.queuedMillis = Math.max(0, (grantNanos - receiptNanos) / 1_000_000);
         this.outcome = Outcome.GRANTED;
+    }
+
+    /** Set before {@link #granted}: the volatile outcome write publishes it with the grant. */
+    void handedOffBy(long releaseReadNanos) {
+        this.handoffStartNanos = releaseReadNanos;
     }
 
     void busy(BusyReason reason) {

@@ -28,6 +28,15 @@ final class Session extends SessionHandle {
      */
     private ByteBuf batch;
 
+    /**
+     * Hand-off starts ({@link dev.leasehold.registry.Waiter#handoffStartNanos()}) of the {@code A}
+     * answers appended to the batch and not yet flushed, timed by {@link #handoffTimer} after the
+     * flush that carries them. Event loop only; null until a hand-off joins a batch.
+     */
+    private long[] handoffStarts;
+    private int handoffs;
+    private HandoffTimer handoffTimer = HandoffTimer.NONE;
+
     Session(Channel channel) {
         this.channel = channel;
     }
@@ -45,9 +54,43 @@ final class Session extends SessionHandle {
         return b;
     }
 
-    /** True while a read batch has answers pending, so a same-loop answer can join it. */
+    /**
+     * The {@code A} just appended to the batch ends a hand-off that started at {@code startNanos}:
+     * timed when that batch is flushed. Event loop only.
+     */
+    void handoffInBatch(long startNanos, HandoffTimer timer) {
+        handoffTimer = timer;
+        long[] starts = handoffStarts;
+        if (starts == null) {
+            starts = handoffStarts = new long[4];
+        } else if (handoffs == starts.length) {
+            starts = handoffStarts = java.util.Arrays.copyOf(starts, handoffs * 2);
+        }
+        starts[handoffs++] = startNanos;
+    }
+
+    /** Times the hand-offs whose {@code A} the flush that just returned carried. Event loop only. */
+    void handoffsFlushed() {
+        if (handoffs > 0) {
+            handoffTimer.flushed(handoffStarts, handoffs);
+            handoffs = 0;
+        }
+    }
+
+    /**
+     * Set by {@link SessionHandler} from the first {@code channelRead} of a read batch until the
+     * {@code channelReadComplete} that flushes it. Event loop only.
+     */
+    boolean reading;
+
+    /**
+     * True while an answer appended now is sure to be flushed soon by {@link SessionHandler}: a
+     * read batch is in progress (even one with no answer yet: a Release that grants a waiter of
+     * its own session is decided before its {@code R} is appended), or a batch is pending. A
+     * same-loop answer then joins the batch instead of costing a write and a flush of its own.
+     */
     boolean batching() {
-        return batch != null;
+        return reading || batch != null;
     }
 
     /** Hands the batch to the channel (not flushed) if it reached {@link #BATCH_LIMIT}. */
@@ -82,10 +125,12 @@ final class Session extends SessionHandle {
         if (gate == ServingGate.SINGLE_NODE) {
             writeBatch(ctx);
             ctx.flush();
+            handoffsFlushed();
             return;
         }
         if (b == null) {
             ctx.flush();
+            handoffsFlushed(); // of a batch handed over unflushed (none in cluster mode)
             return;
         }
         batch = null;
@@ -96,13 +141,19 @@ final class Session extends SessionHandle {
         }
         if (servedEpoch != gate.epoch()) {
             b.release(); // decided while this node led in an earlier epoch: it gets X 9, not answers
+            handoffs = 0;
             return;
         }
         long barrier = gate.barrier();
         if (deferred == 0 && gate.committed(barrier)) {
             ctx.writeAndFlush(b, ctx.voidPromise());
+            handoffsFlushed();
             return;
         }
+        // The batch's hand-offs go with it: timed when it is written after its commit.
+        long[] starts = handoffs == 0 ? null : java.util.Arrays.copyOf(handoffStarts, handoffs);
+        handoffs = 0;
+        HandoffTimer timer = handoffTimer;
         deferred++;
         if (deferred > MAX_DEFERRED) {
             channel.config().setAutoRead(false); // commits are behind: stop reading this session
@@ -111,6 +162,9 @@ final class Session extends SessionHandle {
             deferred--;
             if (committed && channel.isActive()) {
                 ctx.writeAndFlush(b, ctx.voidPromise());
+                if (starts != null) {
+                    timer.flushed(starts, starts.length);
+                }
             } else {
                 b.release();
             }
@@ -132,6 +186,7 @@ final class Session extends SessionHandle {
 
     /** Drops the pending batch (the channel is closing). Event loop only. */
     void discardBatch() {
+        handoffs = 0;
         ByteBuf b = batch;
         if (b != null) {
             batch = null;

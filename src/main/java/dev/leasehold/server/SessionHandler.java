@@ -113,6 +113,7 @@ final class SessionHandler extends ChannelInboundHandlerAdapter {
 
     @Override
     public void channelRead(ChannelHandlerContext ctx, Object msg) {
+        session.reading = true; // until channelReadComplete flushes: answers to this session join the batch
         if (failed) {
             return;
         }
@@ -134,7 +135,8 @@ final class SessionHandler extends ChannelInboundHandlerAdapter {
         if (msg instanceof Request.Acquire a) {
             acquire(ctx, a);
         } else if (msg instanceof Request.Release r) {
-            AnswerType t = registry.release(r.key(), r.token()) == ReleaseResult.RELEASED
+            // The read instant starts the hand-off gap of the waiter this Release may grant.
+            AnswerType t = registry.release(r.key(), r.token(), clock.nanoTime()) == ReleaseResult.RELEASED
                     ? AnswerType.RELEASED : AnswerType.NOT_HELD;
             Answers.appendWithLong(session.batch(), t, r.token());
             session.writeBatchIfFull(ctx, gate);
@@ -222,6 +224,7 @@ final class SessionHandler extends ChannelInboundHandlerAdapter {
         }
         session.writeBatch(ctx);
         ctx.flush();
+        session.handoffsFlushed();
         if (held == null && !failed && ctx.channel().isWritable()) {
             resumeReading(ctx);
         }
@@ -320,6 +323,7 @@ final class SessionHandler extends ChannelInboundHandlerAdapter {
     @Override
     public void channelReadComplete(ChannelHandlerContext ctx) {
         session.flushBatch(ctx, gate);
+        session.reading = false;
         if (!ctx.channel().isWritable()) {
             pauseReading(ctx);
         }

@@ -55,6 +55,36 @@ class ClientMechanicsTests {
         return c;
     }
 
+    /**
+     * A blocking acquire or release on an idle session is written by its caller (no writer-thread
+     * hop); async calls always go through the writer, since their callers' threads may be event
+     * loops. The semantics of either path are proven by ClientSemanticsIntegrationTests.
+     */
+    @Test
+    void blockingCallsOnAnIdleSessionAreWrittenByTheirCallerAsyncOnesByTheWriter() throws Exception {
+        LeaseholdClient client = client(ClientOptions.builder().poolSize(1), proxy);
+        client.ping(); // the session is up, and idle once the Pong is in
+        dev.leasehold.client.internal.Session session = client.engine().sessions().get(0);
+        long before = session.inlineWrites();
+
+        // Twenty pairs, so that one writer still finishing its last batch (the output is busy
+        // for a few instructions after the Pong) cannot make this test fail by itself.
+        for (int i = 0; i < 20; i++) {
+            AcquireOutcome o = client.acquire("inline/" + i, 0, 10);
+            assertThat(o).isInstanceOf(AcquireOutcome.Acquired.class);
+            assertThat(((AcquireOutcome.Acquired) o).ticket().release()).isEqualTo(ReleaseOutcome.RELEASED);
+        }
+        long inline = session.inlineWrites() - before;
+        assertThat(inline).as("acquires and releases written by their callers").isBetween(1L, 40L);
+
+        AcquireOutcome async = client.acquireAsync("inline/async", 0, 10).get(10, TimeUnit.SECONDS);
+        assertThat(async).isInstanceOf(AcquireOutcome.Acquired.class);
+        assertThat(((AcquireOutcome.Acquired) async).ticket().releaseAsync().get(10, TimeUnit.SECONDS))
+                .isEqualTo(ReleaseOutcome.RELEASED);
+        assertThat(session.inlineWrites() - before).as("async calls: the writer's").isEqualTo(inline);
+        assertThat(client.engine().sessions()).containsExactly(session);
+    }
+
     @Test
     void acquireThenReleaseThroughTryWithResources() {
         LeaseholdClient client = client(ClientOptions.builder(), proxy);

@@ -59,6 +59,7 @@ class MetricsIntegrationTests {
                 Map.entry("leasehold_lease_expirations_total", "counter"),
                 Map.entry("leasehold_queue_wait_seconds", "histogram"),
                 Map.entry("leasehold_hold_seconds", "histogram"),
+                Map.entry("leasehold_handoff_seconds", "histogram"),
                 Map.entry("leasehold_releases_total", "counter"),
                 Map.entry("leasehold_extends_total", "counter"),
                 Map.entry("leasehold_protocol_errors_total", "counter"),
@@ -107,6 +108,7 @@ class MetricsIntegrationTests {
         assertThat(delta(before, after, "leasehold_releases_total", "outcome", "not_held")).isEqualTo(2);
         assertThat(delta(before, after, "leasehold_hold_seconds_count", "end", "released")).isEqualTo(1);
         assertThat(delta(before, after, "leasehold_queue_wait_seconds_count")).as("nothing queued").isZero();
+        assertThat(delta(before, after, "leasehold_handoff_seconds_count")).as("no Release handed a key on").isZero();
         assertThat(delta(before, after, "leasehold_locks_held")).isZero();
     }
 
@@ -141,6 +143,34 @@ class MetricsIntegrationTests {
             assertThat(after.value("leasehold_waiters_max_per_key")).isZero();
             waiter.send(new Request.Release(granted.token(), key("m/queue"))).next();
         }
+        // Timed on the waiter's event loop just after the flush that carried the A: the client can
+        // read the A a moment before the sample is recorded, hence the await.
+        await().atMost(AWAIT).untilAsserted(() ->
+                assertThat(delta(before, actuator.scrape(), "leasehold_handoff_seconds_count")).isEqualTo(1));
+        Scrape after = actuator.scrape();
+        assertThat(delta(before, after, "leasehold_handoff_seconds_sum"))
+                .as("Release read → A flushed: far less than the 50 ms the waiter queued").isPositive().isLessThan(0.045);
+    }
+
+    @Test
+    void aHandOffWithinOneSessionIsTimedWhenItsBatchIsFlushed() throws Exception {
+        Scrape before = actuator.scrape();
+        try (RawClient c = new RawClient(server.port())) {
+            long token = ((Answer.Acquired) c.send(acquire("m/handoff", 0, 30, 1)).next()).token();
+            c.send(acquire("m/handoff", 30, 30, 2));
+            await().atMost(AWAIT).untilAsserted(() -> assertThat(delta(before, actuator.scrape(), "leasehold_waiters")).isEqualTo(1));
+            // The Release grants the session's own waiter: its A joins the read batch (appended while
+            // the Release is decided, so before the R) and both leave in one flush.
+            c.send(new Request.Release(token, key("m/handoff")));
+            Answer.Acquired granted = (Answer.Acquired) c.next();
+            assertThat(granted.owner()).isEqualTo(2);
+            assertThat(c.next()).isEqualTo(new Answer.Released(token));
+            await().atMost(AWAIT).untilAsserted(() ->
+                    assertThat(delta(before, actuator.scrape(), "leasehold_handoff_seconds_count")).isEqualTo(1));
+            c.send(new Request.Release(granted.token(), key("m/handoff"))).next();
+        }
+        assertThat(delta(before, actuator.scrape(), "leasehold_handoff_seconds_count"))
+                .as("the last Release had no waiter to hand the key to").isEqualTo(1);
     }
 
     @Test

@@ -277,6 +277,44 @@ class LockRegistryTests {
         }
     }
 
+    /** The start of the hand-off gap the server times (Release read → the waiter's A flushed). */
+    @Nested
+    class HandoffStart {
+        @Test
+        void aWaiterGrantedByAReleaseCarriesTheInstantTheReleaseWasRead() {
+            long token = token(h.acquire("k", 0, 5, 1, s1));
+            Waiter w = waiter(h.acquire("k", 10, 5, 2, s2));
+            assertThat(w.handoffStartNanos()).isEqualTo(Waiter.NO_HANDOFF);
+            h.clock.advanceMillis(3);
+            long read = h.clock.nanoTime() - 1_000; // read a microsecond before the registry decided it
+            assertThat(h.registry.release(RegistryHarness.key("k"), token, read)).isEqualTo(ReleaseResult.RELEASED);
+            assertThat(w.outcome()).isEqualTo(Waiter.Outcome.GRANTED);
+            assertThat(w.handoffStartNanos()).isEqualTo(read);
+        }
+
+        @Test
+        void aWaiterGrantedAtALeaseEndCarriesNone() {
+            h.acquire("k", 0, 1, 1, s1);
+            Waiter w = waiter(h.acquire("k", 10, 5, 2, s2));
+            h.tick(1_100);
+            assertThat(w.outcome()).isEqualTo(Waiter.Outcome.GRANTED);
+            assertThat(w.handoffStartNanos()).isEqualTo(Waiter.NO_HANDOFF);
+        }
+
+        @Test
+        void onlyTheReleaseThatGrantsMarksItsWaiterAndTheLaneForgetsTheInstant() {
+            long first = token(h.acquire("k", 0, 5, 1, s1));
+            Waiter second = waiter(h.acquire("k", 10, 1, 2, s2));
+            Waiter third = waiter(h.acquire("k", 10, 5, 3, s3));
+            h.registry.release(RegistryHarness.key("k"), first, 42);
+            assertThat(second.handoffStartNanos()).isEqualTo(42);
+            assertThat(third.outcome()).isEqualTo(Waiter.Outcome.WAITING);
+            h.tick(1_100); // second's lease runs out: third is granted by the timer, not by a Release
+            assertThat(third.outcome()).isEqualTo(Waiter.Outcome.GRANTED);
+            assertThat(third.handoffStartNanos()).isEqualTo(Waiter.NO_HANDOFF);
+        }
+    }
+
     @Test
     void tokensStrictlyIncreaseOverAllKeys() {
         List<Long> tokens = new ArrayList<>();

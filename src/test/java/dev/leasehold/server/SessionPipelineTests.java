@@ -68,6 +68,54 @@ class SessionPipelineTests {
         ch.finishAndReleaseAll();
     }
 
+    /**
+     * A Release that grants a waiter of its own session: the waiter's {@code A} joins the read
+     * batch although the batch had no answer yet (the grant is decided before the {@code R} is
+     * appended), so {@code A} and {@code R} leave in one buffer and one flush, and the hand-off is
+     * timed once, after that flush. The clock moves 1 µs at every read, so the gap counts the
+     * reads between the Release and the flush: more than none, far fewer than a thousand.
+     */
+    @Test
+    void aHandOffWithinTheSessionLeavesWithTheReleaseInOneWriteAndIsTimedOnce() {
+        AtomicLong now = new AtomicLong(1_000_000_000L);
+        dev.leasehold.registry.NanoClock clock = () -> now.addAndGet(1_000);
+        java.util.List<Long> gaps = new java.util.ArrayList<>();
+        RegistryObserver observer = new RegistryObserver() {
+            @Override
+            public void handedOff(long gapNanos) {
+                gaps.add(gapNanos);
+            }
+        };
+        AtomicLong tokens = new AtomicLong(999);
+        LockRegistry registry = new LockRegistry(new RegistryLimits(100, 1000, 100, 1000), clock,
+                tokens::incrementAndGet, LeaseHorizon.UNBOUNDED, new SessionNotifier(ServingGate.SINGLE_NODE, clock, observer),
+                observer);
+        RequestDecoder decoder = new RequestDecoder(512, TimeUnit.SECONDS.toNanos(10), clock);
+        EmbeddedChannel ch = new EmbeddedChannel(decoder, new SessionHandler(registry, clock, new ServerStats(), null,
+                decoder, new ProtocolErrorLog(clock), TimeUnit.SECONDS.toNanos(10)));
+
+        // owner 1 takes k (token 1000 = 0x3E8); owner 2 queues on it with wait 30 s
+        assertThat(exchange(ch, "41 00 1E 00 00 00 00 00 00 00 01 6B 0A"))
+                .isEqualTo("41 00 00 00 00 00 00 00 01 00 00 00 00 00 00 03 E8 00 00 00 00 0A");
+        assertThat(exchange(ch, "41 1E 1E 00 00 00 00 00 00 00 02 6B 0A")).as("queued: nothing yet").isEmpty();
+        assertThat(gaps).isEmpty();
+
+        ch.writeInbound(Unpooled.wrappedBuffer(HexFormat.ofDelimiter(" ").parseHex("52 00 00 00 00 00 00 03 E8 6B 0A")));
+        ByteBuf one = ch.readOutbound();
+        assertThat(HexFormat.ofDelimiter(" ").withUpperCase().formatHex(ByteBufUtil.getBytes(one)))
+                .as("A to owner 2 (token 1001) and R of token 1000, one buffer")
+                .startsWith("41 00 00 00 00 00 00 00 02 00 00 00 00 00 00 03 E9")
+                .endsWith("0A 52 00 00 00 00 00 00 03 E8 0A");
+        one.release();
+        assertThat((Object) ch.readOutbound()).as("no second write").isNull();
+        assertThat(gaps).singleElement().satisfies(gap -> assertThat(gap).isBetween(1_000L, 1_000_000L));
+
+        // releasing the last grant hands the key to nobody: no hand-off
+        assertThat(exchange(ch, "52 00 00 00 00 00 00 03 E9 6B 0A")).isEqualTo("52 00 00 00 00 00 00 03 E9 0A");
+        assertThat(gaps).hasSize(1);
+        ch.finishAndReleaseAll();
+    }
+
     @Test
     void unexpectedExceptionIsAWarnWithThePeerAndClosesTheSession() {
         EmbeddedChannel ch = pipeline(1);

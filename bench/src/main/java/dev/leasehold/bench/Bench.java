@@ -49,6 +49,8 @@ public final class Bench {
         return """
                 usage: Bench --leasehold-port P --leasehold-pid PID --redis-port P --redis-pid PID [options]
                   --host 127.0.0.1       loopback address of both servers
+                  --leasehold-http P     Leasehold's HTTP (Actuator) port: W2 then also reads the
+                                         server's hand-off gap histogram (leasehold_handoff_seconds)
                   --threads 16           W1 load threads (one connection each)
                   --keys 64              distinct keys per W1 thread (cycled)
                   --depth 32             W1 pipelined: requests in flight per connection
@@ -77,6 +79,10 @@ public final class Bench {
     /** A server under test: how to connect, and its process for CPU/RSS. */
     record Target(String name, int port, String pid, boolean jvm) {
     }
+
+    /** Run on the coordinating thread when the measured window starts and ends (or null). */
+    Runnable atMeasureStart;
+    Runnable atMeasureEnd;
 
     /** Redis only: the client's sleep between SET NX attempts of a waiting acquire. */
     long pollMicros = 1000;
@@ -241,6 +247,9 @@ public final class Bench {
                 th.start();
             }
             sleepUntil(measureStart);
+            if (atMeasureStart != null) {
+                atMeasureStart.run();
+            }
             double[] us0 = Proc.cpuUserSys(t.pid());
             double cpu0 = us0[0] + us0[1];
             double self0 = Proc.cpuSeconds("self");
@@ -250,6 +259,9 @@ public final class Bench {
             double cpu1 = us1[0] + us1[1];
             double self1 = Proc.cpuSeconds("self");
             long m1 = System.nanoTime();
+            if (atMeasureEnd != null) {
+                atMeasureEnd.run();
+            }
             for (Thread th : workers) {
                 th.join(TimeUnit.SECONDS.toMillis(30)); // W2 waits are bounded by their 10 s wait
             }
@@ -411,6 +423,32 @@ public final class Bench {
             }
             return 1;
         });
+    }
+
+    /**
+     * For a target on Leasehold when its HTTP port is known: arms the measured window to scrape the
+     * server's hand-off histogram at its start ([0]) and end ([1]); else null.
+     */
+    @SuppressWarnings("unchecked")
+    Map<Double, Double>[] serverHandoffScrapes(Target t) {
+        String http = opt("leasehold-http", null);
+        if (http == null || !server(t.name()).equals("leasehold")) {
+            return null;
+        }
+        HandoffScrape scrape = new HandoffScrape(host(), Integer.parseInt(http));
+        Map<Double, Double>[] out = new Map[2];
+        atMeasureStart = () -> out[0] = scrapeOrNull(scrape);
+        atMeasureEnd = () -> out[1] = scrapeOrNull(scrape);
+        return out;
+    }
+
+    static Map<Double, Double> scrapeOrNull(HandoffScrape scrape) {
+        try {
+            return scrape.buckets();
+        } catch (IOException | InterruptedException e) {
+            System.out.println("  (could not read the server's hand-off histogram: " + e + ")");
+            return null;
+        }
     }
 
     /** Jain's fairness index over per-worker grants: 1.0 when all got the same number. */
@@ -651,7 +689,14 @@ public final class Bench {
                     }
                     case "w2" -> {
                         pollMicros = Long.parseLong(opt("w2-poll-micros", "1000"));
-                        Run r = w2(t);
+                        Map<Double, Double>[] scrapes = serverHandoffScrapes(t);
+                        Run r;
+                        try {
+                            r = w2(t);
+                        } finally {
+                            atMeasureStart = null;
+                            atMeasureEnd = null;
+                        }
                         double jain = jain(r.perThread);
                         long min = Long.MAX_VALUE;
                         long max = 0;
@@ -669,6 +714,17 @@ public final class Bench {
                                 + f2(us(r.total.acquire, 99) / 1000) + " / " + f2(r.total.acquire.getMaxValue() / 1e6));
                         put(t, "W2: hand-off gap p50 / p99, release sent → next worker's grant returned (µs)",
                                 f1(us(r.total.gap, 50)) + " / " + f1(us(r.total.gap, 99)));
+                        if (scrapes != null && scrapes[0] != null && scrapes[1] != null) {
+                            double[] gap = HandoffScrape.percentiles(scrapes[0], scrapes[1]);
+                            Object ping = results.getOrDefault("#ping", Map.of()).get("leasehold");
+                            System.out.printf(Locale.ROOT, "  %-9s W2 server hand-off gap p50 %.1f us p99 %.1f us (%.0f samples)%n",
+                                    t.name(), gap[0], gap[1], gap[2]);
+                            put(t, "W2: server hand-off gap p50 / p99, Release read → A flushed (µs, leasehold_handoff_seconds)",
+                                    f1(gap[0]) + " / " + f1(gap[1]));
+                            if (ping instanceof Double p) {
+                                put(t, "W2: server hand-off gap p50 ÷ raw Ping round trip p50 (lat)", gap[0] / p);
+                            }
+                        }
                         put(t, "W2: Jain's index (grants per worker min..max)", String.format(Locale.ROOT, "%.4f (%d..%d)", jain, min, max));
                         put(t, "W2: server CPU s per 1M hand-offs", r.cpuPerMillion());
                     }

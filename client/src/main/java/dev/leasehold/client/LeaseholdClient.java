@@ -133,7 +133,8 @@ public final class LeaseholdClient implements AutoCloseable {
      */
     public AcquireOutcome acquire(String key, int waitSeconds, int leaseSeconds) {
         byte[] bytes = checked(key, waitSeconds, leaseSeconds);
-        AcquireCall call = engine.acquire(bytes, waitSeconds, leaseSeconds, tickets(key, bytes));
+        // This thread waits for the outcome anyway: it may write the request itself (one thread hop fewer).
+        AcquireCall call = engine.acquire(bytes, waitSeconds, leaseSeconds, tickets(key, bytes), true);
         long bound = call.deadline() + options.responseGrace().toNanos();
         AcquireOutcome r = Blocking.await(call.result(), bound - engine.ticker().nanoTime(), () -> {
             call.expireNow(); // the timer runs late: decide now, as it would have

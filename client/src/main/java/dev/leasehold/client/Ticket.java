@@ -8,6 +8,7 @@ import dev.leasehold.client.internal.Blocking;
 import dev.leasehold.client.internal.Engine;
 import dev.leasehold.client.internal.LeaseMath;
 import dev.leasehold.client.internal.Ticker;
+import dev.leasehold.client.internal.TokenCall;
 import dev.leasehold.protocol.Keys;
 
 /**
@@ -98,8 +99,19 @@ public final class Ticket implements AutoCloseable {
      */
     public ReleaseOutcome release() {
         // Waits on the answer itself, not on releaseAsync's hop to a delivery thread: a blocked
-        // caller runs no code on the I/O thread, so that hop would only add a thread wake-up.
-        return await(startRelease(), () -> ReleaseOutcome.EXPIRED, "the release of token " + token);
+        // caller runs no code on the I/O thread, so that hop would only add a thread wake-up. And
+        // it offers the request outside this ticket's monitor, so it may write it itself when its
+        // session is idle (no writer-thread hop), holding no lock an I/O thread could need.
+        TokenCall<ReleaseOutcome> call;
+        CompletableFuture<ReleaseOutcome> f;
+        synchronized (this) {
+            call = beginRelease();
+            f = answer;
+        }
+        if (call != null) {
+            engine.send(call, true);
+        }
+        return await(f, () -> ReleaseOutcome.EXPIRED, "the release of token " + token);
     }
 
     /** {@link #release()} without blocking; the future completes off the client's I/O threads. */
@@ -116,16 +128,30 @@ public final class Ticket implements AutoCloseable {
      * {@link #releaseAsync} hands to users completes on a delivery thread.
      */
     private synchronized CompletableFuture<ReleaseOutcome> startRelease() {
-        if (release == null) {
-            if (ticker.nanoTime() - leaseEndUpperBound >= 0) {
-                answer = CompletableFuture.completedFuture(ReleaseOutcome.EXPIRED);
-                release = answer;
-            } else {
-                answer = engine.release(keyBytes, token, leaseEndUpperBound).result();
-                release = answer.thenApplyAsync(r -> r, engine.deliveryExecutor()); // hop off the I/O threads
-            }
+        TokenCall<ReleaseOutcome> call = beginRelease();
+        if (call != null) {
+            engine.send(call, false);
         }
         return answer;
+    }
+
+    /**
+     * Under the monitor, once per ticket: sets {@link #release} and {@link #answer} and returns
+     * the Release call to offer to a session, or null (already started, or the lease is over).
+     */
+    private TokenCall<ReleaseOutcome> beginRelease() {
+        if (release != null) {
+            return null;
+        }
+        if (ticker.nanoTime() - leaseEndUpperBound >= 0) {
+            answer = CompletableFuture.completedFuture(ReleaseOutcome.EXPIRED);
+            release = answer;
+            return null;
+        }
+        TokenCall<ReleaseOutcome> call = engine.prepareRelease(keyBytes, token, leaseEndUpperBound);
+        answer = call.result();
+        release = answer.thenApplyAsync(r -> r, engine.deliveryExecutor()); // hop off the I/O threads
+        return call;
     }
 
     /**

@@ -11,6 +11,14 @@ interface Dispatcher {
     /** Offers a definitely-not-sent request to a session (or holds it until one can take it). */
     void submit(Outbound<?> o);
 
+    /**
+     * As {@link #submit(Outbound)}; {@code callerWrites}: the calling thread is a blocked caller
+     * that may write the request itself when its session is idle ({@link Session#enqueue(Outbound, boolean)}).
+     */
+    default void submit(Outbound<?> o, boolean callerWrites) {
+        submit(o);
+    }
+
     /** Why the last session that never came up failed (e.g. a TLS handshake), or null. */
     String lastSetupFailure();
 

@@ -91,12 +91,22 @@ public final class Engine implements AutoCloseable {
      * {@code tickets}.
      */
     public AcquireCall acquire(byte[] key, int waitSeconds, int leaseSeconds, AcquireCall.Tickets tickets) {
+        return acquire(key, waitSeconds, leaseSeconds, tickets, false);
+    }
+
+    /**
+     * As {@link #acquire(byte[], int, int, AcquireCall.Tickets)}; {@code callerWaits}: the calling
+     * thread blocks for the outcome (and holds no lock), so it may write the request itself when
+     * its session is idle.
+     */
+    public AcquireCall acquire(byte[] key, int waitSeconds, int leaseSeconds, AcquireCall.Tickets tickets,
+            boolean callerWaits) {
         checkOpen();
         AcquireCall call = new AcquireCall(this, key, waitSeconds, leaseSeconds, owners.getAndIncrement(),
                 ticker.nanoTime(), tickets);
         track(call);
         call.start();
-        dispatcher.submit(call);
+        dispatcher.submit(call, callerWaits);
         return call;
     }
 
@@ -104,6 +114,24 @@ public final class Engine implements AutoCloseable {
     public TokenCall<ReleaseOutcome> release(byte[] key, long token, long giveUpAt) {
         checkOpen();
         return startToken(TokenCall.release(this, key, token, giveUpAt));
+    }
+
+    /**
+     * A Release of {@code token}, retried until {@code giveUpAt}, started but not yet offered to a
+     * session: the caller offers it with {@link #send} once it holds no lock (a blocked caller may
+     * write it itself, and must not hold a monitor an I/O thread could need meanwhile).
+     */
+    public TokenCall<ReleaseOutcome> prepareRelease(byte[] key, long token, long giveUpAt) {
+        checkOpen();
+        TokenCall<ReleaseOutcome> call = TokenCall.release(this, key, token, giveUpAt);
+        track(call);
+        call.start();
+        return call;
+    }
+
+    /** Offers a call from {@link #prepareRelease}; {@code callerWaits} as in {@link #acquire(byte[], int, int, AcquireCall.Tickets, boolean)}. */
+    public void send(TokenCall<?> call, boolean callerWaits) {
+        dispatcher.submit(call, callerWaits);
     }
 
     /** Starts an Extend of {@code token} by {@code leaseSeconds}, retried until {@code giveUpAt}. */

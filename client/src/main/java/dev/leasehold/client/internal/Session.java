@@ -32,7 +32,9 @@ import dev.leasehold.protocol.Request;
  * "up" only once its Pong arrives within the connect timeout, so a peer that accepts TCP but
  * does not speak the protocol never swallows a request), then drains the queue: for each request
  * it checks the time left and computes the wire wait, registers it for its answer, marks it
- * possibly sent, and then writes the batch. The <b>reader</b> decodes answers and hands each to
+ * possibly sent, and then writes the batch. A blocking caller that finds the session up, idle
+ * and its queue empty takes those same steps itself ({@link #enqueue(Outbound, boolean)}): one
+ * thread writes at a time. The <b>reader</b> decodes answers and hands each to
  * its request (owner for Acquire, FIFO per token for Release/Extend, nonce for Ping).
  *
  * <p>Threading: queue and phase are guarded by {@code lock} (the correlator's tables by its own
@@ -61,6 +63,15 @@ public final class Session implements Link {
     private final ArrayDeque<Outbound<?>> queue = new ArrayDeque<>();
     private final Correlator correlator = new Correlator(this);
     private Socket socket;
+    /** The session's output once connected; written by one thread at a time (see {@link #outputBusy}). */
+    private OutputStream out;
+    /**
+     * True while a thread writes to {@link #out}: the writer with a batch, or a blocked caller
+     * writing its own request inline ({@link #enqueue(Outbound, boolean)}). Guarded by {@code lock}.
+     */
+    private boolean outputBusy;
+    /** Requests their blocked callers wrote themselves (diagnostics and tests). Guarded by {@code lock}. */
+    private long inlineWrites;
     private Thread reader;
     private long handshakeNonce;
     private boolean handshakeDone;
@@ -105,6 +116,13 @@ public final class Session implements Link {
         }
     }
 
+    /** Requests that their blocked callers wrote on their own thread, bypassing the writer (diagnostics). */
+    public long inlineWrites() {
+        synchronized (lock) {
+            return inlineWrites;
+        }
+    }
+
     /** Requests queued or awaiting an answer here. */
     int load() {
         synchronized (lock) {
@@ -114,13 +132,75 @@ public final class Session implements Link {
 
     /** Queues a request for the writer; false if the session has closed. */
     boolean enqueue(Outbound<?> o) {
+        return enqueue(o, false);
+    }
+
+    /**
+     * Queues a request for the writer, or, if {@code callerWrites} and the session is up with
+     * nothing queued and nobody writing, writes it on the calling thread: the blocked caller would
+     * otherwise only wake the writer and wait, so writing itself saves a thread hand-off. The
+     * inline write takes exactly the writer's steps (time read just before the write, wire wait
+     * recomputed from it, registered, possibly sent, written), so PROTOCOL.md 9.4's sent/not-sent
+     * bookkeeping does not depend on which thread wrote. False if the session has closed.
+     *
+     * @param callerWrites the caller is a blocking call that waits for the answer anyway (never an
+     *        async call: its thread may be someone's event loop, 9.11)
+     */
+    boolean enqueue(Outbound<?> o, boolean callerWrites) {
+        OutputStream direct;
         synchronized (lock) {
             if (phase == Phase.CLOSED) {
                 return false;
             }
-            queue.add(o);
-            lock.notifyAll();
-            return true;
+            // An interrupted thread does not write: on some threads (virtual ones) an interrupt
+            // during socket I/O closes the socket, which would end every request of the session.
+            if (!callerWrites || phase != Phase.UP || outputBusy || !queue.isEmpty()
+                    || Thread.currentThread().isInterrupted()) {
+                queue.add(o);
+                lock.notifyAll();
+                return true;
+            }
+            outputBusy = true;
+            inlineWrites++;
+            direct = out;
+        }
+        writeInline(o, direct);
+        return true;
+    }
+
+    /**
+     * One request written by its caller, as {@link #drain} writes a batch. A blocked write (the
+     * server stopped reading) is ended like the writer's: at the call's deadline its timer closes
+     * this session (9.8), which closes the socket under the write.
+     */
+    private void writeInline(Outbound<?> o, OutputStream direct) {
+        boolean notSent = false;
+        String failure = null;
+        try {
+            byte[] frame = o.beginWrite(this, engine.ticker().nanoTime());
+            if (frame == Outbound.NOT_SENT) {
+                notSent = true; // the session closed meanwhile
+            } else if (frame != Outbound.SKIP) {
+                try {
+                    direct.write(frame);
+                    o.written(this);
+                } catch (IOException e) {
+                    failure = "write failed: " + e.getMessage();
+                }
+            }
+        } finally {
+            synchronized (lock) {
+                outputBusy = false;
+                if (!queue.isEmpty()) {
+                    lock.notifyAll(); // requests queued while this thread wrote: the writer takes them
+                }
+            }
+        }
+        if (failure != null) {
+            close(failure);
+        }
+        if (notSent) {
+            o.notSent(this);
         }
     }
 
@@ -245,6 +325,7 @@ public final class Session implements Link {
                 return;
             }
             handshakeNonce = nonce;
+            this.out = out;
             reader = Threads.start(name + "-reader", () -> readLoop(in), true);
         }
         try {
@@ -316,7 +397,7 @@ public final class Session implements Link {
         while (true) {
             synchronized (lock) {
                 try {
-                    while (queue.isEmpty() && phase != Phase.CLOSED) {
+                    while ((queue.isEmpty() || outputBusy) && phase != Phase.CLOSED) {
                         lock.wait();
                     }
                 } catch (InterruptedException e) {
@@ -329,6 +410,7 @@ public final class Session implements Link {
                 while (!queue.isEmpty() && batch.size() < MAX_BATCH) {
                     batch.add(queue.poll());
                 }
+                outputBusy = true;
             }
             long now = engine.ticker().nanoTime();
             for (Outbound<?> o : batch) {
@@ -354,6 +436,9 @@ public final class Session implements Link {
             }
             writing.clear();
             bytes.reset();
+            synchronized (lock) {
+                outputBusy = false; // at once: a caller that finds the output free may write itself
+            }
         }
         close("the writer was interrupted");
     }

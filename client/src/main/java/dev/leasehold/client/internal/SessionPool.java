@@ -67,6 +67,11 @@ final class SessionPool implements Dispatcher {
     /** Offers a definitely-not-sent request to a session (or parks it). */
     @Override
     public void submit(Outbound<?> o) {
+        submit(o, false);
+    }
+
+    @Override
+    public void submit(Outbound<?> o, boolean callerWrites) {
         while (true) {
             Session target;
             synchronized (this) {
@@ -86,7 +91,7 @@ final class SessionPool implements Dispatcher {
                 o.abandon("the client is closed");
                 return;
             }
-            if (target.enqueue(o)) {
+            if (target.enqueue(o, callerWrites)) {
                 return;
             }
             // That session closed in between; its slot is being freed. Choose again.
