@@ -15,6 +15,7 @@ import java.util.function.Function;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
+import dev.leasehold.registry.BusyReason;
 import dev.leasehold.registry.DecisionLog;
 import dev.leasehold.registry.NanoClock;
 import dev.leasehold.registry.ReplicatedTable.Command;
@@ -180,6 +181,12 @@ final class Proposer implements DecisionLog, TokenSource {
             return TokenSource.NONE; // not serving, or the replication queue is full: Busy, nothing proposed
         }
         return tokens.incrementAndGet();
+    }
+
+    /** A refused token here is a replication matter (queue full, or not serving), not a disk failure. */
+    @Override
+    public BusyReason noneReason() {
+        return BusyReason.REPLICATION;
     }
 
     // ------------------------------------------------------------------ DecisionLog

@@ -13,7 +13,14 @@ public enum BusyReason {
     /** The server is draining for shutdown. */
     DRAINING("draining"),
     /** No durable fencing token (or lease horizon) could be issued: the data directory is failing. */
-    STORAGE("storage");
+    STORAGE("storage"),
+    /**
+     * Cluster mode: the replication queue is full ({@code leasehold.cluster.max-pending}) or this
+     * node has just stopped serving, so no token was issued and nothing was proposed. Its own
+     * reason because the cure differs from {@link #STORAGE}: the Raft log is slow to commit (a
+     * slow follower disk or network, a starved leader), not this node's data directory.
+     */
+    REPLICATION("replication");
 
     private final String tag;
 

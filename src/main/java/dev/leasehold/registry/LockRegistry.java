@@ -483,7 +483,7 @@ public final class LockRegistry {
         }
         long token = tokens.next();
         if (token == TokenSource.NONE) {
-            return BusyReason.STORAGE;
+            return tokens.noneReason();
         }
         lane.grantAwaitsHorizon = approval == LeaseHorizon.Approval.AFTER_WRITE;
         s.grant(token, now, leaseSeconds, leaseNanos);

@@ -7,7 +7,7 @@ package dev.leasehold.registry;
  *
  * <p>Called under a registry lane lock: it must not block. When no durable token is available
  * right now (the high-water mark could not be persisted in time), it returns {@link #NONE} and
- * the Acquire is answered Busy.
+ * the Acquire is answered Busy, with the reason {@link #noneReason()}.
  */
 @FunctionalInterface
 public interface TokenSource {
@@ -16,4 +16,14 @@ public interface TokenSource {
 
     /** The next token, or {@link #NONE}. Never blocks. */
     long next();
+
+    /**
+     * Why {@link #next()} returns {@link #NONE}: the reason the refused Acquire is counted under
+     * ({@code leasehold_busy_total{reason}}). A durable store that could not persist its
+     * high-water mark in time means {@link BusyReason#STORAGE}, the default; the cluster's
+     * proposer means {@link BusyReason#REPLICATION}. The wire answer is {@code B} either way.
+     */
+    default BusyReason noneReason() {
+        return BusyReason.STORAGE;
+    }
 }

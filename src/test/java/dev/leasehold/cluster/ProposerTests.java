@@ -14,8 +14,15 @@ import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 
+import dev.leasehold.registry.AcquireResult;
+import dev.leasehold.registry.BusyReason;
+import dev.leasehold.registry.LeaseHorizon;
+import dev.leasehold.registry.LockRegistry;
 import dev.leasehold.registry.NanoClock;
+import dev.leasehold.registry.RegistryLimits;
+import dev.leasehold.registry.RegistryObserver;
 import dev.leasehold.registry.ReplicatedTable;
+import dev.leasehold.registry.SessionHandle;
 import dev.leasehold.registry.TokenSource;
 
 /**
@@ -131,6 +138,64 @@ class ProposerTests {
             assertThat(answered).containsExactlyInAnyOrder("a false", "b false");
         } finally {
             two.stop();
+        }
+    }
+
+    /**
+     * A full replication queue ({@code max-pending}) refuses the grant before anything is
+     * proposed, and the registry counts that {@code B} as {@code replication}, not as
+     * {@code storage} (the data directory is fine; the Raft log commits too slowly). With one
+     * batch in flight that the sink never commits, exactly {@code max-pending + 1} further grants
+     * fit; the next is Busy; once the batch commits the queue drains and grants resume. Not serving
+     * gives the same reason.
+     */
+    @Test
+    void aFullReplicationQueueIsBusyForTheReasonReplication() throws Exception {
+        LinkedBlockingQueue<CompletableFuture<Object>> inFlight = new LinkedBlockingQueue<>();
+        Proposer small = new Proposer(bytes -> {
+            CompletableFuture<Object> f = new CompletableFuture<>();
+            inFlight.add(f);
+            return f;
+        }, 256, 1, 3, NanoClock.SYSTEM, nanos -> { }, failures::add);
+        List<BusyReason> counted = new CopyOnWriteArrayList<>();
+        RegistryObserver observer = new RegistryObserver() {
+            @Override
+            public void busy(BusyReason reason) {
+                counted.add(reason);
+            }
+        };
+        LockRegistry registry = new LockRegistry(new RegistryLimits(100, 1000, 100, 1000), NanoClock.SYSTEM, small,
+                LeaseHorizon.UNBOUNDED, w -> { }, observer, small);
+        SessionHandle session = new SessionHandle();
+        try {
+            small.start();
+            small.open(0);
+            assertThat(registry.acquire(key("k0"), 0, 10, 100, NanoClock.SYSTEM.nanoTime(), session))
+                    .isInstanceOf(AcquireResult.Granted.class);
+            CompletableFuture<Object> batch1 = inFlight.poll(5, TimeUnit.SECONDS);
+            assertThat(batch1).as("the first grant is proposed and stays in flight").isNotNull();
+            for (int i = 1; i <= 4; i++) {
+                assertThat(registry.acquire(key("k" + i), 0, 10, 100 + i, NanoClock.SYSTEM.nanoTime(), session))
+                        .as("grant %d: %d decisions waiting, max-pending 3", i, i - 1)
+                        .isInstanceOf(AcquireResult.Granted.class);
+            }
+            assertThat(registry.acquire(key("k5"), 0, 10, 105, NanoClock.SYSTEM.nanoTime(), session))
+                    .isEqualTo(new AcquireResult.Busy(BusyReason.REPLICATION));
+            assertThat(counted).containsExactly(BusyReason.REPLICATION);
+            assertThat(small.backlog()).as("nothing of the refused Acquire was appended").isEqualTo(4);
+
+            batch1.complete("ok");
+            assertThat(inFlight.poll(5, TimeUnit.SECONDS)).as("the waiting decisions go out as the next batch")
+                    .isNotNull();
+            assertThat(registry.acquire(key("k5"), 0, 10, 106, NanoClock.SYSTEM.nanoTime(), session))
+                    .isInstanceOf(AcquireResult.Granted.class);
+
+            small.close(); // stepping down
+            assertThat(registry.acquire(key("k6"), 0, 10, 107, NanoClock.SYSTEM.nanoTime(), session))
+                    .isEqualTo(new AcquireResult.Busy(BusyReason.REPLICATION));
+            assertThat(counted).containsExactly(BusyReason.REPLICATION, BusyReason.REPLICATION);
+        } finally {
+            small.stop();
         }
     }
 }

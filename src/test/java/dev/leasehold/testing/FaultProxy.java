@@ -22,7 +22,6 @@ import java.util.concurrent.atomic.AtomicLong;
 import dev.leasehold.protocol.Answer;
 import dev.leasehold.protocol.AnswerDecoder;
 import dev.leasehold.protocol.ProtocolException;
-import dev.leasehold.protocol.ProtocolException;
 import dev.leasehold.protocol.Request;
 import dev.leasehold.protocol.RequestReader;
 import dev.leasehold.protocol.RequestType;
@@ -431,6 +430,11 @@ public final class FaultProxy implements AutoCloseable {
                         sleepNanos(c.receivedAt + (c2s ? delayC2s : delayS2c) - System.nanoTime());
                         while ((c2s ? stallC2s : stallS2c) && !closed) {
                             sleepNanos(5_000_000);
+                        }
+                        if (closed) {
+                            // held by a stall until the connection closed: never forwarded, so
+                            // not recorded as received by the server either
+                            break;
                         }
                         if (!c2s && swallowAnswers) {
                             continue;

@@ -1,0 +1,201 @@
+package dev.leasehold.cluster;
+
+import static org.awaitility.Awaitility.await;
+
+import java.io.IOException;
+import java.net.InetAddress;
+import java.net.ServerSocket;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.LinkedHashMap;
+import java.util.Map;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
+
+import org.apache.ratis.client.RaftClient;
+import org.apache.ratis.client.RaftClientConfigKeys;
+import org.apache.ratis.conf.RaftProperties;
+import org.apache.ratis.protocol.ClientId;
+import org.apache.ratis.protocol.RaftClientReply;
+import org.apache.ratis.protocol.RaftGroup;
+import org.apache.ratis.protocol.RaftPeer;
+import org.apache.ratis.protocol.RaftPeerId;
+import org.apache.ratis.retry.RetryPolicies;
+import org.apache.ratis.util.TimeDuration;
+
+import dev.leasehold.registry.LeaseHorizon;
+import dev.leasehold.registry.LockRegistry;
+import dev.leasehold.registry.NanoClock;
+import dev.leasehold.registry.RegistryLimits;
+import dev.leasehold.registry.RegistryObserver;
+import dev.leasehold.server.LeaseholdServer;
+import dev.leasehold.server.RegistryTimer;
+import dev.leasehold.server.ServerSecurity;
+import dev.leasehold.server.ServerStats;
+import dev.leasehold.server.SessionNotifier;
+
+/**
+ * A test fixture: a cluster of real nodes in this JVM (real Ratis over loopback gRPC, real
+ * protocol ports, one data directory each), wired as {@link ClusterInProcessTests} does, for tests
+ * outside this package that need a cluster without starting processes. Each node's advertised
+ * {@code client-address} (what followers name in {@code X 8 leader=...} and a leader in
+ * {@code X 9}) is given by the test, so a test can put a proxy in front of every node and have the
+ * hints route through the proxies it controls. Ports are free loopback ports picked at start.
+ *
+ * <p>Not thread-safe: one test thread drives it.
+ */
+public final class InProcessCluster implements AutoCloseable {
+
+    private final Node[] nodes;
+    private final boolean[] stopped;
+    private final ClusterSettings[] settings;
+    private final RaftGroup group;
+    private final AtomicBoolean fatal = new AtomicBoolean();
+
+    private record Node(ClusterNode cluster, LockRegistry registry, LeaseholdServer server, RegistryTimer timer) {
+    }
+
+    /**
+     * @param clientPorts the protocol port each node binds (free loopback ports, see {@link #freePort})
+     * @param clientAddresses the {@code host:port} each node is known by to clients (its
+     *        {@code client-address}; a proxy's address, or {@code 127.0.0.1:clientPort})
+     */
+    private InProcessCluster(Path dir, int[] clientPorts, String[] clientAddresses, Duration electionMin,
+            Duration electionMax) throws IOException {
+        int n = clientPorts.length;
+        Map<String, ClusterSettings.Peer> peers = new LinkedHashMap<>();
+        for (int i = 0; i < n; i++) {
+            peers.put(id(i), new ClusterSettings.Peer("127.0.0.1:" + freePort(), clientAddresses[i]));
+        }
+        nodes = new Node[n];
+        stopped = new boolean[n];
+        settings = new ClusterSettings[n];
+        for (int i = 0; i < n; i++) {
+            settings[i] = new ClusterSettings(id(i), peers, dir.resolve(id(i)), electionMin, electionMax, 256, 1,
+                    65536, 100_000);
+            ClusterNode c = new ClusterNode(settings[i], NanoClock.SYSTEM, () -> fatal.set(true));
+            LockRegistry r = new LockRegistry(new RegistryLimits(100, 1000, 100, 1000), NanoClock.SYSTEM, c.tokens(),
+                    LeaseHorizon.UNBOUNDED, new SessionNotifier(c), RegistryObserver.NONE, c.decisions());
+            LeaseholdServer srv = new LeaseholdServer(new LeaseholdServer.Settings("127.0.0.1", clientPorts[i], 512,
+                    Duration.ofSeconds(10), 100, 1, Duration.ofSeconds(2), 128), r, NanoClock.SYSTEM, new ServerStats(),
+                    ServerSecurity.NONE, c);
+            c.attach(r, srv);
+            nodes[i] = new Node(c, r, srv, new RegistryTimer(r));
+        }
+        java.util.List<RaftPeer> raftPeers = new java.util.ArrayList<>();
+        for (Map.Entry<String, ClusterSettings.Peer> e : peers.entrySet()) {
+            raftPeers.add(RaftPeer.newBuilder().setId(e.getKey()).setAddress(e.getValue().raftAddress()).build());
+        }
+        group = RaftGroup.valueOf(ClusterNode.GROUP_ID, raftPeers);
+    }
+
+    /**
+     * Builds and starts every node (protocol server first, then Raft, as the Spring lifecycle
+     * does); the first election follows on its own, see {@link #awaitServingLeader}.
+     */
+    public static InProcessCluster start(Path dir, int[] clientPorts, String[] clientAddresses, Duration electionMin,
+            Duration electionMax) throws IOException {
+        InProcessCluster c = new InProcessCluster(dir, clientPorts, clientAddresses, electionMin, electionMax);
+        try {
+            for (Node n : c.nodes) {
+                n.timer().start();
+                n.server().start();
+                n.cluster().start();
+            }
+        } catch (RuntimeException e) {
+            c.close();
+            throw e;
+        }
+        return c;
+    }
+
+    private static String id(int i) {
+        return "n" + i;
+    }
+
+    public int size() {
+        return nodes.length;
+    }
+
+    /** True while node {@code i} runs and serves as leader (it grants). */
+    public boolean serving(int i) {
+        return nodes[i].cluster().isRunning() && nodes[i].cluster().serving();
+    }
+
+    public boolean running(int i) {
+        return nodes[i].cluster().isRunning();
+    }
+
+    /** The index of a running node that serves, other than {@code not} (-1: any), within 30 s. */
+    public int awaitServingLeader(int not) {
+        int[] found = {-1};
+        await().atMost(Duration.ofSeconds(30)).pollInterval(Duration.ofMillis(20)).until(() -> {
+            for (int i = 0; i < nodes.length; i++) {
+                if (i != not && serving(i)) {
+                    found[0] = i;
+                    return true;
+                }
+            }
+            return false;
+        });
+        return found[0];
+    }
+
+    /**
+     * Moves leadership to node {@code to} with Ratis's leadership transfer (what a drain does),
+     * leaving every node running, and waits until {@code to} serves. The old leader stops serving
+     * on the way: {@code B} to its queued Acquires, {@code X 9} on its sessions.
+     */
+    public void transferLeadership(int to) throws IOException {
+        int from = awaitServingLeader(-1);
+        RaftProperties props = new RaftProperties();
+        RaftClientConfigKeys.Rpc.setRequestTimeout(props, TimeDuration.valueOf(
+                settings[0].electionTimeoutMax().toMillis() * 2, TimeUnit.MILLISECONDS));
+        try (RaftClient client = RaftClient.newBuilder().setProperties(props).setRaftGroup(group)
+                .setClientId(ClientId.randomId()).setLeaderId(RaftPeerId.valueOf(id(from)))
+                .setRetryPolicy(RetryPolicies.retryUpToMaximumCountWithFixedSleep(5,
+                        TimeDuration.valueOf(100, TimeUnit.MILLISECONDS)))
+                .build()) {
+            RaftClientReply reply = client.admin().transferLeadership(RaftPeerId.valueOf(id(to)),
+                    settings[0].electionTimeoutMax().toMillis() * 4);
+            if (!reply.isSuccess()) {
+                throw new IOException("leadership transfer " + id(from) + " -> " + id(to) + " failed: " + reply);
+            }
+        }
+        await().atMost(Duration.ofSeconds(30)).pollInterval(Duration.ofMillis(20)).until(() -> serving(to));
+    }
+
+    /** Stops node {@code i} as a drain does (a serving leader hands leadership over first). */
+    public void stop(int i) {
+        Node n = nodes[i];
+        if (n == null || stopped[i]) {
+            return;
+        }
+        stopped[i] = true;
+        if (n.cluster().isRunning()) {
+            n.cluster().stop();
+        }
+        n.server().stop();
+        n.timer().stop();
+    }
+
+    /** True if some node reported a failed Raft log (it would have halted a real process). */
+    public boolean logFailed() {
+        return fatal.get();
+    }
+
+    /** Stops every node that still runs. */
+    @Override
+    public void close() {
+        for (int i = 0; i < nodes.length; i++) {
+            stop(i);
+        }
+    }
+
+    /** A loopback port that was free a moment ago. */
+    public static int freePort() throws IOException {
+        try (ServerSocket s = new ServerSocket(0, 1, InetAddress.getLoopbackAddress())) {
+            return s.getLocalPort();
+        }
+    }
+}
