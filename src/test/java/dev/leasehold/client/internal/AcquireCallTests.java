@@ -337,10 +337,10 @@ class AcquireCallTests {
     }
 
     @Nested
-    class NotLeader { // 9.12: X 8 means nothing was executed; one resend, same owner and D
+    class NotLeader { // 9.12: X 8 means nothing was executed; resent until D, same owner and D
 
         @Test
-        void anXEightResendsOnceWithTheSameOwnerAndDeadline() {
+        void anXEightResendsWithTheSameOwnerAndDeadline() {
             AcquireCall c = acquire(10, 10);
             wire.write();
             time.advance(3 * SECOND);
@@ -359,14 +359,22 @@ class AcquireCallTests {
         }
 
         @Test
-        void aSecondXEightIsUnavailableAndNothingIsSentAgain() {
+        void everyXEightBeforeDIsResentWithTheSameOwnerAndTheSameD() {
             AcquireCall c = acquire(10, 10);
             wire.write();
-            wire.notLeader("leader=127.0.0.1:7421");
-            wire.write();
-            wire.notLeader("");
-            assertThat(outcome(c)).isInstanceOf(AcquireOutcome.Unavailable.class);
-            assertThat(wire.write()).isEmpty();
+            for (int i = 1; i <= 5; i++) {
+                time.advance(SECOND);
+                wire.notLeader(i % 2 == 0 ? "" : "leader=127.0.0.1:7421"); // an election: hints and none
+                assertThat(c.result()).as("X 8 number %d, before D: still looking for the leader", i).isNotDone();
+                int wait = 10 - i;
+                assertThat(wire.write()).singleElement().satisfies(r -> {
+                    Request.Acquire a = (Request.Acquire) r;
+                    assertThat(a.owner()).isEqualTo(c.owner());
+                    assertThat(a.waitSeconds()).as("ceil((D - now) / 1 s): the same D").isEqualTo(wait);
+                });
+            }
+            wire.answer(new Answer.Acquired(c.owner(), 6, 0));
+            assertThat(outcome(c)).isInstanceOf(AcquireOutcome.Acquired.class);
         }
 
         @Test

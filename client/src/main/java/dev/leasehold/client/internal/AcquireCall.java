@@ -39,8 +39,8 @@ public final class AcquireCall extends Outbound<AcquireOutcome> {
     /** The grant this call was answered with, if any; guarded by {@code this}. */
     private Grant grant;
 
-    /** Sent again after an {@code X 8} (9.12 allows it once); guarded by {@code this}. */
-    private boolean resentAfterNotLeader;
+    /** Times sent again after an {@code X 8} (9.12); guarded by {@code this}. */
+    private int notLeaderResends;
 
     AcquireCall(Engine engine, byte[] key, int waitSeconds, int leaseSeconds, long owner, long start, Tickets tickets) {
         super(engine);
@@ -115,9 +115,16 @@ public final class AcquireCall extends Outbound<AcquireOutcome> {
     /**
      * {@code X 8} on {@code s}: nothing was executed, so the Acquire goes back to the dispatcher,
      * with the same owner and the same deadline {@code D}, towards the leader the follower named
-     * (9.12, the one exception to "possibly sent is never resent"). Once: a second {@code X 8}
-     * ends it as Unavailable, as does an {@code X 8} at or after {@code D} (no grant exists either
-     * way: nothing was executed, and a resend could not be written before {@code D}).
+     * (9.12, the one exception to "possibly sent is never resent").
+     *
+     * <p>As often as {@code X 8} comes, until {@code D}: every {@code X 8} is a confirmed answer
+     * that nothing was executed, so each resend is as safe as the first, and during an election
+     * (no leader for one to three seconds) a call with time left keeps looking for the new
+     * leader instead of failing at once. What bounds it is 9.12's "leader discovery is bounded by
+     * D": an {@code X 8} at or after {@code D} ends it as Unavailable (no grant exists: nothing was
+     * executed), and so does {@code D} reached while it waits for a session (the call timer). The
+     * pool backs off between seeds (50 ms doubling to 500 ms) when no leader is named, and after
+     * a few named ones in a row, so this is no hot loop.
      */
     @Override
     void notExecuted(Link s, String reason) {
@@ -127,13 +134,11 @@ public final class AcquireCall extends Outbound<AcquireOutcome> {
             if (!onWire(s)) {
                 return null;
             }
-            if (resentAfterNotLeader) {
-                return new AcquireOutcome.Unavailable("no serving leader took the request: " + reason);
-            }
             if (now - deadline >= 0) {
-                return new AcquireOutcome.Unavailable("not executed (" + reason + ") and the deadline has passed");
+                return new AcquireOutcome.Unavailable("no serving leader took the request before the deadline ("
+                        + (notLeaderResends + 1) + " not-leader answers, last: " + reason + ")");
             }
-            resentAfterNotLeader = true;
+            notLeaderResends++;
             state = State.QUEUED;
             session = null;
             resend[0] = true;

@@ -40,6 +40,8 @@ final class SessionPool implements Dispatcher {
     private final boolean[] notLeader;
     /** {@code X 8} without a usable hint in a row, per slot (the back-off between seeds). */
     private final int[] noLeaderRounds;
+    /** {@code X 8} naming a leader in a row, per slot (every third one backs off). */
+    private final int[] hintedRounds;
     /** The leader a follower named last, or null (single server, or not told yet). */
     private InetSocketAddress leader;
     private final ArrayDeque<Outbound<?>> parked = new ArrayDeque<>();
@@ -59,6 +61,7 @@ final class SessionPool implements Dispatcher {
         this.backingOff = new boolean[n];
         this.notLeader = new boolean[n];
         this.noLeaderRounds = new int[n];
+        this.hintedRounds = new int[n];
         for (int i = 0; i < n; i++) {
             addressIndex[i] = i % addresses.size();
         }
@@ -125,6 +128,7 @@ final class SessionPool implements Dispatcher {
                 notLeader[i] = false; // handled by notLeader()
             } else if (wasUp) {
                 failures[i] = 0;
+                hintedRounds[i] = 0;
             } else {
                 failures[i]++;
                 addressIndex[i] = (addressIndex[i] + 1) % addresses.size();
@@ -176,11 +180,20 @@ final class SessionPool implements Dispatcher {
                     }
                 }
                 noLeaderRounds[i] = 0;
+                // Named leaders that answer X 8 too (stale hints while an election runs, two
+                // nodes naming each other): an Acquire is resent on every X 8 until D, so every
+                // third named leader in a row waits as if none were known.
+                if (++hintedRounds[i] % 3 == 0) {
+                    notLeader[i] = true;
+                    backingOff[i] = true;
+                    retryAt[i] = engine.ticker().nanoTime() + NO_LEADER_MAX_BACKOFF / 2;
+                }
                 return;
             }
             // No leader known (an election): next seed, after 50 ms doubling to 500 ms. Not reset
             // by the follower's Ping answer (up()), only by a hint.
             notLeader[i] = true;
+            hintedRounds[i] = 0;
             addressIndex[i] = (addressIndex[i] + 1) % addresses.size();
             backingOff[i] = true;
             retryAt[i] = engine.ticker().nanoTime()
