@@ -8,6 +8,7 @@
 #   SKIP_BUILD=1        reuse target/leasehold-*.jar and bench/target (no Maven)
 #   SERVER_JAVA_OPTS    extra JVM options for the Leasehold server (e.g. a JFR recording)
 #   BENCH_JAVA_OPTS     extra JVM options for the load generator (e.g. a JFR recording of the client)
+#   SERVER_JAR          the server jar to measure (default target/leasehold-<v>.jar), for before/after runs
 #   SERVER_ARGS         extra Spring arguments for the server (e.g. --leasehold.io-threads=1)
 #   OUT_DIR             where logs and the table go (default: a new temp dir)
 #   CLUSTER=1           also start a three-node cluster (bin/leasehold-cluster, 3 more JVMs) and
@@ -63,7 +64,7 @@ if [[ "${SKIP_BUILD:-0}" != "1" ]]; then
     rm -rf bench/target/lib
     ./mvnw -B -q -f bench/pom.xml package
 fi
-JAR=$(ls target/leasehold-*.jar | grep -v -- '-client.jar' | head -1)
+JAR=${SERVER_JAR:-$(ls target/leasehold-*.jar | grep -v -- '-client.jar' | head -1)}
 
 if ! command -v redis-server >/dev/null; then
     echo "== installing redis-server (Debian)"
