@@ -183,8 +183,8 @@ final class SessionPool implements Dispatcher {
                 // Named leaders that answer X 8 too (stale hints while an election runs, two
                 // nodes naming each other): an Acquire is resent on every X 8 until D, so every
                 // third named leader in a row waits as if none were known.
+                notLeader[i] = true; // so that ended() keeps the count
                 if (++hintedRounds[i] % 3 == 0) {
-                    notLeader[i] = true;
                     backingOff[i] = true;
                     retryAt[i] = engine.ticker().nanoTime() + NO_LEADER_MAX_BACKOFF / 2;
                 }
