@@ -36,8 +36,8 @@ import dev.leasehold.server.SessionNotifier;
 
 /**
  * A test fixture: a cluster of real nodes in this JVM (real Ratis over loopback gRPC, real
- * protocol ports, one data directory each), wired as {@link ClusterInProcessTests} does, for tests
- * outside this package that need a cluster without starting processes. Each node's advertised
+ * protocol ports, one data directory each), wired as the Spring configuration wires a node, for
+ * tests that need a cluster without starting processes. Each node's advertised
  * {@code client-address} (what followers name in {@code X 8 leader=...} and a leader in
  * {@code X 9}) is given by the test, so a test can put a proxy in front of every node and have the
  * hints route through the proxies it controls. Ports are free loopback ports picked at start.
@@ -124,6 +124,16 @@ public final class InProcessCluster implements AutoCloseable {
 
     public boolean running(int i) {
         return nodes[i].cluster().isRunning();
+    }
+
+    /** Node {@code i}'s cluster side (role, status, replicated table). */
+    public ClusterNode node(int i) {
+        return nodes[i].cluster();
+    }
+
+    /** Node {@code i}'s registry (a leader's view; empty on a follower). */
+    public LockRegistry registry(int i) {
+        return nodes[i].registry();
     }
 
     /** The index of a running node that serves, other than {@code not} (-1: any), within 30 s. */
