@@ -230,7 +230,8 @@ abstract class Outbound<R> {
     /**
      * A cluster follower answered {@code X 8} on {@code s}: none of that session's requests was
      * executed (PROTOCOL.md 9.12). By default the same as {@link #lost} (Release and Extend are
-     * retried anyway); an Acquire may be sent once more, with the same owner and deadline.
+     * retried anyway); an Acquire is sent again, with the same owner and deadline, while
+     * its deadline has not passed.
      */
     void notExecuted(Link s, String reason) {
         lost(s, reason);
