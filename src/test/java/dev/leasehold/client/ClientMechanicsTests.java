@@ -85,6 +85,36 @@ class ClientMechanicsTests {
         assertThat(client.engine().sessions()).containsExactly(session);
     }
 
+    /**
+     * With an answer awaited on the session (here a queued Acquire on a held key), a blocking
+     * call is not written by its caller but by the writer, which packs the frames of many callers
+     * into one write: callers writing one frame each under load cost more than the hop they save.
+     */
+    @Test
+    void aBlockingCallOnASessionAwaitingAnAnswerGoesThroughTheWriter() throws Exception {
+        LeaseholdClient client = client(ClientOptions.builder().poolSize(1), proxy);
+        client.ping();
+        dev.leasehold.client.internal.Session session = client.engine().sessions().get(0);
+        AcquireOutcome held = client.acquire("busy/held", 0, 30);
+        assertThat(held).isInstanceOf(AcquireOutcome.Acquired.class);
+        CompletableFuture<AcquireOutcome> waiting = client.acquireAsync("busy/held", 10, 10); // queued: T or A later
+        await().atMost(Duration.ofSeconds(5)).until(() -> proxy.acquireCount() >= 2); // on the wire, answer awaited
+
+        long before = session.inlineWrites();
+        for (int i = 0; i < 10; i++) {
+            AcquireOutcome o = client.acquire("busy/" + i, 0, 10);
+            assertThat(o).isInstanceOf(AcquireOutcome.Acquired.class);
+            assertThat(((AcquireOutcome.Acquired) o).ticket().release()).isEqualTo(ReleaseOutcome.RELEASED);
+        }
+        assertThat(session.inlineWrites() - before).as("the session was not idle: every request went to the writer")
+                .isZero();
+
+        assertThat(((AcquireOutcome.Acquired) held).ticket().release()).isEqualTo(ReleaseOutcome.RELEASED);
+        AcquireOutcome w = waiting.get(10, TimeUnit.SECONDS);
+        assertThat(w).isInstanceOf(AcquireOutcome.Acquired.class);
+        ((AcquireOutcome.Acquired) w).ticket().release();
+    }
+
     @Test
     void acquireThenReleaseThroughTryWithResources() {
         LeaseholdClient client = client(ClientOptions.builder(), proxy);
