@@ -86,6 +86,35 @@ class ClientMechanicsTests {
     }
 
     /**
+     * A blocked caller runs no user code on an I/O thread, so its answer needs no delivery
+     * thread: blocking acquires and releases hand nothing to the delivery pool (a release used
+     * to, for a future nobody listened to). {@code releaseAsync} still completes off the I/O
+     * threads (9: no user code on them).
+     */
+    @Test
+    void blockingCallsUseNoDeliveryThreadReleaseAsyncDoes() throws Exception {
+        LeaseholdClient client = client(ClientOptions.builder().poolSize(1), proxy);
+        client.ping();
+        long before = client.engine().deliveries();
+        for (int i = 0; i < 20; i++) {
+            AcquireOutcome o = client.acquire("nodelivery/" + i, 0, 10);
+            assertThat(o).isInstanceOf(AcquireOutcome.Acquired.class);
+            Ticket t = ((AcquireOutcome.Acquired) o).ticket();
+            assertThat(t.release()).isEqualTo(ReleaseOutcome.RELEASED);
+            assertThat(t.isReleased()).isTrue();
+            assertThat(t.releaseAsync().get(10, TimeUnit.SECONDS)).as("after the answer: the same outcome")
+                    .isEqualTo(ReleaseOutcome.RELEASED);
+        }
+        assertThat(client.engine().deliveries() - before).as("tasks on delivery threads for blocking calls")
+                .isZero();
+
+        Ticket t = ((AcquireOutcome.Acquired) client.acquire("nodelivery/async", 0, 10)).ticket();
+        assertThat(t.releaseAsync().get(10, TimeUnit.SECONDS)).isEqualTo(ReleaseOutcome.RELEASED);
+        assertThat(client.engine().deliveries() - before).as("releaseAsync's answer went through a delivery thread")
+                .isEqualTo(1);
+    }
+
+    /**
      * With an answer awaited on the session (here a queued Acquire on a held key), a blocking
      * call is not written by its caller but by the writer, which packs the frames of many callers
      * into one write: callers writing one frame each under load cost more than the hop they save.

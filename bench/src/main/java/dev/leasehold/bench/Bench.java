@@ -70,6 +70,7 @@ public final class Bench {
                                          cluster = the leader of a 3-node cluster (w1, w1p, w2, lat;
                                          on by default when --cluster-port is given)
                   --cluster-port P --cluster-pid PID1,PID2,PID3   the cluster's leader, all nodes' PIDs
+                  --client-pool N        the official client's poolSize (default: the client's default)
                   --out FILE             also write the table (markdown) here
                 """;
     }
@@ -94,10 +95,17 @@ public final class Bench {
         return switch (t.name()) {
             case "leasehold", "cluster" -> new LeaseholdConn(host(), t.port());
             case "client" -> new ClientConn((dev.leasehold.client.LeaseholdClient) shared.computeIfAbsent("client",
-                    k -> dev.leasehold.client.LeaseholdClient.create(host() + ":" + t.port())));
+                    k -> dev.leasehold.client.LeaseholdClient.create(clientOptions(), host() + ":" + t.port())));
             case "redisson", "redisson-fair" -> new RedissonConn(redisson(t), t.name().equals("redisson-fair"));
             default -> new RedisConn(host(), t.port(), pollMicros);
         };
+    }
+
+    /** The official client's options: its defaults, or {@code --client-pool N} sessions. */
+    dev.leasehold.client.ClientOptions clientOptions() {
+        int pool = intOpt("client-pool", 0);
+        return pool > 0 ? dev.leasehold.client.ClientOptions.builder().poolSize(pool).build()
+                : dev.leasehold.client.ClientOptions.defaults();
     }
 
     org.redisson.api.RedissonClient redisson(Target t) {

@@ -183,6 +183,11 @@ public final class Engine implements AutoCloseable {
         return scheduler.schedule(task, at);
     }
 
+    /** Tasks handed to the delivery threads so far (diagnostics and tests). */
+    public long deliveries() {
+        return delivery.getTaskCount();
+    }
+
     /** Sessions currently pooled (diagnostics and tests). */
     public List<Session> sessions() {
         return dispatcher.sessions();
