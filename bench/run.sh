@@ -11,6 +11,9 @@
 #   SERVER_JAR          the server jar to measure (default target/leasehold-<v>.jar), for before/after runs
 #   SERVER_ARGS         extra Spring arguments for the server (e.g. --leasehold.io-threads=1)
 #   OUT_DIR             where logs and the table go (default: a new temp dir)
+#   SERVER_CPUS, BENCH_CPUS   pin the servers (Leasehold and Redis) and the load generator to
+#                       these CPUs (taskset -c lists, e.g. 0 and 1): separates preemption by the
+#                       generator from the servers' own tail (issue 15, must-have 4)
 #   CLUSTER=1           also start a three-node cluster (bin/leasehold-cluster, 3 more JVMs) and
 #                       measure its leader as another column (W1 sync, W1 pipelined, W2, latency),
 #                       then its failover: FAILOVER_ROUNDS (default 5) rounds of kill -9 of the
@@ -78,14 +81,17 @@ REDIS_PORT=$(free_port)
 echo "== starting Leasehold ($JAR) on 127.0.0.1:$LH_PORT"
 # recovery-grace=0s: a fresh data dir needs no grace; the property is ignored where it does not exist.
 # shellcheck disable=SC2086
-java ${SERVER_JAVA_OPTS:-} -jar "$JAR" \
+SERVER_PIN=(); BENCH_PIN=()
+[[ -n "${SERVER_CPUS:-}" ]] && SERVER_PIN=(taskset -c "$SERVER_CPUS")
+[[ -n "${BENCH_CPUS:-}" ]] && BENCH_PIN=(taskset -c "$BENCH_CPUS")
+"${SERVER_PIN[@]}" java ${SERVER_JAVA_OPTS:-} -jar "$JAR" \
     --leasehold.port="$LH_PORT" --server.port="$LH_HTTP" \
     --leasehold.data-dir="$OUT_DIR/data" --leasehold.recovery-grace=0s \
     ${SERVER_ARGS:-} >"$OUT_DIR/leasehold.log" 2>&1 &
 SERVER_PID=$!
 
 echo "== starting redis-server on 127.0.0.1:$REDIS_PORT"
-redis-server --bind 127.0.0.1 --port "$REDIS_PORT" --save '' --appendonly no --maxclients 20000 \
+"${SERVER_PIN[@]}" redis-server --bind 127.0.0.1 --port "$REDIS_PORT" --save '' --appendonly no --maxclients 20000 \
     --daemonize no --logfile "$OUT_DIR/redis.log" --dir "$OUT_DIR" &
 REDIS_PID=$!
 
@@ -137,7 +143,7 @@ echo "== load now: $(cut -d' ' -f1-3 /proc/loadavg)"
 # The official client (issue 15) comes from the root build's client module.
 CLIENT_JAR=${CLIENT_JAR:-$(ls client/target/leasehold-client-*.jar | grep -v -E -- '-(sources|javadoc|tests)\.jar$' | head -1)}
 # shellcheck disable=SC2086
-java -Xms512m -Xmx512m ${BENCH_JAVA_OPTS:-} -cp "bench/target/classes:bench/target/lib/*:$CLIENT_JAR" dev.leasehold.bench.Bench \
+"${BENCH_PIN[@]}" java -Xms512m -Xmx512m ${BENCH_JAVA_OPTS:-} -cp "bench/target/classes:bench/target/lib/*:$CLIENT_JAR" dev.leasehold.bench.Bench \
     --leasehold-port "$LH_PORT" --leasehold-pid "$SERVER_PID" --leasehold-http "$LH_HTTP" \
     --redis-port "$REDIS_PORT" --redis-pid "$REDIS_PID" "${CLUSTER_ARGS[@]}" \
     --out "$OUT_DIR/table.md" "$@" | tee "$OUT_DIR/bench.log"
