@@ -87,8 +87,8 @@ class ClientMechanicsTests {
 
     /**
      * A blocked caller runs no user code on an I/O thread, so its answer needs no delivery
-     * thread: blocking acquires and releases hand nothing to the delivery pool (a release used
-     * to, for a future nobody listened to). {@code releaseAsync} still completes off the I/O
+     * thread: blocking acquires, releases and pings hand nothing to the delivery pool (a release
+     * used to, for a future nobody listened to, and a ping went through pingAsync's hop). {@code releaseAsync} still completes off the I/O
      * threads (9: no user code on them).
      */
     @Test
@@ -104,6 +104,7 @@ class ClientMechanicsTests {
             assertThat(t.isReleased()).isTrue();
             assertThat(t.releaseAsync().get(10, TimeUnit.SECONDS)).as("after the answer: the same outcome")
                     .isEqualTo(ReleaseOutcome.RELEASED);
+            assertThat(client.ping()).isPositive();
         }
         assertThat(client.engine().deliveries() - before).as("tasks on delivery threads for blocking calls")
                 .isZero();

@@ -243,7 +243,10 @@ public final class LeaseholdClient implements AutoCloseable {
      */
     public Duration ping() throws IOException {
         try {
-            return Blocking.await(pingAsync(), options.transportDeadline().toNanos() + PING_SLACK, () -> {
+            // Waits on the answer itself, as acquire and release do: a blocked caller runs no user
+            // code on the I/O thread, so pingAsync's hop to a delivery thread would only add a wake-up.
+            CompletableFuture<Duration> rtt = engine.ping().result().thenApply(Duration::ofNanos);
+            return Blocking.await(rtt, options.transportDeadline().toNanos() + PING_SLACK, () -> {
                 throw new CompletionException(new IOException("no Pong within " + options.transportDeadline()));
             }, Blocking.interrupted("a Pong"));
         } catch (CompletionException e) {
