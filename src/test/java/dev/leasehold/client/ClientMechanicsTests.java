@@ -116,6 +116,34 @@ class ClientMechanicsTests {
     }
 
     /**
+     * releaseUninterruptibly waits through an interrupt for the real outcome and keeps the
+     * interrupt status, where release() ends the wait with an IllegalStateException (the
+     * interrupt policy of the blocking API); the Spring adapters' unlock uses it.
+     */
+    @Test
+    void releaseUninterruptiblyWaitsThroughAnInterruptAndKeepsIt() throws Exception {
+        LeaseholdClient client = client(ClientOptions.builder().poolSize(1), proxy);
+        Ticket plain = ((AcquireOutcome.Acquired) client.acquire("interrupt/plain", 0, 10)).ticket();
+        Ticket kept = ((AcquireOutcome.Acquired) client.acquire("interrupt/kept", 0, 10)).ticket();
+        try {
+            Thread.currentThread().interrupt();
+            org.assertj.core.api.Assertions.assertThatThrownBy(plain::release)
+                    .isInstanceOf(IllegalStateException.class).hasMessageContaining("interrupted");
+            assertThat(Thread.interrupted()).as("release() sets the status again").isTrue();
+
+            Thread.currentThread().interrupt();
+            assertThat(kept.releaseUninterruptibly()).isEqualTo(ReleaseOutcome.RELEASED);
+            assertThat(Thread.currentThread().isInterrupted()).as("the interrupt is kept").isTrue();
+        } finally {
+            Thread.interrupted();
+        }
+        assertThat(plain.release()).as("the interrupted release went on in the background")
+                .isEqualTo(ReleaseOutcome.RELEASED);
+        assertThat(client.acquire("interrupt/kept", 0, 10)).as("the key is free again")
+                .isInstanceOf(AcquireOutcome.Acquired.class);
+    }
+
+    /**
      * With an answer awaited on the session (here a queued Acquire on a held key), a blocking
      * call is not written by its caller but by the writer, which packs the frames of many callers
      * into one write: callers writing one frame each under load cost more than the hop they save.

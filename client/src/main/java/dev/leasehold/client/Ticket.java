@@ -123,6 +123,36 @@ public final class Ticket implements AutoCloseable {
         return await(f, () -> ReleaseOutcome.EXPIRED, "the release of token " + token);
     }
 
+    /**
+     * {@link #release()}, but an interrupt does not end the wait: the thread waits for the outcome
+     * all the same (still at the latest until the lease would have ended anyway, plus the response
+     * grace) and its interrupt status is set again before this returns. For callers that must know
+     * how the release ended, such as {@code Lock.unlock()} implementations: the request may be
+     * written by the calling thread and the answer needs no delivery thread, so this is faster than
+     * waiting on {@link #releaseAsync()}.
+     *
+     * @throws IllegalStateException if the client was closed before the release could finish
+     */
+    public ReleaseOutcome releaseUninterruptibly() {
+        boolean interrupted = false;
+        try {
+            while (true) {
+                try {
+                    return release();
+                } catch (IllegalStateException e) {
+                    if (!Thread.interrupted()) {
+                        throw e; // the client closed: no interrupt to wait through
+                    }
+                    interrupted = true; // release() is idempotent: wait for the same answer again
+                }
+            }
+        } finally {
+            if (interrupted) {
+                Thread.currentThread().interrupt();
+            }
+        }
+    }
+
     /** {@link #release()} without blocking; the future completes off the client's I/O threads. */
     public CompletableFuture<ReleaseOutcome> releaseAsync() {
         TokenCall<ReleaseOutcome> call;

@@ -245,24 +245,10 @@ public class LeaseholdLockProvider implements ExtensibleLockProvider, AutoClosea
                     delayedRelease.cancel(false);
                 }
             }
-            CompletableFuture<ReleaseOutcome> f = ticket.releaseAsync();
-            boolean interrupted = false;
             try {
-                while (true) {
-                    try {
-                        report(f.get());
-                        return;
-                    } catch (InterruptedException e) {
-                        interrupted = true;
-                    } catch (ExecutionException e) {
-                        LOG.warn("Release of lock {} failed: {}", key, e.getCause().toString());
-                        return;
-                    }
-                }
-            } finally {
-                if (interrupted) {
-                    Thread.currentThread().interrupt();
-                }
+                report(ticket.releaseUninterruptibly());
+            } catch (IllegalStateException e) {
+                LOG.warn("Release of lock {} failed: {}", key, e.getMessage());
             }
         }
 

@@ -461,23 +461,11 @@ public final class LeaseholdLock implements DistributedLock {
     }
 
     private ReleaseOutcome releaseUninterruptibly(Ticket ticket) {
-        CompletableFuture<ReleaseOutcome> f = ticket.releaseAsync();
-        boolean interrupted = false;
         try {
-            while (true) {
-                try {
-                    return f.get();
-                } catch (InterruptedException e) {
-                    interrupted = true;
-                } catch (ExecutionException e) {
-                    LOG.warn("Release of " + lockKey + " failed: " + e.getCause());
-                    return ReleaseOutcome.EXPIRED;
-                }
-            }
-        } finally {
-            if (interrupted) {
-                Thread.currentThread().interrupt();
-            }
+            return ticket.releaseUninterruptibly();
+        } catch (IllegalStateException e) {
+            LOG.warn("Release of " + lockKey + " failed: " + e.getMessage());
+            return ReleaseOutcome.EXPIRED;
         }
     }
 
