@@ -88,8 +88,8 @@ class ClientMechanicsTests {
     /**
      * A blocked caller runs no user code on an I/O thread, so its answer needs no delivery
      * thread: blocking acquires, releases and pings hand nothing to the delivery pool (a release
-     * used to, for a future nobody listened to, and a ping went through pingAsync's hop). {@code releaseAsync} still completes off the I/O
-     * threads (9: no user code on them).
+     * used to, for a future nobody listened to, and a ping went through pingAsync's hop).
+     * {@code releaseAsync} still completes off the I/O threads (9: no user code on them).
      */
     @Test
     void blockingCallsUseNoDeliveryThreadReleaseAsyncDoes() throws Exception {
