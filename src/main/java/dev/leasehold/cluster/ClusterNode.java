@@ -92,8 +92,10 @@ public final class ClusterNode implements ServingGate, SmartLifecycle, LockState
     /** Resets gRPC channels to the peers when the leader is lost (see {@link #reconnectPeers}). */
     private ScheduledExecutorService reconnects;
 
-    private volatile boolean serving;
-    private volatile long epoch;
+    /** The epoch this node serves in, 0 while it does not serve (see {@link #servingEpoch()}). */
+    private volatile long servingEpoch;
+    /** Epochs started so far; roles thread only. */
+    private long epochs;
     private volatile RaftPeerId leaderId;
     private volatile boolean running;
 
@@ -216,7 +218,7 @@ public final class ClusterNode implements ServingGate, SmartLifecycle, LockState
             return;
         }
         running = false;
-        if (serving || isLeader()) {
+        if (serving() || isLeader()) {
             long start = System.nanoTime();
             try {
                 // An explicit target: with none, Ratis steps down and waits for an election timeout.
@@ -292,7 +294,7 @@ public final class ClusterNode implements ServingGate, SmartLifecycle, LockState
 
     private void proposalFailed(Throwable error) {
         execute(() -> {
-            if (!serving) {
+            if (!serving()) {
                 return;
             }
             stepDown("a proposal failed: " + error);
@@ -304,7 +306,7 @@ public final class ClusterNode implements ServingGate, SmartLifecycle, LockState
 
     /** On the roles thread: serve if this node is the ready leader and has applied its whole log. */
     private void promoteIfReady() {
-        if (!running || serving) {
+        if (!running || serving()) {
             return;
         }
         RaftServer.Division division = division();
@@ -320,10 +322,10 @@ public final class ClusterNode implements ServingGate, SmartLifecycle, LockState
         long start = clock.nanoTime();
         registry.reset();
         registry.promote(table.held(), settings.electionTimeoutMax().toNanos());
-        epoch++; // before open(): answers of a session from an older epoch are never written
+        long epoch = ++epochs; // a session from an older epoch is never served again: it gets X 9
         proposer.open(table.counter());
         leaderId = selfId;
-        serving = true;
+        servingEpoch = epoch;
         log.info("Node {} serves as leader (term {}): {} grants promoted, tokens continue above {} ({} ms)",
                 settings.nodeId(), info.getCurrentTerm(), table.held().size(), table.counter(),
                 TimeUnit.NANOSECONDS.toMillis(clock.nanoTime() - start));
@@ -331,10 +333,10 @@ public final class ClusterNode implements ServingGate, SmartLifecycle, LockState
 
     /** On the roles thread (or in stop): stop serving, if serving. */
     private void stepDown(String why) {
-        if (!serving) {
+        if (!serving()) {
             return;
         }
-        serving = false;
+        servingEpoch = 0; // from here on a lock request is refused: X 9 on a session served as leader
         proposer.close();
         registry.drain(); // B to queued Acquires (they need no commit)
         server.leadershipLost();
@@ -436,14 +438,13 @@ public final class ClusterNode implements ServingGate, SmartLifecycle, LockState
     // ------------------------------------------------------------------ ServingGate
 
     /** True while this node is the ready leader and has promoted: it serves lock requests. */
-    @Override
     public boolean serving() {
-        return serving;
+        return servingEpoch != 0;
     }
 
     @Override
-    public long epoch() {
-        return epoch;
+    public long servingEpoch() {
+        return servingEpoch;
     }
 
     @Override
@@ -489,7 +490,7 @@ public final class ClusterNode implements ServingGate, SmartLifecycle, LockState
         DivisionInfo i = d == null ? null : d.getInfo();
         RaftPeerId l = leaderId;
         String role = i == null ? "STOPPED" : i.getCurrentRole().name();
-        return new Status(settings.nodeId(), role, serving, i == null ? 0 : i.getCurrentTerm(),
+        return new Status(settings.nodeId(), role, serving(), i == null ? 0 : i.getCurrentTerm(),
                 l == null ? "" : l.toString(), d == null ? 0 : d.getRaftLog().getLastCommittedIndex(),
                 i == null ? 0 : i.getLastAppliedIndex(), leaderChanges.get(), stateMachine.heldKeys(),
                 proposer.backlog());

@@ -39,18 +39,25 @@ public class ActuatorConfiguration {
         return new RegistryEventMetrics(meters);
     }
 
+    /** The token file's and the horizon's meters exist on a single node only (cluster mode has neither). */
     @Bean
-    LeaseholdMetrics leaseholdMetrics(LockRegistry registry, ServerStats stats, ReservedTokens tokens,
-            LeaseHorizonStore horizon, ObjectProvider<StorageStatus> storage) {
-        return new LeaseholdMetrics(registry, stats, tokens, horizon, storage);
+    LeaseholdMetrics leaseholdMetrics(LockRegistry registry, ServerStats stats, ObjectProvider<ReservedTokens> tokens,
+            ObjectProvider<LeaseHorizonStore> horizon, ObjectProvider<StorageStatus> storage) {
+        return new LeaseholdMetrics(registry, stats, tokens.getIfAvailable(), horizon.getIfAvailable(), storage);
     }
 
+    /** The recovery grace is shown on a single node only: a cluster has none (PROTOCOL.md section 10). */
     @Bean
     LeaseholdHealthIndicator leaseholdHealthIndicator(LeaseholdServer server, LockRegistry registry,
-            ServerStats stats, ObjectProvider<StorageStatus> storage, LeaseholdProperties props, RecoveryPlan plan) {
+            ServerStats stats, ObjectProvider<StorageStatus> storage, LeaseholdProperties props,
+            ObjectProvider<RecoveryPlan> plan) {
+        RecoveryPlan p = plan.getIfAvailable();
+        if (p == null) {
+            return new LeaseholdHealthIndicator(server, registry, stats, storage, null, null);
+        }
         RecoveryGrace grace = props.recoveryGrace();
         return new LeaseholdHealthIndicator(server, registry, stats, storage, grace.isOff() ? "off" : grace.toString(),
-                plan.reason());
+                p.reason());
     }
 
     @Bean

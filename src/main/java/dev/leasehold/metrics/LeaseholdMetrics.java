@@ -26,6 +26,8 @@ public final class LeaseholdMetrics implements MeterBinder {
     private final Iterable<? extends StorageStatus> storage;
 
     /**
+     * @param tokens the token file, or null where there is none (cluster mode): its meter is not registered
+     * @param horizon the lease horizon store, or null where there is none (cluster mode)
      * @param storage every durable store; iterated at each scrape, so a lazily resolved
      *        collection (such as Spring's {@code ObjectProvider}) sees stores added later
      */
@@ -61,21 +63,25 @@ public final class LeaseholdMetrics implements MeterBinder {
                     .tag("code", Integer.toString(code.code()))
                     .register(meters);
         }
-        FunctionCounter.builder("leasehold.token.store.writes", tokens, ReservedTokens::writes)
-                .description("fsync'd writes of the fencing-token high-water mark (one at start, then one per half block)")
-                .baseUnit("writes")
-                .register(meters);
+        if (tokens != null) {
+            FunctionCounter.builder("leasehold.token.store.writes", tokens, ReservedTokens::writes)
+                    .description("fsync'd writes of the fencing-token high-water mark (one at start, then one per half block)")
+                    .baseUnit("writes")
+                    .register(meters);
+        }
         Gauge.builder("leasehold.recovery.grace.remaining", registry, r -> r.graceRemainingNanos() / 1e9)
                 .description("Recovery grace left after this start (no key is granted until it ends); 0 when none")
                 .baseUnit("seconds")
                 .register(meters);
-        FunctionCounter.builder("leasehold.lease.horizon.writes", horizon, LeaseHorizonStore::writes)
-                .description("fsync'd writes of the lease horizon (at start, then as the leases in use need them)")
-                .baseUnit("writes")
-                .register(meters);
-        FunctionCounter.builder("leasehold.lease.horizon.waits", horizon, LeaseHorizonStore::deferredAnswers)
-                .description("A or E answers that waited for a lease horizon write (a lease longer than any in use)")
-                .register(meters);
+        if (horizon != null) {
+            FunctionCounter.builder("leasehold.lease.horizon.writes", horizon, LeaseHorizonStore::writes)
+                    .description("fsync'd writes of the lease horizon (at start, then as the leases in use need them)")
+                    .baseUnit("writes")
+                    .register(meters);
+            FunctionCounter.builder("leasehold.lease.horizon.waits", horizon, LeaseHorizonStore::deferredAnswers)
+                    .description("A or E answers that waited for a lease horizon write (a lease longer than any in use)")
+                    .register(meters);
+        }
         Gauge.builder("leasehold.storage.failing", this, LeaseholdMetrics::failingStores)
                 .description("Durable stores whose last write failed (0 when the data directory is healthy)")
                 .register(meters);

@@ -36,4 +36,13 @@ final class HandoffTimer {
             observer.handedOff(now - starts[i]);
         }
     }
+
+    /** Hand-offs of a batch that is written later (cluster mode: after its commit). */
+    record Pending(HandoffTimer timer, long[] starts) {
+
+        /** The batch carrying them was just flushed. */
+        void flushed() {
+            timer.flushed(starts, starts.length);
+        }
+    }
 }

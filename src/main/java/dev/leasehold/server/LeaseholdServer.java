@@ -3,6 +3,7 @@ package dev.leasehold.server;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.TimeUnit;
 
 import org.slf4j.Logger;
@@ -56,7 +57,7 @@ public final class LeaseholdServer implements SmartLifecycle {
     private final NanoClock clock;
     private final ServerStats stats;
     private final ServerSecurity security;
-    private final ServingGate gate;
+    private final Outboxes outboxes;
     private volatile DisposableServer server;
     private LoopResources loops;
     /** Open sessions, for the drain. Closed channels leave the group by themselves. */
@@ -76,25 +77,19 @@ public final class LeaseholdServer implements SmartLifecycle {
             int ioThreads, Duration drainTimeout, int listenBacklog) {
     }
 
-    public LeaseholdServer(Settings settings, LockRegistry registry, NanoClock clock, ServerStats stats) {
-        this(settings, registry, clock, stats, ServerSecurity.NONE);
-    }
-
-    /** @param security TLS (every session, no plaintext fallback) and key ACLs, or {@link ServerSecurity#NONE} */
+    /**
+     * @param security TLS (every session, no plaintext fallback) and key ACLs, or {@link ServerSecurity#NONE}
+     * @param outboxes {@link Outboxes#direct()} on a single node; {@link Outboxes#commitGated} on a
+     *        cluster node: who serves and when answers may go out
+     */
     public LeaseholdServer(Settings settings, LockRegistry registry, NanoClock clock, ServerStats stats,
-            ServerSecurity security) {
-        this(settings, registry, clock, stats, security, ServingGate.SINGLE_NODE);
-    }
-
-    /** @param gate cluster mode: who serves and when answers may go out; {@link ServingGate#SINGLE_NODE} otherwise */
-    public LeaseholdServer(Settings settings, LockRegistry registry, NanoClock clock, ServerStats stats,
-            ServerSecurity security, ServingGate gate) {
-        this.gate = gate;
+            ServerSecurity security, Outboxes outboxes) {
         this.settings = settings;
         this.registry = registry;
         this.clock = clock;
         this.stats = stats;
         this.security = security;
+        this.outboxes = outboxes;
     }
 
     @Override
@@ -102,7 +97,8 @@ public final class LeaseholdServer implements SmartLifecycle {
         loops = LoopResources.create("leasehold-io", settings.ioThreads(), true);
         ConnectionLimiter limiter = new ConnectionLimiter(settings.maxConnections());
         long frameTimeoutNanos = settings.frameTimeout().toNanos();
-        ProtocolErrorLog errorLog = new ProtocolErrorLog(clock);
+        SessionHandler.Shared shared = new SessionHandler.Shared(registry, clock, stats, security.acl(),
+                new ProtocolErrorLog(clock), frameTimeoutNanos, outboxes);
         ServerTls tls = security.tls();
         TcpServer tcp = TcpServer.create()
                 .doOnChannelInit((observer, channel, remote) -> {
@@ -120,8 +116,7 @@ public final class LeaseholdServer implements SmartLifecycle {
                     if (limiter.admit(conn.channel())) {
                         sessions.add(conn.channel());
                         RequestDecoder decoder = new RequestDecoder(settings.maxKeyBytes(), frameTimeoutNanos, clock);
-                        conn.addHandlerLast(DECODER, decoder).addHandlerLast(SESSION, new SessionHandler(registry, clock,
-                                stats, security.acl(), decoder, errorLog, frameTimeoutNanos, gate));
+                        conn.addHandlerLast(DECODER, decoder).addHandlerLast(SESSION, new SessionHandler(shared, decoder));
                         // Reactor Netty reads on demand of a reactive subscriber; there is none here:
                         // SessionHandler consumes every frame and manages reads itself (backpressure).
                         conn.channel().config().setAutoRead(true);
@@ -184,16 +179,21 @@ public final class LeaseholdServer implements SmartLifecycle {
     /**
      * Cluster mode: this node stopped serving. Every open session gets {@code X 9} after the
      * answers already on their way (answers still waiting for a commit are dropped by the gate)
-     * and closes; its queued Acquires are dropped first, so none can be granted.
+     * and closes; its queued Acquires are dropped first, so none can be granted. A lock request
+     * read before a session's turn comes is refused with {@code X 9} by its outbox already.
      */
     public void leadershipLost() {
         for (Channel ch : sessions) {
-            ch.eventLoop().execute(() -> {
-                var ctx = ch.pipeline().context(SESSION);
-                if (ctx != null && ctx.handler() instanceof SessionHandler h) {
-                    h.leadershipLost(ctx);
-                }
-            });
+            try {
+                ch.eventLoop().execute(() -> {
+                    var ctx = ch.pipeline().context(SESSION);
+                    if (ctx != null && ctx.handler() instanceof SessionHandler h) {
+                        h.stoppedServing(ctx);
+                    }
+                });
+            } catch (RejectedExecutionException e) {
+                // The event loop is shutting down: the session is closing anyway.
+            }
         }
     }
 

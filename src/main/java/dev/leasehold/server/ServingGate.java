@@ -1,22 +1,22 @@
 package dev.leasehold.server;
 
 /**
- * Whether this node serves locks now, and when an answer may be written. Single-node mode is
- * {@link #SINGLE_NODE}: always serving, every answer at once. In cluster mode (PROTOCOL.md
- * section 10) only the leader serves, and an answer that reflects a state change may be written
- * only once the decision has committed: the handler takes a {@link #barrier()} after asking the
- * registry and writes when {@link #whenCommitted} says so.
+ * The port a cluster node implements (PROTOCOL.md section 10): whether this node serves locks
+ * now, and when an answer may be written. Only the leader serves, and an answer that reflects a
+ * state change may be written only once the decision has committed: a session takes a
+ * {@link #barrier()} after asking the registry and writes when {@link #whenCommitted} says so.
+ * Single-node mode has no gate: its sessions write at once ({@link Outboxes#direct()}).
  */
 public interface ServingGate {
 
-    /** True if this node serves lock requests ({@code A}, {@code R}, {@code E}) now. */
-    boolean serving();
-
     /**
-     * Increases each time this node starts serving; a session served in one epoch is never
-     * served in another (it gets {@code X 9} when the epoch ends).
+     * The epoch this node serves lock requests ({@code A}, {@code R}, {@code E}) in now, or 0
+     * while it does not serve. Increases each time this node starts serving; a session served in
+     * one epoch is never served in another (it gets {@code X 9} when the epoch ends). One read
+     * answers both "serving?" and "since when?", so a request cannot be admitted in one epoch
+     * and counted in another.
      */
-    long epoch();
+    long servingEpoch();
 
     /** The {@code X 8}/{@code X 9} message: {@code leader=host:port}, or empty while no leader is known. */
     String leaderHint();
@@ -39,37 +39,4 @@ public interface ServingGate {
     interface Committed {
         void run(boolean committed);
     }
-
-    /** Single node: always serving, everything committed. */
-    ServingGate SINGLE_NODE = new ServingGate() {
-        @Override
-        public boolean serving() {
-            return true;
-        }
-
-        @Override
-        public long epoch() {
-            return 1;
-        }
-
-        @Override
-        public String leaderHint() {
-            return "";
-        }
-
-        @Override
-        public long barrier() {
-            return 0;
-        }
-
-        @Override
-        public boolean committed(long barrier) {
-            return true;
-        }
-
-        @Override
-        public void whenCommitted(long barrier, Committed then) {
-            then.run(true);
-        }
-    };
 }

@@ -1,6 +1,7 @@
 package dev.leasehold.server;
 
 import java.util.concurrent.RejectedExecutionException;
+import java.util.function.Consumer;
 
 import dev.leasehold.protocol.AnswerType;
 import dev.leasehold.registry.NanoClock;
@@ -28,42 +29,38 @@ import io.netty.channel.Channel;
  * Raft commit): one task on the waiter's event loop, which writes and flushes it. That task is
  * the only hand-off; Netty's own off-loop write would queue the same one. Tasks of one loop run
  * in order, so answers handed over from one thread keep their order, and an {@code X} queued as
- * a task after an {@code A} waiting for the lease horizon stays behind it (issue 11).</li>
+ * a task after an {@code A} waiting for the lease horizon stays behind it.</li>
  * </ul>
- * Event loops never block here: nothing waits, the task queue is unbounded.
+ * In cluster mode a grant handed over this way waits for its commit first (the session's
+ * {@link Outbox}); in a read batch the batch itself waits. Event loops never block here: nothing
+ * waits, the task queue is unbounded.
  *
  * <p>The hand-off gap, from reading the Release to the {@code A} flushed, is reported to
  * {@link RegistryObserver#handedOff} (the {@code leasehold_handoff_seconds} histogram).
  */
 public final class SessionNotifier implements WaiterNotifier {
 
-    private final ServingGate gate;
     private final HandoffTimer handoffs;
+    /** The two ways an answer leaves outside a read batch; built once, so answering allocates no lambda. */
+    private final Consumer<Waiter> writeHere = this::write;
+    private final Consumer<Waiter> handOver = this::toLoop;
 
-    /** Single-node mode, hand-offs not timed (tests). */
+    /** Hand-offs not timed (tests). */
     public SessionNotifier() {
-        this(ServingGate.SINGLE_NODE, NanoClock.SYSTEM, RegistryObserver.NONE);
-    }
-
-    /** Hand-offs not timed (tests). @param gate as in {@link #SessionNotifier(ServingGate, NanoClock, RegistryObserver)} */
-    public SessionNotifier(ServingGate gate) {
-        this(gate, NanoClock.SYSTEM, RegistryObserver.NONE);
+        this(NanoClock.SYSTEM, RegistryObserver.NONE);
     }
 
     /**
-     * @param gate cluster mode: a grant is written only once it has committed; {@code T} and
-     *             {@code B} change nothing and go at once
      * @param clock the registry's clock, which timed the Release that started a hand-off
      * @param observer receives the hand-off gaps
      */
-    public SessionNotifier(ServingGate gate, NanoClock clock, RegistryObserver observer) {
-        this.gate = gate;
+    public SessionNotifier(NanoClock clock, RegistryObserver observer) {
         this.handoffs = new HandoffTimer(clock, observer);
     }
 
     @Override
     public void answer(Waiter waiter) {
-        if (!(waiter.session() instanceof Session session)) {
+        if (!(waiter.session() instanceof ServerSession session)) {
             return;
         }
         Channel ch = session.channel();
@@ -76,34 +73,22 @@ public final class SessionNotifier implements WaiterNotifier {
         }
         boolean onLoop = ch.eventLoop().inEventLoop();
         if (onLoop && session.batching()) {
-            // In cluster mode the batch itself waits for the commit (Session#flushBatch).
             append(session.batch(), waiter);
             if (outcome == Waiter.Outcome.GRANTED && waiter.handoffStartNanos() != Waiter.NO_HANDOFF) {
                 session.handoffInBatch(waiter.handoffStartNanos(), handoffs);
             }
-            return; // written and flushed by SessionHandler at the end of the read batch
+            return; // handed to the session's outbox by SessionHandler at the end of the read batch
         }
-        if (outcome != Waiter.Outcome.GRANTED || gate == ServingGate.SINGLE_NODE) {
-            if (onLoop) {
-                write(ch, waiter);
-            } else {
-                toLoop(ch, waiter);
-            }
-            return;
-        }
-        gate.whenCommitted(gate.barrier(), committed -> {
-            if (committed) {
-                toLoop(ch, waiter);
-            }
-        });
+        session.outbox().answer(waiter, onLoop ? writeHere : handOver, handOver);
     }
 
     /** The one hand-off: a task on the waiter's event loop that writes and flushes the answer. */
-    private void toLoop(Channel ch, Waiter waiter) {
+    private void toLoop(Waiter waiter) {
+        Channel ch = channel(waiter);
         try {
             ch.eventLoop().execute(() -> {
                 if (ch.isActive()) {
-                    write(ch, waiter);
+                    write(waiter);
                 }
             });
         } catch (RejectedExecutionException e) {
@@ -112,13 +97,18 @@ public final class SessionNotifier implements WaiterNotifier {
     }
 
     /** Writes and flushes the waiter's answer on its channel's event loop, then times its hand-off. */
-    private void write(Channel ch, Waiter waiter) {
+    private void write(Waiter waiter) {
+        Channel ch = channel(waiter);
         ByteBuf b = ch.alloc().ioBuffer(AnswerType.ACQUIRED.frameBytes());
         append(b, waiter);
         ch.writeAndFlush(b, ch.voidPromise());
         if (waiter.outcome() == Waiter.Outcome.GRANTED) {
             handoffs.flushed(waiter.handoffStartNanos());
         }
+    }
+
+    private static Channel channel(Waiter waiter) {
+        return ((ServerSession) waiter.session()).channel();
     }
 
     private static void append(ByteBuf b, Waiter waiter) {

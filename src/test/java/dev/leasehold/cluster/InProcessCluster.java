@@ -23,7 +23,8 @@ import org.apache.ratis.protocol.RaftPeerId;
 import org.apache.ratis.retry.RetryPolicies;
 import org.apache.ratis.util.TimeDuration;
 
-import dev.leasehold.registry.LeaseHorizon;
+import dev.leasehold.config.ClusterConfiguration;
+import dev.leasehold.config.NodeMode;
 import dev.leasehold.registry.LockRegistry;
 import dev.leasehold.registry.NanoClock;
 import dev.leasehold.registry.RegistryLimits;
@@ -32,11 +33,11 @@ import dev.leasehold.server.LeaseholdServer;
 import dev.leasehold.server.RegistryTimer;
 import dev.leasehold.server.ServerSecurity;
 import dev.leasehold.server.ServerStats;
-import dev.leasehold.server.SessionNotifier;
 
 /**
  * A test fixture: a cluster of real nodes in this JVM (real Ratis over loopback gRPC, real
- * protocol ports, one data directory each), wired as the Spring configuration wires a node, for
+ * protocol ports, one data directory each), wired by the same code as the Spring configuration
+ * ({@link ClusterConfiguration.Cluster}, {@link NodeMode#registry}, {@link NodeMode#server}), for
  * tests that need a cluster without starting processes. Each node's advertised
  * {@code client-address} (what followers name in {@code X 8 leader=...} and a leader in
  * {@code X 9}) is given by the test, so a test can put a proxy in front of every node and have the
@@ -74,12 +75,13 @@ public final class InProcessCluster implements AutoCloseable {
             settings[i] = new ClusterSettings(id(i), peers, dir.resolve(id(i)), electionMin, electionMax, 256, 1,
                     65536, 100_000);
             ClusterNode c = new ClusterNode(settings[i], NanoClock.SYSTEM, () -> fatal.set(true));
-            LockRegistry r = new LockRegistry(new RegistryLimits(100, 1000, 100, 1000), NanoClock.SYSTEM, c.tokens(),
-                    LeaseHorizon.UNBOUNDED, new SessionNotifier(c), RegistryObserver.NONE, c.decisions());
-            LeaseholdServer srv = new LeaseholdServer(new LeaseholdServer.Settings("127.0.0.1", clientPorts[i], 512,
+            // The production wiring of a cluster node (ClusterConfiguration, NodeMode), with test limits.
+            NodeMode mode = new ClusterConfiguration.Cluster(c);
+            LockRegistry r = NodeMode.registry(mode, new RegistryLimits(100, 1000, 100, 1000), NanoClock.SYSTEM,
+                    RegistryObserver.NONE);
+            LeaseholdServer srv = NodeMode.server(mode, new LeaseholdServer.Settings("127.0.0.1", clientPorts[i], 512,
                     Duration.ofSeconds(10), 100, 1, Duration.ofSeconds(2), 128), r, NanoClock.SYSTEM, new ServerStats(),
-                    ServerSecurity.NONE, c);
-            c.attach(r, srv);
+                    ServerSecurity.NONE);
             nodes[i] = new Node(c, r, srv, new RegistryTimer(r));
         }
         java.util.List<RaftPeer> raftPeers = new java.util.ArrayList<>();

@@ -88,11 +88,12 @@ class SessionPipelineTests {
         };
         AtomicLong tokens = new AtomicLong(999);
         LockRegistry registry = new LockRegistry(new RegistryLimits(100, 1000, 100, 1000), clock,
-                tokens::incrementAndGet, LeaseHorizon.UNBOUNDED, new SessionNotifier(ServingGate.SINGLE_NODE, clock, observer),
+                tokens::incrementAndGet, LeaseHorizon.UNBOUNDED, new SessionNotifier(clock, observer),
                 observer);
         RequestDecoder decoder = new RequestDecoder(512, TimeUnit.SECONDS.toNanos(10), clock);
-        EmbeddedChannel ch = new EmbeddedChannel(decoder, new SessionHandler(registry, clock, new ServerStats(), null,
-                decoder, new ProtocolErrorLog(clock), TimeUnit.SECONDS.toNanos(10)));
+        EmbeddedChannel ch = new EmbeddedChannel(decoder, new SessionHandler(new SessionHandler.Shared(registry,
+                clock, new ServerStats(), null, new ProtocolErrorLog(clock), TimeUnit.SECONDS.toNanos(10),
+                Outboxes.direct()), decoder));
 
         // owner 1 takes k (token 1000 = 0x3E8); owner 2 queues on it with wait 30 s
         assertThat(exchange(ch, "41 00 1E 00 00 00 00 00 00 00 01 6B 0A"))
@@ -156,8 +157,9 @@ class SessionPipelineTests {
         LockRegistry registry = new LockRegistry(new RegistryLimits(100, 1000, 100, 1000), System::nanoTime,
                 tokens::incrementAndGet, LeaseHorizon.UNBOUNDED, new SessionNotifier(), RegistryObserver.NONE);
         RequestDecoder decoder = new RequestDecoder(512, TimeUnit.SECONDS.toNanos(10), System::nanoTime);
-        SessionHandler handler = new SessionHandler(registry, System::nanoTime, new ServerStats(), null, decoder,
-                new ProtocolErrorLog(System::nanoTime), TimeUnit.SECONDS.toNanos(10));
+        SessionHandler handler = new SessionHandler(new SessionHandler.Shared(registry, System::nanoTime,
+                new ServerStats(), null, new ProtocolErrorLog(System::nanoTime), TimeUnit.SECONDS.toNanos(10),
+                Outboxes.direct()), decoder);
         return new EmbeddedChannel(decoder, handler);
     }
 

@@ -7,15 +7,26 @@ import java.util.Arrays;
  * A decoded client request. Keys are kept as the exact bytes received: the protocol compares
  * keys byte for byte, with no Unicode normalisation.
  */
-public sealed interface Request permits Request.Acquire, Request.Release, Request.Extend, Request.Ping {
+public sealed interface Request permits Request.Keyed, Request.Ping {
 
     RequestType type();
+
+    /**
+     * A request that names a key: the lock requests. The server checks its key against the
+     * session's ACL (PROTOCOL.md section 4), and in cluster mode only the leader serves it
+     * (section 10).
+     */
+    sealed interface Keyed extends Request permits Acquire, Release, Extend {
+
+        /** The key, as the exact bytes received. */
+        byte[] key();
+    }
 
     /**
      * Ask for the lock on {@code key}. {@code waitSeconds} 0 is one immediate attempt that never
      * queues; {@code owner} only correlates the answer and carries no authority.
      */
-    record Acquire(int waitSeconds, int leaseSeconds, long owner, byte[] key) implements Request {
+    record Acquire(int waitSeconds, int leaseSeconds, long owner, byte[] key) implements Keyed {
         @Override
         public RequestType type() {
             return RequestType.ACQUIRE;
@@ -40,7 +51,7 @@ public sealed interface Request permits Request.Acquire, Request.Release, Reques
     }
 
     /** Release the grant with this exact {@code token}. */
-    record Release(long token, byte[] key) implements Request {
+    record Release(long token, byte[] key) implements Keyed {
         @Override
         public RequestType type() {
             return RequestType.RELEASE;
@@ -63,7 +74,7 @@ public sealed interface Request permits Request.Acquire, Request.Release, Reques
     }
 
     /** Extend the grant with this exact {@code token} to at least {@code leaseSeconds} from now. */
-    record Extend(int leaseSeconds, long token, byte[] key) implements Request {
+    record Extend(int leaseSeconds, long token, byte[] key) implements Keyed {
         @Override
         public RequestType type() {
             return RequestType.EXTEND;

@@ -1,0 +1,86 @@
+package dev.leasehold.config;
+
+import java.nio.file.Path;
+import java.util.LinkedHashMap;
+import java.util.Map;
+
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnProperty;
+import org.springframework.context.annotation.Bean;
+import org.springframework.context.annotation.Configuration;
+
+import dev.leasehold.cluster.ClusterNode;
+import dev.leasehold.cluster.ClusterSettings;
+import dev.leasehold.registry.DecisionLog;
+import dev.leasehold.registry.LeaseHorizon;
+import dev.leasehold.registry.LockRegistry;
+import dev.leasehold.registry.NanoClock;
+import dev.leasehold.registry.TokenSource;
+import dev.leasehold.server.LeaseholdServer;
+import dev.leasehold.server.Outboxes;
+
+/**
+ * Cluster mode ({@code leasehold.cluster.node-id} set, PROTOCOL.md section 10): the Raft node, its
+ * replicated token counter and decision log, answers gated by commits. No token file, no lease
+ * horizon and no recovery grace: the log holds the exact grants and the counter. The Raft log and
+ * snapshots live in {@code <data-dir>/raft}; a log that cannot be written halts the process.
+ */
+@Configuration(proxyBeanMethods = false)
+@ConditionalOnProperty(prefix = "leasehold.cluster", name = "node-id")
+public class ClusterConfiguration {
+
+    private static final Logger log = LoggerFactory.getLogger(ClusterConfiguration.class);
+
+    @Bean
+    ClusterNode clusterNode(LeaseholdProperties props, NanoClock clock, Path leaseholdDataDir) {
+        return new ClusterNode(settings(props.cluster(), leaseholdDataDir), clock, () -> Runtime.getRuntime().halt(70));
+    }
+
+    @Bean
+    NodeMode clusterMode(ClusterNode node) {
+        log.info("Cluster mode: node {} of {}", node.settings().nodeId(), node.settings().peers().keySet());
+        return new Cluster(node);
+    }
+
+    /** The node's settings from {@code leasehold.cluster.*} (already validated by name). */
+    static ClusterSettings settings(LeaseholdProperties.Cluster c, Path dataDir) {
+        Map<String, ClusterSettings.Peer> peers = new LinkedHashMap<>();
+        c.peers().forEach((id, p) -> peers.put(id, new ClusterSettings.Peer(p.raftAddress(), p.clientAddress())));
+        return new ClusterSettings(c.nodeId(), peers, dataDir.resolve("raft"), c.electionTimeoutMin(),
+                c.electionTimeoutMax(), c.maxBatch(), c.maxInFlight(), c.maxPending(), c.snapshotEvery());
+    }
+
+    /**
+     * A cluster node as a {@link NodeMode}: tokens and decisions go through its Raft log, answers
+     * wait for their commit, and the node drives the registry and the sessions when its role
+     * changes. The in-process test cluster wires its nodes with this too.
+     */
+    public record Cluster(ClusterNode node) implements NodeMode {
+
+        @Override
+        public TokenSource tokens() {
+            return node.tokens();
+        }
+
+        @Override
+        public LeaseHorizon horizon() {
+            return LeaseHorizon.UNBOUNDED; // a new leader runs every lease longer instead (section 10)
+        }
+
+        @Override
+        public DecisionLog decisions() {
+            return node.decisions();
+        }
+
+        @Override
+        public Outboxes outboxes() {
+            return Outboxes.commitGated(node);
+        }
+
+        @Override
+        public void attach(LockRegistry registry, LeaseholdServer server) {
+            node.attach(registry, server);
+        }
+    }
+}
