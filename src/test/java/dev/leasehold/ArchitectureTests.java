@@ -85,6 +85,24 @@ class ArchitectureTests {
                 .check(MAIN);
     }
 
+    /**
+     * Single node or cluster is chosen once per server ({@code Outboxes}); the session pipeline
+     * asks its session's {@code Outbox} and never learns which mode runs: only the commit-gated
+     * outbox knows the cluster's gate, and nothing names an outbox implementation but the factory.
+     */
+    @Test
+    void theSessionPipelineNeverAsksWhichModeRuns() {
+        noClasses().that().resideInAPackage("dev.leasehold.server..")
+                .and().doNotHaveSimpleName("CommitGatedOutbox").and().doNotHaveSimpleName("Outboxes")
+                .and().haveNameNotMatching("dev\\.leasehold\\.server\\.ServingGate.*")
+                .should().dependOnClassesThat().haveNameMatching("dev\\.leasehold\\.server\\.ServingGate.*")
+                .check(MAIN);
+        noClasses().that().resideInAPackage("dev.leasehold.server..").and().doNotHaveSimpleName("Outboxes")
+                .and().haveNameNotMatching(".*(Direct|CommitGated)Outbox.*")
+                .should().dependOnClassesThat().haveNameMatching(".*(Direct|CommitGated)Outbox.*")
+                .check(MAIN);
+    }
+
     @Test
     void clusterIsAnAdapterThatTheServerAndRegistryDoNotKnow() {
         noClasses().that().resideInAnyPackage("dev.leasehold.server..", "dev.leasehold.registry..",

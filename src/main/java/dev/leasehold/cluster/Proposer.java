@@ -2,7 +2,6 @@ package dev.leasehold.cluster;
 
 import java.util.ArrayList;
 import java.util.List;
-import java.util.PriorityQueue;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.Semaphore;
 import java.util.concurrent.TimeUnit;
@@ -33,7 +32,7 @@ import dev.leasehold.server.ServingGate;
  * batches are in flight the next one fills up, so under load it grows towards {@code maxBatch}
  * and at rest a lone decision goes out at once.
  *
- * <p>Every decision gets a sequence number in append order; {@link #whenCommitted} runs answers
+ * <p>Every decision gets a sequence number in append order; the {@link CommitGate} runs answers
  * once every decision up to a barrier has committed (applied on this node). Per key the order of
  * decisions is the order they were made (the registry appends under the key's lane lock).
  *
@@ -71,20 +70,13 @@ final class Proposer implements DecisionLog, TokenSource {
 
     private final AtomicLong tokens = new AtomicLong();
 
-    /** Answers waiting for a commit, by barrier; guarded by itself. */
-    private final PriorityQueue<Waiting> waiting = new PriorityQueue<>();
-    private long committed;
-    private long waitingOrder;
+    private final CommitGate gate = new CommitGate();
 
     private Thread thread;
     private volatile boolean running;
 
-    private record Waiting(long barrier, long order, ServingGate.Committed then) implements Comparable<Waiting> {
-        @Override
-        public int compareTo(Waiting o) {
-            int c = Long.compare(barrier, o.barrier);
-            return c != 0 ? c : Long.compare(order, o.order);
-        }
+    /** One Raft log entry's worth of decisions: the last one's sequence number, and its epoch. */
+    private record Batch(List<Command> commands, long end, long epoch) {
     }
 
     /**
@@ -130,9 +122,7 @@ final class Proposer implements DecisionLog, TokenSource {
             tokens.set(counter);
             pending = new ArrayList<>();
             epoch++;
-            synchronized (waiting) {
-                committed = appended; // nothing older is owed anything
-            }
+            gate.open(appended); // nothing older is owed anything
             open = true;
         } finally {
             lock.unlock();
@@ -149,14 +139,7 @@ final class Proposer implements DecisionLog, TokenSource {
         } finally {
             lock.unlock();
         }
-        List<Waiting> dropped;
-        synchronized (waiting) {
-            dropped = new ArrayList<>(waiting);
-            waiting.clear();
-        }
-        for (Waiting w : dropped) {
-            w.then().run(false);
-        }
+        gate.close();
     }
 
     boolean isOpen() {
@@ -235,99 +218,86 @@ final class Proposer implements DecisionLog, TokenSource {
 
     /** False while not serving: a decision made then was never logged, so nothing may be answered. */
     boolean committed(long barrier) {
-        synchronized (waiting) {
-            return open && barrier <= committed && waiting.isEmpty();
-        }
+        return gate.committed(barrier);
     }
 
     void whenCommitted(long barrier, ServingGate.Committed then) {
-        synchronized (waiting) {
-            if (!open) {
-                then.run(false);
-                return;
-            }
-            if (barrier <= committed && waiting.isEmpty()) {
-                then.run(true); // under the lock: keeps the order with callbacks being released
-                return;
-            }
-            waiting.add(new Waiting(barrier, waitingOrder++, then));
-            release();
-        }
-    }
-
-    private void committedUpTo(long seq, long ofEpoch) {
-        synchronized (waiting) {
-            if (ofEpoch != epoch || ofEpoch == failedEpoch) {
-                return;
-            }
-            committed = Math.max(committed, seq);
-            release();
-        }
-    }
-
-    /** Runs the answers whose barrier has committed, in barrier order. Holds {@link #waiting}. */
-    private void release() {
-        while (!waiting.isEmpty() && waiting.peek().barrier() <= committed) {
-            waiting.poll().then().run(true);
-        }
+        gate.whenCommitted(barrier, then);
     }
 
     // ------------------------------------------------------------------ the proposer thread
 
+    /** One batch in flight more: permit, take a batch, propose it; its completion frees the permit. */
     private void run() {
         while (running) {
-            List<Command> batch;
-            long end;
-            long ofEpoch;
             try {
                 inFlight.acquire();
             } catch (InterruptedException e) {
                 return;
             }
-            lock.lock();
-            try {
-                while (running && pending.isEmpty()) {
-                    notEmpty.await(100, TimeUnit.MILLISECONDS);
-                }
-                if (!running) {
-                    inFlight.release();
-                    return;
-                }
-                if (pending.size() <= maxBatch) {
-                    batch = pending;
-                    pending = new ArrayList<>();
-                } else {
-                    batch = new ArrayList<>(pending.subList(0, maxBatch));
-                    pending = new ArrayList<>(pending.subList(maxBatch, pending.size()));
-                }
-                proposed += batch.size();
-                end = appended - pending.size();
-                ofEpoch = epoch;
-            } catch (InterruptedException e) {
-                return;
-            } finally {
-                if (lock.isHeldByCurrentThread()) {
-                    lock.unlock();
-                }
-            }
-            long start = clock.nanoTime();
-            CompletableFuture<?> f;
-            try {
-                f = sink.apply(CommandCodec.encode(batch));
-            } catch (RuntimeException e) {
-                f = CompletableFuture.failedFuture(e);
-            }
-            f.whenComplete((reply, error) -> {
+            Batch batch = takeBatch();
+            if (batch == null) {
                 inFlight.release();
-                if (error != null) {
-                    failedEpoch = ofEpoch;
-                    log.warn("Raft proposal of {} decisions failed: {}", batch.size(), error.toString());
-                    onFailure.accept(error);
-                } else {
-                    commitNanos.accept(clock.nanoTime() - start);
-                    committedUpTo(end, ofEpoch);
-                }
-            });
+                return;
+            }
+            propose(batch);
+        }
+    }
+
+    /** Waits for a decision, then takes up to {@code maxBatch} of them; null when stopping. */
+    private Batch takeBatch() {
+        lock.lock();
+        try {
+            while (running && pending.isEmpty()) {
+                notEmpty.await(100, TimeUnit.MILLISECONDS);
+            }
+            if (!running) {
+                return null;
+            }
+            List<Command> commands;
+            if (pending.size() <= maxBatch) {
+                commands = pending;
+                pending = new ArrayList<>();
+            } else {
+                commands = new ArrayList<>(pending.subList(0, maxBatch));
+                pending = new ArrayList<>(pending.subList(maxBatch, pending.size()));
+            }
+            proposed += commands.size();
+            return new Batch(commands, appended - pending.size(), epoch);
+        } catch (InterruptedException e) {
+            return null;
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    private void propose(Batch batch) {
+        long start = clock.nanoTime();
+        CompletableFuture<?> f;
+        try {
+            f = sink.apply(CommandCodec.encode(batch.commands()));
+        } catch (RuntimeException e) {
+            f = CompletableFuture.failedFuture(e);
+        }
+        f.whenComplete((reply, error) -> complete(batch, start, error));
+    }
+
+    /**
+     * A batch committed (its answers may go) or failed (this node stops serving). A batch of a
+     * failed epoch never counts: Raft commits a prefix, so it cannot commit without the failed one
+     * unless the failed one was never appended, and then its decisions were never logged.
+     */
+    private void complete(Batch batch, long start, Throwable error) {
+        inFlight.release();
+        if (error != null) {
+            failedEpoch = batch.epoch();
+            log.warn("Raft proposal of {} decisions failed: {}", batch.commands().size(), error.toString());
+            onFailure.accept(error);
+            return;
+        }
+        commitNanos.accept(clock.nanoTime() - start);
+        if (batch.epoch() == epoch && batch.epoch() != failedEpoch) {
+            gate.committedUpTo(batch.end());
         }
     }
 }

@@ -21,6 +21,7 @@ import dev.leasehold.server.Outboxes;
 import dev.leasehold.store.DataDirectory;
 import dev.leasehold.store.DurableFiles;
 import dev.leasehold.store.LeaseHorizonStore;
+import dev.leasehold.store.PreviousRun;
 import dev.leasehold.store.ReservedTokens;
 
 /**
@@ -125,7 +126,7 @@ public class SingleNodeConfiguration {
      * Holds every key until the grace ends; counted from when the horizon was read, which is
      * before anything can be served. Logs how long and why.
      */
-    static void applyRecoveryGrace(LockRegistry registry, RecoveryPlan plan, LeaseHorizonStore.Previous previous,
+    static void applyRecoveryGrace(LockRegistry registry, RecoveryPlan plan, PreviousRun previous,
             ReservedTokens tokens) {
         Duration grace = plan.grace();
         if (plan.reason().equals("off")) {

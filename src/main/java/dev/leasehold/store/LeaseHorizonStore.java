@@ -78,7 +78,7 @@ public final class LeaseHorizonStore implements LeaseHorizon, StorageStatus, Aut
     /** How long a lease length counts as "in use" after its last grant or Extend (PROTOCOL.md 8). */
     public static final Duration LEASE_WINDOW = Duration.ofMinutes(10);
     static final long RETRY_AFTER_FAILURE_NANOS = TimeUnit.SECONDS.toNanos(1);
-    private static final long S = TimeUnit.SECONDS.toNanos(1);
+    private static final long SECOND_NANOS = TimeUnit.SECONDS.toNanos(1);
 
     /**
      * @param lookahead how far beyond the longest lease in use the horizon is written, slack
@@ -110,70 +110,6 @@ public final class LeaseHorizonStore implements LeaseHorizon, StorageStatus, Aut
         }
     }
 
-    /** Why the previous run's horizon says what it says. */
-    public enum Kind {
-        /** The data directory held no state of a previous run: nothing to wait for. */
-        FIRST_START("first start"),
-        /** The previous run did not stop gracefully: wait for its last written horizon. */
-        CRASH("crash horizon"),
-        /** The previous run stopped gracefully and lowered its horizon to its latest lease end. */
-        GRACEFUL_STOP("graceful stop"),
-        /** State of a previous run, but no usable horizon (lost or corrupt file): the full 255 s. */
-        MISSING_HORIZON("missing horizon");
-
-        private final String words;
-
-        Kind(String words) {
-            this.words = words;
-        }
-
-        /** As shown in health and the start-up log. */
-        public String words() {
-            return words;
-        }
-    }
-
-    /**
-     * What the previous run left behind, read at start-up.
-     *
-     * @param horizonMillis the stored horizon (epoch ms), empty when the file is missing or unreadable
-     * @param unreadable why the file could not be used, or null
-     * @param readMillis wall time of the read
-     * @param readNanos monotonic time of the read
-     */
-    public record Previous(Path file, Kind kind, OptionalLong horizonMillis, String unreadable, long readMillis,
-            long readNanos) {
-
-        /**
-         * The grace of {@code leasehold.recovery-grace: auto}: none on a first start, the full
-         * 255 s without a usable horizon, otherwise {@code min(255 s, horizon − now)}, not below 0.
-         */
-        public Duration autoGrace() {
-            return switch (kind) {
-                case FIRST_START -> Duration.ZERO;
-                case MISSING_HORIZON -> MAX_LEASE;
-                case CRASH, GRACEFUL_STOP -> Duration.ofMillis(
-                        Math.max(0, Math.min(MAX_LEASE.toMillis(), horizonMillis.getAsLong() - readMillis)));
-            };
-        }
-
-        /** Plain-words account of the file, for the start-up log. */
-        public String describe() {
-            return switch (kind) {
-                case FIRST_START -> "first start: " + file.getParent() + " holds no state of a previous run";
-                case MISSING_HORIZON -> unreadable != null
-                        ? "lease horizon " + file + " unreadable (" + unreadable + "), so the full 255 s"
-                        : "no lease horizon in " + file + " but other state of a previous run, so the full 255 s";
-                case CRASH, GRACEFUL_STOP -> {
-                    long left = horizonMillis.getAsLong() - readMillis;
-                    yield (kind == Kind.CRASH ? "crash horizon " : "graceful-stop horizon ")
-                            + Instant.ofEpochMilli(horizonMillis.getAsLong()) + " in " + file + ", "
-                            + (left > 0 ? left + " ms from now" : "already passed");
-                }
-            };
-        }
-    }
-
     /** An answer waiting for the horizon to cover {@code target}. */
     private record Waiting(long target, Durable then) {
     }
@@ -186,7 +122,7 @@ public final class LeaseHorizonStore implements LeaseHorizon, StorageStatus, Aut
     private final long aheadNanos;
     private final long slackMillis;
     private final long checkNanos;
-    private final Previous previous;
+    private final PreviousRun previous;
     /** The previous run's horizon, capped at 255 s + slack after start: never written below. */
     private final long floorMillis;
 
@@ -213,7 +149,7 @@ public final class LeaseHorizonStore implements LeaseHorizon, StorageStatus, Aut
     private final ScheduledThreadPoolExecutor thread;
 
     private LeaseHorizonStore(DurableValue file, DurableValue cleanStop, Settings settings, NanoClock mono,
-            LongSupplier wallMillis, Previous previous) {
+            LongSupplier wallMillis, PreviousRun previous) {
         this.file = file;
         this.cleanStop = cleanStop;
         this.mono = mono;
@@ -271,18 +207,8 @@ public final class LeaseHorizonStore implements LeaseHorizon, StorageStatus, Aut
         } catch (IOException e) {
             log.warn("Ignoring the clean-stop marker: {}", e.getMessage());
         }
-        Kind kind;
-        if (firstStart) {
-            kind = Kind.FIRST_START;
-        } else if (stored.isEmpty()) {
-            kind = Kind.MISSING_HORIZON;
-        } else if (stop.isPresent() && stop.getAsLong() == stored.getAsLong()) {
-            kind = Kind.GRACEFUL_STOP;
-        } else {
-            kind = Kind.CRASH;
-        }
-        Previous previous = new Previous(file.file(), kind, stored, unreadable, wallMillis.getAsLong(),
-                mono.nanoTime());
+        PreviousRun previous = PreviousRun.classify(file.file(), firstStart, stored, unreadable, stop,
+                wallMillis.getAsLong(), mono.nanoTime());
         LeaseHorizonStore store = new LeaseHorizonStore(file, cleanStop, settings, mono, wallMillis, previous);
         if (stop.isPresent() && stop.getAsLong() != 0) {
             // From now on a crash must not be mistaken for a graceful stop.
@@ -297,7 +223,7 @@ public final class LeaseHorizonStore implements LeaseHorizon, StorageStatus, Aut
         return store;
     }
 
-    public Previous previous() {
+    public PreviousRun previous() {
         return previous;
     }
 
@@ -345,9 +271,9 @@ public final class LeaseHorizonStore implements LeaseHorizon, StorageStatus, Aut
     /** Remembers that a lease of this length is in use (at most one shared write per length per second). */
     private void noteLease(long nowNanos, long leaseEndNanos) {
         long len = leaseEndNanos - nowNanos;
-        int seconds = (int) Math.min(255, Math.max(1, (len + S - 1) / S));
+        int seconds = (int) Math.min(255, Math.max(1, (len + SECOND_NANOS - 1) / SECOND_NANOS));
         long last = lastUsed.get(seconds);
-        if (last == NEVER || nowNanos - last > S) {
+        if (last == NEVER || nowNanos - last > SECOND_NANOS) {
             lastUsed.set(seconds, nowNanos);
         }
     }
@@ -358,7 +284,7 @@ public final class LeaseHorizonStore implements LeaseHorizon, StorageStatus, Aut
         for (int seconds = 255; seconds >= 1; seconds--) {
             long last = lastUsed.get(seconds);
             if (last != NEVER && nowNanos - last < window) {
-                return seconds * S;
+                return seconds * SECOND_NANOS;
             }
         }
         return 0;
@@ -400,8 +326,8 @@ public final class LeaseHorizonStore implements LeaseHorizon, StorageStatus, Aut
         long reach = reachNanos(now);
         long early = checkNanos + 2 * lastWriteTookNanos;
         boolean demanded = approvedMax.get() - covered > 0 || !waiting.isEmpty();
-        boolean runningShort = covered - now < reach + early && activeWithin(now, aheadNanos + 2 * S);
-        boolean tooHigh = covered - now > reach + aheadNanos + S;
+        boolean runningShort = covered - now < reach + early && activeWithin(now, aheadNanos + 2 * SECOND_NANOS);
+        boolean tooHigh = covered - now > reach + aheadNanos + SECOND_NANOS;
         boolean retry = lastFailure != null && now - nextRetryNanos >= 0;
         boolean write = lastFailure == null ? demanded || runningShort || tooHigh : retry;
         if (write) {
@@ -439,7 +365,7 @@ public final class LeaseHorizonStore implements LeaseHorizon, StorageStatus, Aut
         long horizon = Math.max(nowMillis + ceilMillis(target - now) + slackMillis, floorMillis);
         long t0 = System.nanoTime();
         file.write(horizon);
-        lastWriteTookNanos = Math.min(System.nanoTime() - t0, S);
+        lastWriteTookNanos = Math.min(System.nanoTime() - t0, SECOND_NANOS);
         writes.incrementAndGet();
         lastWrittenMillis = horizon;
         coveredUntilNanos = target;

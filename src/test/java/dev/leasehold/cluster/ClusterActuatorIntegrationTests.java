@@ -16,7 +16,8 @@ import dev.leasehold.testing.TestServer;
 /**
  * The packaged wiring of cluster mode (a one-node group, so it elects itself): the {@code cluster}
  * health component, readiness, and the Raft meters on /actuator/prometheus, after a grant that
- * went through the log.
+ * went through the log; and none of single-node mode's stores (token file, lease horizon,
+ * recovery grace), which the log replaces.
  */
 class ClusterActuatorIntegrationTests {
 
@@ -50,6 +51,13 @@ class ClusterActuatorIntegrationTests {
             assertThat(scrape.has("leasehold_raft_leader_changes_total")).isTrue();
             assertThat(scrape.has("leasehold_raft_apply_lag_entries")).isTrue();
             assertThat(scrape.value("leasehold_raft_commit_seconds_count")).isGreaterThanOrEqualTo(1.0);
+
+            assertThat(server.dataDir().resolve("tokens")).doesNotExist();
+            assertThat(server.dataDir().resolve("lease-horizon")).doesNotExist();
+            assertThat(server.dataDir().resolve("raft")).isDirectory();
+            assertThat(scrape.text()).doesNotContain("leasehold_token_store_writes", "leasehold_lease_horizon");
+            assertThat(health.body()).doesNotContain("recoveryGrace");
+            assertThat(server.dataDir().resolve("clean-stop")).doesNotExist();
         }
     }
 }

@@ -21,7 +21,7 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
 import dev.leasehold.registry.LeaseHorizon;
-import dev.leasehold.store.LeaseHorizonStore.Kind;
+import dev.leasehold.store.PreviousRun.Kind;
 import dev.leasehold.testing.FailingDisk;
 import dev.leasehold.testing.ManualClocks;
 
