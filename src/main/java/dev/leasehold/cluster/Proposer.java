@@ -283,9 +283,8 @@ final class Proposer implements DecisionLog, TokenSource {
     }
 
     /**
-     * A batch committed (its answers may go) or failed (this node stops serving). A batch of a
-     * failed epoch never counts: Raft commits a prefix, so it cannot commit without the failed one
-     * unless the failed one was never appended, and then its decisions were never logged.
+     * A batch committed (its answers may go, unless its epoch has ended or failed: see
+     * {@link #failedEpoch}) or failed (this node stops serving).
      */
     private void complete(Batch batch, long start, Throwable error) {
         inFlight.release();
