@@ -1,8 +1,12 @@
 package dev.leasehold.spring.boot;
 
+import java.util.Set;
+
 import org.springframework.boot.context.properties.bind.DataObjectPropertyName;
 import org.springframework.boot.context.properties.bind.validation.BindValidationException;
 import org.springframework.boot.context.properties.bind.validation.ValidationErrors;
+import org.springframework.boot.context.properties.source.ConfigurationProperty;
+import org.springframework.boot.context.properties.source.ConfigurationPropertyName;
 import org.springframework.boot.diagnostics.AbstractFailureAnalyzer;
 import org.springframework.boot.diagnostics.FailureAnalysis;
 import org.springframework.boot.diagnostics.FailureAnalyzer;
@@ -49,9 +53,9 @@ public class LeaseholdPropertiesFailureAnalyzer implements FailureAnalyzer, Orde
             for (ObjectError error : errors.getAllErrors()) {
                 description.append("\n    ");
                 if (error instanceof FieldError f) {
-                    description.append(prefix).append('.').append(DataObjectPropertyName.toDashedForm(f.getField()))
-                            .append(" = \"").append(f.getRejectedValue()).append('"');
-                    Origin origin = Origin.from(f);
+                    String property = prefix + "." + DataObjectPropertyName.toDashedForm(f.getField());
+                    description.append(property).append(" = \"").append(f.getRejectedValue()).append('"');
+                    Origin origin = origin(f, property, errors.getBoundProperties());
                     if (origin != null) {
                         description.append(" (").append(origin).append(')');
                     }
@@ -62,6 +66,31 @@ public class LeaseholdPropertiesFailureAnalyzer implements FailureAnalyzer, Orde
             return new FailureAnalysis(description.toString(), "Correct the leasehold.client settings above in "
                     + "the application's configuration (docs/spring.md lists each one with its range).", cause);
         }
+    }
+
+    /**
+     * Where the value was set. Boot finds it only for a direct field; for a list entry
+     * ({@code servers[1]}, set as {@code servers=a,b} or {@code servers[1]=b}) and a nested one
+     * ({@code tls.trust-store}) it is looked up here.
+     */
+    private static Origin origin(FieldError error, String property, Set<ConfigurationProperty> bound) {
+        Origin origin = Origin.from(error);
+        if (origin != null) {
+            return origin;
+        }
+        ConfigurationPropertyName name = ConfigurationPropertyName.of(property);
+        ConfigurationPropertyName list = ConfigurationPropertyName.of(property.replaceFirst("\\[\\d+]$", ""));
+        for (ConfigurationProperty p : bound) {
+            if (p.getName().equals(name)) {
+                return p.getOrigin();
+            }
+        }
+        for (ConfigurationProperty p : bound) {
+            if (p.getName().equals(list)) {
+                return p.getOrigin();
+            }
+        }
+        return null;
     }
 
     /** A setting found unusable when its bean was made. */

@@ -86,11 +86,11 @@ class LeaseholdClientPropertiesIntegrationTests {
     void aRealStartPrintsBootsFailureReportNamingTheProperty(CapturedOutput output) {
         SpringApplication app = new SpringApplication(App.class);
         app.setWebApplicationType(WebApplicationType.NONE);
-        assertThatThrownBy(() -> app.run("--leasehold.client.servers=127.0.0.1:99999", "--spring.main.banner-mode=off"))
+        assertThatThrownBy(() -> app.run("--spring.config.name=bad-servers", "--spring.main.banner-mode=off"))
                 .isInstanceOf(RuntimeException.class);
         assertThat(output.getOut() + output.getErr())
                 .contains("APPLICATION FAILED TO START")
-                .contains("leasehold.client.servers[0] = \"127.0.0.1:99999\"")
+                .contains("leasehold.client.servers[0] = \"127.0.0.1:99999\" (class path resource [bad-servers.properties]")
                 .contains("99999 is not 1 to 65535; write host:port")
                 .contains("Action:")
                 .contains("Correct the leasehold.client settings above");
