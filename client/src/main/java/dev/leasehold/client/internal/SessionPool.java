@@ -6,21 +6,19 @@ import java.util.ArrayList;
 import java.util.List;
 
 /**
- * Up to {@code poolSize} sessions ("slots"). A request goes to the least loaded session that is
- * up, else to one still connecting; empty slots are filled on demand. Slot {@code i} starts on
- * address {@code i mod n}; when a session cannot be set up its slot moves to the next address,
- * and after a full round of failures it backs off (100 ms doubling to 1 s). In a cluster, a
- * follower's {@code X 8} names the leader: slots move to it and requests prefer sessions on it
+ * Up to {@code poolSize} sessions, one per {@link Slot}. A request goes to the least loaded
+ * session that is up, else to one still connecting; empty slots are filled on demand. Slot
+ * {@code i} starts on address {@code i mod n}; when a session cannot be set up its slot moves to
+ * the next address and, after a full round of failures, backs off. In a cluster, a follower's
+ * {@code X 8} names the leader: slots move to it and requests prefer sessions on it
  * ({@link #notLeader}). Requests that find no session (every slot backing off) are parked and
  * re-offered when a slot may retry; their own deadlines still run, so a request nobody could
  * send ends as Unavailable.
  *
- * Each place is a {@link Slot}, which keeps its own failure and back-off bookkeeping.
- *
  * <p>Threading: all fields but {@code lastSetupFailure} (a volatile diagnostic) are guarded by
- * {@code this}, the slots too; requests are called without holding it. {@link #pick} asks sessions for their
- * state while holding it (lock order: pool, then session; a session never calls the pool while
- * holding its own lock).
+ * {@code this}, the slots too; requests are called without holding it. {@link #pick} asks
+ * sessions for their state while holding it (lock order: pool, then session; a session never
+ * calls the pool while holding its own lock).
  */
 final class SessionPool implements Dispatcher {
 

@@ -54,8 +54,14 @@ public class LeaseholdPropertiesFailureAnalyzer implements FailureAnalyzer, Orde
                 description.append("\n    ");
                 if (error instanceof FieldError f) {
                     String property = prefix + "." + DataObjectPropertyName.toDashedForm(f.getField());
-                    description.append(property).append(" = \"").append(f.getRejectedValue()).append('"');
-                    Origin origin = origin(f, property, errors.getBoundProperties());
+                    ConfigurationProperty set = find(property, errors.getBoundProperties());
+                    // The value as written ("0s", not the bound "PT0S"), unless it was a whole list.
+                    Object value = set != null ? set.getValue() : f.getRejectedValue();
+                    description.append(property).append(" = \"").append(value).append('"');
+                    Origin origin = Origin.from(f);
+                    if (origin == null) {
+                        origin = Origin.from(set != null ? set : find(listOf(property), errors.getBoundProperties()));
+                    }
                     if (origin != null) {
                         description.append(" (").append(origin).append(')');
                     }
@@ -69,28 +75,23 @@ public class LeaseholdPropertiesFailureAnalyzer implements FailureAnalyzer, Orde
     }
 
     /**
-     * Where the value was set. Boot finds it only for a direct field; for a list entry
-     * ({@code servers[1]}, set as {@code servers=a,b} or {@code servers[1]=b}) and a nested one
-     * ({@code tls.trust-store}) it is looked up here.
+     * The bound property of that name, or null. Boot ties an error to where its value was set only
+     * for a direct field; a list entry ({@code servers[1]}, set as {@code servers=a,b} or
+     * {@code servers[1]=b}) and a nested one ({@code tls.trust-store}) are looked up here.
      */
-    private static Origin origin(FieldError error, String property, Set<ConfigurationProperty> bound) {
-        Origin origin = Origin.from(error);
-        if (origin != null) {
-            return origin;
-        }
+    private static ConfigurationProperty find(String property, Set<ConfigurationProperty> bound) {
         ConfigurationPropertyName name = ConfigurationPropertyName.of(property);
-        ConfigurationPropertyName list = ConfigurationPropertyName.of(property.replaceFirst("\\[\\d+]$", ""));
         for (ConfigurationProperty p : bound) {
             if (p.getName().equals(name)) {
-                return p.getOrigin();
-            }
-        }
-        for (ConfigurationProperty p : bound) {
-            if (p.getName().equals(list)) {
-                return p.getOrigin();
+                return p;
             }
         }
         return null;
+    }
+
+    /** {@code servers[1]} → {@code servers}: the property a comma-separated list was set as. */
+    private static String listOf(String property) {
+        return property.replaceFirst("\\[\\d+]$", "");
     }
 
     /** A setting found unusable when its bean was made. */

@@ -57,10 +57,10 @@ class ClientPropertyChecksTests {
                 "thread-name-prefix", " ");
         assertThat(analysis.getDescription())
                 .contains("leasehold.client.pool-size = \"0\"", "must be 1..64")
-                .contains("leasehold.client.connect-timeout = \"PT0S\"", "must be more than 0 and at most PT5M")
-                .contains("leasehold.client.transport-deadline = \"PT4M16S\"", "at most PT4M15S")
-                .contains("leasehold.client.response-grace = \"PT-1S\"", "must be 0..PT5M")
-                .contains("leasehold.client.margin-floor = \"PT11S\"", "must be 0..PT10S")
+                .contains("leasehold.client.connect-timeout = \"0s\"", "must be more than 0 and at most PT5M")
+                .contains("leasehold.client.transport-deadline = \"256s\"", "at most PT4M15S")
+                .contains("leasehold.client.response-grace = \"-1s\"", "must be 0..PT5M")
+                .contains("leasehold.client.margin-floor = \"11s\"", "must be 0..PT10S")
                 .contains("leasehold.client.drift-rate = \"0.6\"", "must be 0..0.5")
                 .contains("leasehold.client.thread-name-prefix = \" \"", "must not be blank")
                 .doesNotContain("poolSize"); // the Java names stay out of a configuration report
