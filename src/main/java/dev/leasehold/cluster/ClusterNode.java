@@ -200,7 +200,7 @@ public final class ClusterNode implements ServingGate, SmartLifecycle, LockState
         RaftServerConfigKeys.Log.setSegmentSizeMax(p, SizeInBytes.valueOf("32MB"));
         // Ratis waits at least 1 ms between two appendEntries by default. With one batch in flight
         // that wait sits on every commit's path (a hand-off is one commit); 0, as Ozone's SCM sets.
-        // Measured with max-in-flight 1 on 2 cores: a small gain inside the noise (BENCHMARKS.md).
+        // Measured with max-in-flight 1 on 2 cores: a small gain inside the noise (bench/NOTES.md).
         RaftServerConfigKeys.Log.Appender.setWaitTimeMin(p, TimeDuration.ZERO);
         return p;
     }

@@ -18,7 +18,7 @@ import dev.leasehold.server.KeyAcl;
  * Invalid values fail start-up with a message that names the property.
  *
  * <p>The {@code @DefaultValue}s here are the one source of the defaults. application.yml, the
- * README table and the Helm chart's values.yaml restate them for readers;
+ * table of docs/configuration.md and the Helm chart's values.yaml restate them for readers;
  * {@code ConfigurationDefaultsTests} fails when one of them says otherwise.
  *
  * @param port TCP port of the lock protocol; 0 picks a free port (tests).

@@ -28,7 +28,7 @@ import io.netty.channel.Channel;
  * Raft commit): one task on the waiter's event loop, which writes and flushes it. That task is
  * the only hand-off; Netty's own off-loop write would queue the same one. Tasks of one loop run
  * in order, so answers handed over from one thread keep their order, and an {@code X} queued as
- * a task after an {@code A} waiting for the lease horizon stays behind it (issue 11).</li>
+ * a task after an {@code A} waiting for the lease horizon stays behind it (PROTOCOL.md section 8).</li>
  * </ul>
  * Event loops never block here: nothing waits, the task queue is unbounded.
  *

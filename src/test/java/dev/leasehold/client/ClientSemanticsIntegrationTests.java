@@ -27,7 +27,7 @@ import dev.leasehold.registry.LockRegistry;
 import dev.leasehold.testing.TestServer;
 
 /**
- * The client semantics of PROTOCOL.md section 9 (issue 3), each proven against the real server
+ * The client semantics of PROTOCOL.md section 9, each proven against the real server
  * through a {@link FaultProxy} the test controls. Each test fails without the behaviour it names.
  * Timing bounds are generous (two noisy cores); no fixed ports; everything is closed after each
  * test.

@@ -23,8 +23,9 @@ import org.yaml.snakeyaml.Yaml;
 /**
  * The default of every {@code leasehold.*} setting is written once, as {@code @DefaultValue} on
  * {@link LeaseholdProperties} (what the binder uses when nothing else is given). The three places
- * that restate them for people (application.yml, the README table, the Helm chart's values.yaml)
- * must say the same; this test names the first one that does not.
+ * that restate them for people (application.yml, the table of docs/configuration.md, the Helm
+ * chart's values.yaml) must say the same, and each row of the README's short table of the
+ * settings people change most must agree; this test names the first one that does not.
  */
 class ConfigurationDefaultsTests {
 
@@ -35,7 +36,7 @@ class ConfigurationDefaultsTests {
      * Cluster-mode settings without a default that application.yml and values.yaml leave out on
      * purpose: the cluster beans are conditional on {@code node-id} being present at all (an
      * empty value would turn cluster mode on), and the chart derives both from the pod names in
-     * cluster mode. The README table still lists them.
+     * cluster mode. docs/configuration.md still lists them.
      */
     private static final Set<String> ONLY_GIVEN_FOR_A_CLUSTER = Set.of("cluster.node-id", "cluster.peers");
 
@@ -51,14 +52,26 @@ class ConfigurationDefaultsTests {
     }
 
     @Test
-    void theReadmeTableSaysWhatTheBinderDefaultsTo() throws IOException {
-        Map<String, String> readme = new LinkedHashMap<>();
+    void theConfigurationPageSaysWhatTheBinderDefaultsTo() throws IOException {
+        assertThat(table(Path.of("docs/configuration.md"))).as("docs/configuration.md table").isEqualTo(defaults());
+    }
+
+    @Test
+    void theReadmeSettingsSayWhatTheBinderDefaultsTo() throws IOException {
+        Map<String, String> readme = table(Path.of("README.md"));
+        assertThat(readme).as("README settings table").isNotEmpty();
+        assertThat(defaults()).as("README settings table").containsAllEntriesOf(readme);
+    }
+
+    /** The {@code | `leasehold.x` | `default` |} rows of a Markdown table: setting → default or {@link #NONE}. */
+    private static Map<String, String> table(Path markdown) throws IOException {
+        Map<String, String> rows = new LinkedHashMap<>();
         Matcher m = Pattern.compile("(?m)^\\| `leasehold\\.([a-z.-]+)` \\| (`([^`]*)`|\\(none\\)) \\|")
-                .matcher(Files.readString(Path.of("README.md")));
+                .matcher(Files.readString(markdown));
         while (m.find()) {
-            readme.put(m.group(1), m.group(3) != null ? m.group(3) : NONE);
+            rows.put(m.group(1), m.group(3) != null ? m.group(3) : NONE);
         }
-        assertThat(readme).as("README configuration table").isEqualTo(defaults());
+        return rows;
     }
 
     @Test

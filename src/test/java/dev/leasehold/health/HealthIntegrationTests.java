@@ -125,7 +125,7 @@ class HealthIntegrationTests {
 
     /**
      * Every {@link StorageStatus} bean counts, including ones that appear after start (the lease
-     * horizon store of the restart issue will be one more).
+     * horizon store is one more).
      */
     @Test
     void anyStorageStatusWithAProblemMakesLeaseholdDownButNotTheProbes() {

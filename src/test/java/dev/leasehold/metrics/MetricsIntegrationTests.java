@@ -23,7 +23,7 @@ import dev.leasehold.testing.TestServer;
 
 /**
  * Drives the protocol over real sockets and scrapes {@code /actuator/prometheus} over HTTP, as
- * Prometheus does: each metric of the issue's table moves by exactly what was done. Tests share
+ * Prometheus does: each metric of docs/metrics.md's table moves by exactly what was done. Tests share
  * one server and compare scrapes before and after, each on its own keys.
  */
 class MetricsIntegrationTests {

@@ -34,7 +34,7 @@ import dev.leasehold.testing.TestServer;
 import dev.leasehold.testing.Tmpfs;
 
 /**
- * Data-directory failures end to end (PROTOCOL.md 6.2, section 8; issue 4 item 3): at run time
+ * Data-directory failures end to end (PROTOCOL.md 6.2, section 8): at run time
  * no grant goes out with a token that is not on disk (those Acquires get B), every
  * StorageStatus bean reports the problem, and the server recovers by itself; at start-up an
  * unusable directory stops the server with a message naming the path.

@@ -20,7 +20,7 @@ import java.util.concurrent.atomic.AtomicReference;
 import org.HdrHistogram.Histogram;
 
 /**
- * Runs the workloads of issue 6 against a Leasehold server and a Redis server that are already
+ * Runs the workloads of BENCHMARKS.md against a Leasehold server and a Redis server that are already
  * running (bench/run.sh starts and stops them), alternating between the two so that both see
  * the same machine noise, and prints one table with Leasehold/Redis ratios.
  *

@@ -9,7 +9,7 @@ import dev.leasehold.client.ReleaseOutcome;
 import dev.leasehold.client.Ticket;
 
 /**
- * The official client as an application uses it (issue 15): every load thread shares ONE
+ * The official client as an application uses it: every load thread shares ONE
  * {@link LeaseholdClient}; acquire is the blocking {@code acquire(key, wait, lease)} and release
  * is {@link Ticket#release()} of the ticket it returned. Closing a view does not close the shared
  * client (the benchmark closes it after the run).

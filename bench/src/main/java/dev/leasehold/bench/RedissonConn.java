@@ -8,7 +8,7 @@ import org.redisson.api.RLock;
 import org.redisson.api.RedissonClient;
 
 /**
- * Redisson's lock as an application uses it (issue 15): every load thread shares ONE
+ * Redisson's lock as an application uses it: every load thread shares ONE
  * {@link RedissonClient}; acquire is {@code tryLock(wait, lease, SECONDS)} on an {@link RLock}
  * (non-fair: pub/sub wake-up, no queue) or an {@code RFairLock} (a FIFO queue kept in Redis), and
  * release is {@code unlock()} from the same thread (Redisson locks belong to the thread).

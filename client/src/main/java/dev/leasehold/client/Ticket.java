@@ -50,7 +50,7 @@ public final class Ticket implements AutoCloseable {
      * What {@link #releaseAsync} hands to users: {@link #answer} moved to a delivery thread.
      * Made only when asked for, so a blocking {@link #release()} costs no delivery-thread
      * hand-off (the reader would otherwise wake a delivery thread for every release, nobody
-     * listening: 12 % of the client's CPU samples in W1). Guarded by {@code this}.
+     * listening; bench/NOTES.md, "The blocking release's delivery hop"). Guarded by {@code this}.
      */
     private CompletableFuture<ReleaseOutcome> asyncRelease;
 

@@ -133,8 +133,7 @@ public final class Session implements Link {
      * blocked caller would otherwise only wake the writer and wait, so writing itself saves a
      * thread hand-off. Only when idle: with requests in flight, the writer packs the requests of
      * many callers into one write, and callers writing one frame each cost more than the hop they
-     * save (16 threads on one client, W1: 16.7-17.8 k pairs/s through the writer, 8.9-13.1 k
-     * with a caller write whenever the output was free; one caller alone: 20-25 % lower latency). The
+     * save (measured: bench/NOTES.md, "The caller-written request"). The
      * inline write takes exactly the writer's steps (time read just before the write, wire wait
      * recomputed from it, registered, possibly sent, written), so PROTOCOL.md 9.4's sent/not-sent
      * bookkeeping does not depend on which thread wrote. False if the session has closed.

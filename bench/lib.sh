@@ -1,0 +1,122 @@
+# Helpers shared by the bench scripts (bench/run.sh, bench/spring-lock.sh); sourced, not run.
+#
+# Every process started here is remembered by PID and stopped on exit (also on failure or
+# Ctrl-C), and only those: SIGTERM, then SIGKILL after a bound. A script that has more to undo
+# defines bench_on_exit, which runs after the processes are stopped.
+
+STARTED_PIDS=()
+
+# stop_pid PID [SECONDS]: SIGTERM, wait up to SECONDS (default 10) for it to end, then SIGKILL.
+stop_pid() {
+    local pid=$1 tenths=$(( ${2:-10} * 10 )) i
+    kill -0 "$pid" 2>/dev/null || return 0
+    kill "$pid" 2>/dev/null || true
+    for (( i = 0; i < tenths; i++ )); do
+        kill -0 "$pid" 2>/dev/null || return 0
+        sleep 0.1
+    done
+    kill -9 "$pid" 2>/dev/null || true
+}
+
+cleanup() {
+    local i
+    for (( i = ${#STARTED_PIDS[@]} - 1; i >= 0; i-- )); do
+        stop_pid "${STARTED_PIDS[$i]}"
+    done
+    if declare -F bench_on_exit >/dev/null; then
+        bench_on_exit
+    fi
+}
+trap cleanup EXIT
+trap 'exit 130' INT TERM
+
+# module_jar DIR NAME: the jar DIR/NAME-<version>.jar that the Maven build wrote (not its -tests,
+# -sources or -javadoc jar); fails with the command to run when there is none.
+module_jar() {
+    local f
+    for f in "$1/$2"-[0-9]*.jar; do
+        case $f in
+            *-tests.jar|*-sources.jar|*-javadoc.jar) continue ;;
+        esac
+        if [[ -f $f ]]; then
+            echo "$f"
+            return 0
+        fi
+    done
+    echo "no $1/$2-<version>.jar: run ./mvnw -B package -DskipTests first (or leave SKIP_BUILD unset)" >&2
+    return 1
+}
+
+# start_server LOG COMMAND...: runs COMMAND, a Leasehold server started with --leasehold.port=0
+# and --server.port=0, in the background with its output in LOG; waits (up to 120 s) until it has
+# logged the ports it bound and its readiness probe answers UP. Sets SERVER_PID, SERVER_PORT
+# (protocol) and SERVER_HTTP (Actuator). The server picks its own ports, so two runs never race
+# for one.
+start_server() {
+    local log=$1 i
+    shift
+    "$@" >"$log" 2>&1 &
+    SERVER_PID=$!
+    STARTED_PIDS+=("$SERVER_PID")
+    SERVER_PORT=""
+    SERVER_HTTP=""
+    for (( i = 0; i < 600; i++ )); do
+        if ! kill -0 "$SERVER_PID" 2>/dev/null; then
+            echo "server died:" >&2
+            tail -30 "$log" >&2
+            return 1
+        fi
+        [[ -n $SERVER_PORT ]] || SERVER_PORT=$(sed -n 's/.*Leasehold protocol listening on .*:\([0-9][0-9]*\) (.*/\1/p' "$log" | head -1)
+        [[ -n $SERVER_HTTP ]] || SERVER_HTTP=$(sed -n 's/.*Netty started on port \([0-9][0-9]*\).*/\1/p' "$log" | head -1)
+        if [[ -n $SERVER_PORT && -n $SERVER_HTTP ]] \
+                && curl -sf "http://127.0.0.1:$SERVER_HTTP/actuator/health/readiness" >/dev/null 2>&1; then
+            return 0
+        fi
+        sleep 0.2
+    done
+    echo "server not ready after 120 s; log: $log" >&2
+    return 1
+}
+
+# require_redis: fails, naming the command that installs it, when redis-server is missing.
+# (A benchmark does not install system packages: that needs root and changes the machine.)
+require_redis() {
+    if ! command -v redis-server >/dev/null || ! command -v redis-cli >/dev/null; then
+        echo "redis-server and redis-cli are needed for the Redis targets; install them, e.g." >&2
+        echo "    sudo apt-get install -y redis-server      # Debian, Ubuntu" >&2
+        echo "or leave the Redis targets out: --targets leasehold,client" >&2
+        exit 1
+    fi
+}
+
+# free_port: a loopback port that is free now. Only for Redis: `redis-server --port 0` means "no
+# TCP listener", so Redis cannot bind port 0 and report it as the Leasehold server does. Bash
+# cannot bind a socket, hence python3. Another process could take the port before Redis binds
+# it; Redis then fails to start and start_redis says so.
+free_port() {
+    python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1]); s.close()'
+}
+
+# start_redis DIR [PREFIX...]: redis-server on a free loopback port, no persistence, its log and
+# working files in DIR, started under PREFIX (e.g. taskset -c 0); waits until it answers PING.
+# Sets REDIS_PID and REDIS_PORT.
+start_redis() {
+    local dir=$1 i
+    shift
+    REDIS_PORT=$(free_port)
+    "$@" redis-server --bind 127.0.0.1 --port "$REDIS_PORT" --save '' --appendonly no --maxclients 20000 \
+        --daemonize no --logfile "$dir/redis.log" --dir "$dir" &
+    REDIS_PID=$!
+    STARTED_PIDS+=("$REDIS_PID")
+    for (( i = 0; i < 100; i++ )); do
+        redis-cli -p "$REDIS_PORT" ping >/dev/null 2>&1 && return 0
+        if ! kill -0 "$REDIS_PID" 2>/dev/null; then
+            echo "redis-server died:" >&2
+            tail -10 "$dir/redis.log" >&2
+            return 1
+        fi
+        sleep 0.1
+    done
+    echo "redis-server not answering on 127.0.0.1:$REDIS_PORT after 10 s" >&2
+    return 1
+}
