@@ -61,10 +61,23 @@ import dev.leasehold.protocol.Wire;
  */
 public final class LeaseholdClient implements AutoCloseable {
 
+    /**
+     * Longest key this client sends, in UTF-8 bytes: the server's default {@code max-key-bytes}
+     * (PROTOCOL.md 2). A server configured lower answers a longer key with {@code X 4}.
+     */
+    public static final int MAX_KEY_BYTES = Wire.DEFAULT_MAX_KEY_BYTES;
+    /** Longest lease of a grant or an Extend, in seconds (PROTOCOL.md 3). */
+    public static final int MAX_LEASE_SECONDS = Wire.MAX_SECONDS;
+    /** Longest wait of one Acquire in a key's queue, in seconds (PROTOCOL.md 3). */
+    public static final int MAX_WAIT_SECONDS = Wire.MAX_SECONDS;
+
     private static final AtomicInteger INSTANCES = new AtomicInteger();
 
     /** A blocking ping waits this much past the transport deadline for the timer to fail it first. */
     private static final long PING_SLACK = 100_000_000L;
+    /** How to write a server address, for the messages that refuse one. */
+    private static final String ADDRESS_FORM = "write host:port with a port from 1 to 65535 (e.g. locks-0:7420), "
+            + "host alone for port " + Wire.DEFAULT_PORT + ", or [v6-address]:port";
 
     private final ClientOptions options;
     private final Engine engine;
@@ -111,6 +124,28 @@ public final class LeaseholdClient implements AutoCloseable {
             list.add(parse(s));
         }
         return create(options, list);
+    }
+
+    /**
+     * Checks {@code key} as every call of this client does before sending it: 1 to
+     * {@link #MAX_KEY_BYTES} bytes of strict UTF-8 (no unpaired surrogate) without a newline.
+     * For adapters that build keys (a prefix plus a name) and want to refuse a bad one early.
+     *
+     * @return the key's length in UTF-8 bytes
+     * @throws IllegalArgumentException saying what is wrong with the key
+     */
+    public static int checkKey(String key) {
+        return Arguments.key(key).length;
+    }
+
+    /**
+     * A server address given as {@code host:port}, {@code host} (port 7420), {@code [v6]:port} or
+     * {@code [v6]}, as {@link #create(String...)} reads it; the host is not resolved.
+     *
+     * @throws IllegalArgumentException saying what is wrong and how to write it
+     */
+    public static InetSocketAddress serverAddress(String hostPort) {
+        return parse(hostPort);
     }
 
     /** The options this client was made with. */
@@ -308,17 +343,19 @@ public final class LeaseholdClient implements AutoCloseable {
 
     private static InetSocketAddress parse(String server) {
         if (server == null || server.isBlank()) {
-            throw new IllegalArgumentException("server address is empty");
+            throw new IllegalArgumentException("server address is empty; " + ADDRESS_FORM);
         }
         String host = server.trim();
         int port = Wire.DEFAULT_PORT;
         int colon = host.lastIndexOf(':');
         boolean bracketed = host.startsWith("[");
         if (colon > 0 && (bracketed ? host.lastIndexOf(']') < colon : host.indexOf(':') == colon)) {
+            String digits = host.substring(colon + 1);
             try {
-                port = Integer.parseInt(host.substring(colon + 1));
+                port = Integer.parseInt(digits);
             } catch (NumberFormatException e) {
-                throw new IllegalArgumentException("bad port in server address '" + server + "'");
+                throw new IllegalArgumentException("bad port in server address '" + server + "': '" + digits
+                        + "' is not a number; " + ADDRESS_FORM);
             }
             host = host.substring(0, colon);
         }
@@ -326,7 +363,11 @@ public final class LeaseholdClient implements AutoCloseable {
             host = host.substring(1, host.length() - 1);
         }
         if (port < 1 || port > 65535) {
-            throw new IllegalArgumentException("bad port in server address '" + server + "': " + port);
+            throw new IllegalArgumentException("bad port in server address '" + server + "': " + port
+                    + " is not 1 to 65535; " + ADDRESS_FORM);
+        }
+        if (host.isEmpty() || (colon == 0 && host.indexOf(':', 1) < 0)) {
+            throw new IllegalArgumentException("server address '" + server + "' has no host; " + ADDRESS_FORM);
         }
         return InetSocketAddress.createUnresolved(host, port);
     }

@@ -6,31 +6,23 @@ import java.io.InputStream;
 import java.io.OutputStream;
 import java.net.InetSocketAddress;
 import java.net.Socket;
-import java.net.SocketTimeoutException;
 import java.nio.ByteBuffer;
 import java.util.ArrayDeque;
 import java.util.ArrayList;
 import java.util.List;
 
-import javax.net.ssl.SSLException;
-import javax.net.ssl.SSLParameters;
-import javax.net.ssl.SSLSocket;
-
 import dev.leasehold.protocol.Answer;
 import dev.leasehold.protocol.AnswerDecoder;
 import dev.leasehold.protocol.ErrorCode;
-import dev.leasehold.protocol.FrameWriter;
 import dev.leasehold.protocol.ProtocolException;
-import dev.leasehold.protocol.Request;
 
 /**
- * One TCP connection to a server, with a writer thread and a reader thread: the connecting half
- * of a session (TCP, TLS, the opening ping, the write queue). Which request an answer belongs
- * to is its {@link Correlator}'s job.
+ * One TCP connection to a server, with a writer thread and a reader thread: the write queue and
+ * the I/O of a session. Setting the connection up (TCP, TLS, the opening ping) is its
+ * {@link Connector}'s job; which request an answer belongs to is its {@link Correlator}'s.
  *
- * <p>The <b>writer</b> connects, proves the session works with an opening Ping (the session is
- * "up" only once its Pong arrives within the connect timeout, so a peer that accepts TCP but
- * does not speak the protocol never swallows a request), then drains the queue: for each request
+ * <p>The <b>writer</b> has the connector set the connection up (the session is "up" only once the
+ * opening Ping's Pong arrives within the connect timeout), then drains the queue: for each request
  * it checks the time left and computes the wire wait, registers it for its answer, marks it
  * possibly sent, and then writes the batch. A blocking caller that finds the session up, idle
  * and its queue empty takes those same steps itself ({@link #enqueue(Outbound, boolean)}): one
@@ -56,6 +48,7 @@ public final class Session implements Link {
     private final int slot;
     private final InetSocketAddress address;
     private final String name;
+    private final Connector connector;
     private final Thread writer;
 
     private final Object lock = new Object();
@@ -73,8 +66,6 @@ public final class Session implements Link {
     /** Requests their blocked callers wrote themselves (diagnostics and tests). Guarded by {@code lock}. */
     private long inlineWrites;
     private Thread reader;
-    private long handshakeNonce;
-    private boolean handshakeDone;
     private String closeReason;
 
     Session(Engine engine, SessionPool pool, int slot, InetSocketAddress address, String name) {
@@ -83,6 +74,7 @@ public final class Session implements Link {
         this.slot = slot;
         this.address = address;
         this.name = name;
+        this.connector = new Connector(engine.config(), address);
         this.writer = Threads.start(name + "-writer", this::writeLoop, false);
     }
 
@@ -293,104 +285,30 @@ public final class Session implements Link {
     }
 
     private void writeLoop() {
-        Config c = engine.config();
-        // Connect and handshake bounds are socket and wait timeouts, which only real time can
-        // drive; the ticker times the requests (sendStart, receivedAt), which tests move.
-        long connectDeadline = System.nanoTime() + c.connectTimeoutNanos();
         Socket s = new Socket();
         synchronized (lock) {
             if (phase == Phase.CLOSED) {
                 return;
             }
-            socket = s;
+            socket = s; // close() closes it, which aborts the connector's every step
         }
-        OutputStream out;
-        InputStream in;
+        Connector.Established io;
         try {
-            InetSocketAddress target = address.isUnresolved()
-                    ? new InetSocketAddress(address.getHostString(), address.getPort()) : address;
-            s.setTcpNoDelay(true);
-            s.setKeepAlive(true);
-            s.connect(target, (int) Math.max(1, c.connectTimeoutNanos() / 1_000_000));
-            Socket io = c.sslContext() == null ? s : handshake(s, c, connectDeadline);
-            out = io.getOutputStream();
-            in = io.getInputStream();
-        } catch (SSLException e) {
-            close("TLS handshake with " + address + " failed: " + e.getMessage());
-            return;
-        } catch (IOException e) {
-            close("could not connect to " + address + ": " + e.getMessage());
+            io = connector.connect(s, engine.nextNonce(), a -> dispatch(a, engine.ticker().nanoTime()));
+        } catch (Connector.Failed e) {
+            close(e.getMessage());
             return;
         }
-        long nonce = engine.nextNonce();
         synchronized (lock) {
             if (phase == Phase.CLOSED) {
                 return;
             }
-            handshakeNonce = nonce;
-            this.out = out;
-            reader = Threads.start(name + "-reader", () -> readLoop(in), true);
-        }
-        try {
-            out.write(FrameWriter.encode(new Request.Ping(nonce)));
-        } catch (IOException e) {
-            close("could not write the opening ping to " + address + ": " + e.getMessage());
-            return;
-        }
-        if (!awaitHandshake(connectDeadline)) {
-            return;
+            out = io.out();
+            phase = Phase.UP;
+            reader = Threads.start(name + "-reader", () -> readLoop(io.in()), true);
         }
         pool.up(this);
-        drain(out);
-    }
-
-    /**
-     * TLS over the connected socket, within the connect timeout. The session keeps closing the
-     * plain socket: that aborts a blocked read or write at once, where closing the TLS socket
-     * could wait to send close_notify.
-     */
-    private SSLSocket handshake(Socket plain, Config c, long connectDeadline) throws IOException {
-        SSLSocket ssl = (SSLSocket) c.sslContext().getSocketFactory()
-                .createSocket(plain, address.getHostString(), address.getPort(), true);
-        ssl.setUseClientMode(true);
-        if (c.verifyHostname()) {
-            SSLParameters params = ssl.getSSLParameters();
-            params.setEndpointIdentificationAlgorithm("HTTPS");
-            ssl.setSSLParameters(params);
-        }
-        long left = connectDeadline - System.nanoTime();
-        if (left <= 0) {
-            throw new SocketTimeoutException("connect timeout before the TLS handshake");
-        }
-        ssl.setSoTimeout((int) Math.max(1, left / 1_000_000));
-        ssl.startHandshake();
-        ssl.setSoTimeout(0);
-        return ssl;
-    }
-
-    private boolean awaitHandshake(long connectDeadline) {
-        synchronized (lock) {
-            try {
-                while (!handshakeDone && phase != Phase.CLOSED) {
-                    long left = connectDeadline - System.nanoTime();
-                    if (left <= 0) {
-                        break;
-                    }
-                    lock.wait(Math.max(1, left / 1_000_000));
-                }
-            } catch (InterruptedException e) {
-                Thread.currentThread().interrupt();
-            }
-            if (phase == Phase.CLOSED) {
-                return false;
-            }
-            if (handshakeDone) {
-                phase = Phase.UP;
-                return true;
-            }
-        }
-        close("no answer to the opening ping from " + address + " within the connect timeout");
-        return false;
+        drain(io.out());
     }
 
     private void drain(OutputStream out) {
@@ -485,15 +403,6 @@ public final class Session implements Link {
                 close("the server sent error " + x.code() + ": " + x.message());
             }
             return false;
-        }
-        if (a instanceof Answer.Pong p) {
-            synchronized (lock) {
-                if (p.nonce() == handshakeNonce && !handshakeDone) {
-                    handshakeDone = true;
-                    lock.notifyAll();
-                    return true;
-                }
-            }
         }
         correlator.dispatch(a, receivedAt);
         return true;

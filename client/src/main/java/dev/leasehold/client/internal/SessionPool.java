@@ -6,42 +6,26 @@ import java.util.ArrayList;
 import java.util.List;
 
 /**
- * Up to {@code poolSize} sessions ("slots"). A request goes to the least loaded session that is
- * up, else to one still connecting; empty slots are filled on demand. Slot {@code i} starts on
- * address {@code i mod n}; when a session cannot be set up its slot moves to the next address,
- * and after a full round of failures it backs off (100 ms doubling to 1 s). In a cluster, a
- * follower's {@code X 8} names the leader: slots move to it and requests prefer sessions on it
+ * Up to {@code poolSize} sessions, one per {@link Slot}. A request goes to the least loaded
+ * session that is up, else to one still connecting; empty slots are filled on demand. Slot
+ * {@code i} starts on address {@code i mod n}; when a session cannot be set up its slot moves to
+ * the next address and, after a full round of failures, backs off. In a cluster, a follower's
+ * {@code X 8} names the leader: slots move to it and requests prefer sessions on it
  * ({@link #notLeader}). Requests that find no session (every slot backing off) are parked and
  * re-offered when a slot may retry; their own deadlines still run, so a request nobody could
  * send ends as Unavailable.
  *
  * <p>Threading: all fields but {@code lastSetupFailure} (a volatile diagnostic) are guarded by
- * {@code this}; requests are called without holding it. {@link #pick} asks sessions for their
- * state while holding it (lock order: pool, then session; a session never calls the pool while
- * holding its own lock).
+ * {@code this}, the slots too; requests are called without holding it. {@link #pick} asks
+ * sessions for their state while holding it (lock order: pool, then session; a session never
+ * calls the pool while holding its own lock).
  */
 final class SessionPool implements Dispatcher {
-
-    private static final long MIN_BACKOFF = 100_000_000L;
-    private static final long MAX_BACKOFF = 1_000_000_000L;
-    /** Between seeds after an {@code X 8} that names no leader (9.12): 50 ms doubling to 500 ms. */
-    private static final long NO_LEADER_MIN_BACKOFF = 50_000_000L;
-    private static final long NO_LEADER_MAX_BACKOFF = 500_000_000L;
 
     private final Engine engine;
     private volatile String lastSetupFailure;
     private final List<InetSocketAddress> addresses;
-    private final Session[] slots;
-    private final int[] addressIndex;
-    private final int[] failures;
-    private final long[] retryAt;
-    private final boolean[] backingOff;
-    /** The slot's session is closing after {@code X 8}: its failure count stands (no reset). */
-    private final boolean[] notLeader;
-    /** {@code X 8} without a usable hint in a row, per slot (the back-off between seeds). */
-    private final int[] noLeaderRounds;
-    /** {@code X 8} naming a leader in a row, per slot (every third one backs off). */
-    private final int[] hintedRounds;
+    private final Slot[] slots;
     /** The leader a follower named last, or null (single server, or not told yet). */
     private InetSocketAddress leader;
     private final ArrayDeque<Outbound<?>> parked = new ArrayDeque<>();
@@ -53,17 +37,9 @@ final class SessionPool implements Dispatcher {
     SessionPool(Engine engine) {
         this.engine = engine;
         this.addresses = new ArrayList<>(engine.config().addresses());
-        int n = engine.config().poolSize();
-        this.slots = new Session[n];
-        this.addressIndex = new int[n];
-        this.failures = new int[n];
-        this.retryAt = new long[n];
-        this.backingOff = new boolean[n];
-        this.notLeader = new boolean[n];
-        this.noLeaderRounds = new int[n];
-        this.hintedRounds = new int[n];
-        for (int i = 0; i < n; i++) {
-            addressIndex[i] = i % addresses.size();
+        this.slots = new Slot[engine.config().poolSize()];
+        for (int i = 0; i < slots.length; i++) {
+            slots[i] = new Slot(i, i % addresses.size());
         }
     }
 
@@ -103,7 +79,7 @@ final class SessionPool implements Dispatcher {
 
     /** A session finished its opening handshake. */
     synchronized void up(Session s) {
-        failures[s.slot()] = 0;
+        slots[s.slot()].up();
         lastSetupFailure = null;
     }
 
@@ -120,25 +96,11 @@ final class SessionPool implements Dispatcher {
     void ended(Session s, boolean wasUp) {
         List<Outbound<?>> retry;
         synchronized (this) {
-            int i = s.slot();
-            if (slots[i] == s) {
-                slots[i] = null;
+            Slot slot = slots[s.slot()];
+            if (slot.session == s) {
+                slot.session = null;
             }
-            if (notLeader[i]) {
-                notLeader[i] = false; // handled by notLeader()
-            } else if (wasUp) {
-                failures[i] = 0;
-                hintedRounds[i] = 0;
-            } else {
-                failures[i]++;
-                addressIndex[i] = (addressIndex[i] + 1) % addresses.size();
-                if (failures[i] % addresses.size() == 0) {
-                    int rounds = failures[i] / addresses.size();
-                    backingOff[i] = true;
-                    retryAt[i] = engine.ticker().nanoTime()
-                            + Math.min(MAX_BACKOFF, MIN_BACKOFF << Math.min(rounds - 1, 10));
-                }
-            }
+            slot.ended(wasUp, addresses.size(), engine.ticker().nanoTime());
             retry = new ArrayList<>(parked);
             parked.clear();
         }
@@ -159,67 +121,32 @@ final class SessionPool implements Dispatcher {
      * of it.
      */
     void notLeader(Session s, String message) {
-        InetSocketAddress hint = parseHint(message);
+        InetSocketAddress hint = LeaderHint.parse(message);
         synchronized (this) {
-            int i = s.slot();
-            if (hint != null && !sameAddress(hint, s.address())) {
-                int idx = -1;
-                for (int j = 0; j < addresses.size(); j++) {
-                    if (sameAddress(addresses.get(j), hint)) {
-                        idx = j;
-                    }
-                }
-                if (idx < 0) {
-                    addresses.add(hint);
-                    idx = addresses.size() - 1;
-                }
-                leader = addresses.get(idx);
-                for (int j = 0; j < slots.length; j++) {
-                    if (slots[j] == null || slots[j] == s) {
-                        addressIndex[j] = idx; // the leader, for every session still to open
-                    }
-                }
-                noLeaderRounds[i] = 0;
-                // Named leaders that answer X 8 too (stale hints while an election runs, two
-                // nodes naming each other): an Acquire is resent on every X 8 until D, so every
-                // third named leader in a row waits as if none were known.
-                notLeader[i] = true; // so that ended() keeps the count
-                if (++hintedRounds[i] % 3 == 0) {
-                    backingOff[i] = true;
-                    retryAt[i] = engine.ticker().nanoTime() + NO_LEADER_MAX_BACKOFF / 2;
-                }
+            Slot slot = slots[s.slot()];
+            long now = engine.ticker().nanoTime();
+            if (hint == null || LeaderHint.sameAddress(hint, s.address())) {
+                slot.noLeaderKnown(addresses.size(), now);
                 return;
             }
-            // No leader known (an election): next seed, after 50 ms doubling to 500 ms. Not reset
-            // by the follower's Ping answer (up()), only by a hint.
-            notLeader[i] = true;
-            hintedRounds[i] = 0;
-            addressIndex[i] = (addressIndex[i] + 1) % addresses.size();
-            backingOff[i] = true;
-            retryAt[i] = engine.ticker().nanoTime()
-                    + Math.min(NO_LEADER_MAX_BACKOFF, NO_LEADER_MIN_BACKOFF << Math.min(noLeaderRounds[i], 4));
-            noLeaderRounds[i]++;
+            int idx = -1;
+            for (int j = 0; j < addresses.size(); j++) {
+                if (LeaderHint.sameAddress(addresses.get(j), hint)) {
+                    idx = j;
+                }
+            }
+            if (idx < 0) {
+                addresses.add(hint);
+                idx = addresses.size() - 1;
+            }
+            leader = addresses.get(idx);
+            for (Slot other : slots) {
+                if (other.session == null || other.session == s) {
+                    other.addressIndex = idx; // the leader, for every session still to open
+                }
+            }
+            slot.notLeaderNamed(now);
         }
-    }
-
-    private static InetSocketAddress parseHint(String message) {
-        if (message == null || !message.startsWith("leader=")) {
-            return null;
-        }
-        String hp = message.substring("leader=".length());
-        int colon = hp.lastIndexOf(':');
-        if (colon <= 0) {
-            return null;
-        }
-        try {
-            return InetSocketAddress.createUnresolved(hp.substring(0, colon), Integer.parseInt(hp.substring(colon + 1)));
-        } catch (IllegalArgumentException e) {
-            return null;
-        }
-    }
-
-    private static boolean sameAddress(InetSocketAddress a, InetSocketAddress b) {
-        return a.getPort() == b.getPort() && a.getHostString().equals(b.getHostString());
     }
 
     @Override
@@ -229,9 +156,9 @@ final class SessionPool implements Dispatcher {
         List<Session> all;
         synchronized (this) {
             closed = true;
-            for (Session s : slots) {
-                if (s != null) {
-                    open.add(s);
+            for (Slot slot : slots) {
+                if (slot.session != null) {
+                    open.add(slot.session);
                 }
             }
             abandoned = new ArrayList<>(parked);
@@ -253,28 +180,22 @@ final class SessionPool implements Dispatcher {
     @Override
     public synchronized List<Session> sessions() {
         List<Session> list = new ArrayList<>();
-        for (Session s : slots) {
-            if (s != null) {
-                list.add(s);
+        for (Slot slot : slots) {
+            if (slot.session != null) {
+                list.add(slot.session);
             }
         }
         return list;
     }
 
     private void startMissing(long now) {
-        for (int i = 0; i < slots.length; i++) {
-            if (slots[i] != null) {
+        for (Slot slot : slots) {
+            if (!slot.mayStart(now)) {
                 continue;
             }
-            if (backingOff[i]) {
-                if (now - retryAt[i] < 0) {
-                    continue;
-                }
-                backingOff[i] = false;
-            }
-            Session s = new Session(engine, this, i, addresses.get(addressIndex[i]),
+            Session s = new Session(engine, this, slot.index, addresses.get(slot.addressIndex),
                     engine.config().name() + "-s" + (++sessionCount));
-            slots[i] = s;
+            slot.session = s;
             created.removeIf(old -> old.isClosed() && !old.threadsAlive());
             created.add(s);
             s.start();
@@ -297,8 +218,9 @@ final class SessionPool implements Dispatcher {
         Session best = null;
         int bestLoad = Integer.MAX_VALUE;
         boolean bestUp = false;
-        for (Session s : slots) {
-            if (s == null || s.isClosed() || (leaderOnly && !sameAddress(s.address(), leader))) {
+        for (Slot slot : slots) {
+            Session s = slot.session;
+            if (s == null || s.isClosed() || (leaderOnly && !LeaderHint.sameAddress(s.address(), leader))) {
                 continue;
             }
             boolean up = s.isUp();
@@ -318,9 +240,9 @@ final class SessionPool implements Dispatcher {
         }
         long earliest = 0;
         boolean any = false;
-        for (int i = 0; i < slots.length; i++) {
-            if (slots[i] == null && backingOff[i]) {
-                earliest = any ? LeaseMath.earliest(earliest, retryAt[i]) : retryAt[i];
+        for (Slot slot : slots) {
+            if (slot.waitsToRetry()) {
+                earliest = any ? LeaseMath.earliest(earliest, slot.retryAt()) : slot.retryAt();
                 any = true;
             }
         }

@@ -1,6 +1,5 @@
 package dev.leasehold.shedlock;
 
-import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
@@ -48,14 +47,14 @@ import net.javacrumbs.shedlock.support.LockException;
  * <li>Not reentrant: a second {@code lock} of a held name is empty, even on the same thread.</li>
  * </ul>
  *
- * <p>Keys on the server are {@code <keyPrefix><name>} (default prefix {@code shedlock/}), 1 to 512
- * UTF-8 bytes without a newline. {@link #close()} ends the timer thread (pending delayed releases
- * are dropped; those keys free at their lease end); it does not close the client.
+ * <p>Keys on the server are {@code <keyPrefix><name>} (default prefix {@code shedlock/}), 1 to
+ * {@link LeaseholdClient#MAX_KEY_BYTES} (512) bytes of valid UTF-8 without a newline.
+ * {@link #close()} ends the timer thread (pending delayed releases are dropped; those keys free at
+ * their lease end); it does not close the client.
  */
 public class LeaseholdLockProvider implements ExtensibleLockProvider, AutoCloseable {
 
     private static final Logger LOG = LoggerFactory.getLogger(LeaseholdLockProvider.class);
-    private static final int MAX_LEASE = 255;
     private static final long SECOND = 1_000_000_000L;
 
     private final LeaseholdClient client;
@@ -63,7 +62,7 @@ public class LeaseholdLockProvider implements ExtensibleLockProvider, AutoClosea
     private final ScheduledThreadPoolExecutor timer;
     private volatile AcquireObserver acquireObserver = AcquireObserver.NONE;
     private volatile LongSupplier clock = System::nanoTime;
-    private volatile int maxLease = MAX_LEASE;
+    private volatile int maxLease = LeaseholdClient.MAX_LEASE_SECONDS;
 
     /** A provider with key prefix {@code shedlock/}. */
     public LeaseholdLockProvider(LeaseholdClient client) {
@@ -93,7 +92,7 @@ public class LeaseholdLockProvider implements ExtensibleLockProvider, AutoClosea
         this.acquireObserver = observer == null ? AcquireObserver.NONE : observer;
     }
 
-    /** The longest lease asked for (the protocol's 255 s; tests lower it to exercise the extension). */
+    /** The longest lease asked for ({@link LeaseholdClient#MAX_LEASE_SECONDS}; tests lower it to exercise the extension). */
     void setMaxLeaseSeconds(int seconds) {
         this.maxLease = seconds;
     }
@@ -148,10 +147,12 @@ public class LeaseholdLockProvider implements ExtensibleLockProvider, AutoClosea
 
     private String serverKey(String name) {
         String key = keyPrefix + name;
-        int bytes = key.getBytes(StandardCharsets.UTF_8).length;
-        if (name.isEmpty() || bytes > 512 || key.indexOf('\n') >= 0) {
-            throw new IllegalArgumentException("lock name '" + name + "' gives server key '" + key
-                    + "': it must be 1 to 512 UTF-8 bytes without a newline");
+        try {
+            LeaseholdClient.checkKey(key);
+        } catch (IllegalArgumentException e) {
+            throw new IllegalArgumentException("lock name '" + name + "' gives server key '" + key + "': "
+                    + e.getMessage() + " (a server key is 1 to " + LeaseholdClient.MAX_KEY_BYTES
+                    + " bytes of UTF-8 without a newline)", e);
         }
         return key;
     }
@@ -162,15 +163,25 @@ public class LeaseholdLockProvider implements ExtensibleLockProvider, AutoClosea
     }
 
     private static AcquireOutcome await(CompletableFuture<AcquireOutcome> f) {
+        try {
+            return getUninterruptibly(f); // bounded by the client: transport deadline + response grace
+        } catch (ExecutionException e) {
+            return new AcquireOutcome.Indeterminate(String.valueOf(e.getCause()));
+        }
+    }
+
+    /**
+     * {@code f}'s value, waiting through interrupts: a scheduler's interrupt must not turn a grant
+     * into a skipped run whose grant nobody releases. The interrupt status is kept for the task.
+     */
+    private static <T> T getUninterruptibly(CompletableFuture<T> f) throws ExecutionException {
         boolean interrupted = false;
         try {
             while (true) {
                 try {
-                    return f.get(); // bounded by the client: transport deadline + response grace
+                    return f.get();
                 } catch (InterruptedException e) {
                     interrupted = true;
-                } catch (ExecutionException e) {
-                    return new AcquireOutcome.Indeterminate(String.valueOf(e.getCause()));
                 }
             }
         } finally {

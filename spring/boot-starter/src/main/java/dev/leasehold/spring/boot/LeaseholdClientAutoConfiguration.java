@@ -1,7 +1,5 @@
 package dev.leasehold.spring.boot;
 
-import java.util.List;
-
 import org.springframework.beans.factory.ObjectProvider;
 import org.springframework.boot.autoconfigure.AutoConfiguration;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnBean;
@@ -9,6 +7,10 @@ import org.springframework.boot.autoconfigure.condition.ConditionalOnClass;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnProperty;
 import org.springframework.boot.context.properties.EnableConfigurationProperties;
+import org.springframework.boot.context.properties.PropertyMapper;
+import org.springframework.boot.ssl.NoSuchSslBundleException;
+import org.springframework.boot.ssl.SslBundle;
+import org.springframework.boot.ssl.SslBundles;
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
 
@@ -24,7 +26,8 @@ import io.micrometer.observation.ObservationRegistry;
  * {@link AcquireObserver} that records the Micrometer observation {@code leasehold.client.acquire}
  * (low-cardinality {@code api} and {@code outcome}) when an {@link ObservationRegistry} exists.
  */
-@AutoConfiguration(afterName = "org.springframework.boot.micrometer.observation.autoconfigure.ObservationAutoConfiguration")
+@AutoConfiguration(afterName = {"org.springframework.boot.micrometer.observation.autoconfigure.ObservationAutoConfiguration",
+        "org.springframework.boot.autoconfigure.ssl.SslAutoConfiguration"})
 @ConditionalOnClass(LeaseholdClient.class)
 @EnableConfigurationProperties(LeaseholdClientProperties.class)
 public class LeaseholdClientAutoConfiguration {
@@ -32,59 +35,61 @@ public class LeaseholdClientAutoConfiguration {
     /** The client, closed with the context. */
     @Bean(destroyMethod = "close")
     @ConditionalOnMissingBean
-    @ConditionalOnProperty(prefix = "leasehold.client", name = "servers")
+    @ConditionalOnProperty(prefix = LeaseholdClientProperties.PREFIX, name = "servers")
     public LeaseholdClient leaseholdClient(LeaseholdClientProperties properties,
-            ObjectProvider<LeaseholdClientOptionsCustomizer> customizers) {
+            ObjectProvider<LeaseholdClientOptionsCustomizer> customizers, ObjectProvider<SslBundles> sslBundles) {
         ClientOptions.Builder b = ClientOptions.builder();
-        if (properties.getPoolSize() != null) {
-            b.poolSize(properties.getPoolSize());
-        }
-        if (properties.getConnectTimeout() != null) {
-            b.connectTimeout(properties.getConnectTimeout());
-        }
-        if (properties.getTransportDeadline() != null) {
-            b.transportDeadline(properties.getTransportDeadline());
-        }
-        if (properties.getResponseGrace() != null) {
-            b.responseGrace(properties.getResponseGrace());
-        }
-        if (properties.getMarginFloor() != null) {
-            b.marginFloor(properties.getMarginFloor());
-        }
-        if (properties.getDriftRate() != null) {
-            b.driftRate(properties.getDriftRate());
-        }
-        if (properties.getThreadNamePrefix() != null) {
-            b.threadNamePrefix(properties.getThreadNamePrefix());
-        }
+        PropertyMapper map = PropertyMapper.get();
+        map.from(properties::getPoolSize).to(b::poolSize);
+        map.from(properties::getConnectTimeout).to(b::connectTimeout);
+        map.from(properties::getTransportDeadline).to(b::transportDeadline);
+        map.from(properties::getResponseGrace).to(b::responseGrace);
+        map.from(properties::getMarginFloor).to(b::marginFloor);
+        map.from(properties::getDriftRate).to(b::driftRate);
+        map.from(properties::getThreadNamePrefix).to(b::threadNamePrefix);
         LeaseholdClientProperties.Tls tls = properties.getTls();
-        if (tls.isEnabled()) {
-            ClientTls.Builder t = ClientTls.builder().hostnameVerification(tls.isHostnameVerification());
-            if (tls.getTrustCertificates() != null) {
-                t.trustCertificates(tls.getTrustCertificates());
-            }
-            if (tls.getTrustStore() != null) {
-                t.trustStore(tls.getTrustStore(), chars(tls.getTrustStorePassword()));
-            }
-            if (tls.getKeyStore() != null) {
-                t.keyStore(tls.getKeyStore(), chars(tls.getKeyStorePassword()));
-            }
-            if (tls.getCertificate() != null || tls.getPrivateKey() != null) {
-                if (tls.getCertificate() == null || tls.getPrivateKey() == null) {
-                    throw new IllegalArgumentException(
-                            "leasehold.client.tls.certificate and leasehold.client.tls.private-key go together");
-                }
-                t.keyPem(tls.getCertificate(), tls.getPrivateKey());
-            }
-            b.tls(t.build());
+        if (tls.isOn()) {
+            b.tls(tls(tls, sslBundles));
         }
         customizers.orderedStream().forEach(c -> c.customize(b));
-        List<String> servers = properties.getServers();
-        return LeaseholdClient.create(b.build(), servers.toArray(String[]::new));
+        if (properties.getServers().isEmpty()) {
+            throw new InvalidLeaseholdPropertyException(LeaseholdClientProperties.PREFIX + ".servers", "",
+                    "it names no server", "Set it to host:port[,host:port...], or remove it (then no Leasehold "
+                            + "client is made).", null);
+        }
+        return LeaseholdClient.create(b.build(), properties.getServers().toArray(String[]::new));
     }
 
-    private static char[] chars(String password) {
-        return password == null ? new char[0] : password.toCharArray();
+    /** TLS from the bundle or the files (their values were checked when they bound). */
+    private static ClientTls tls(LeaseholdClientProperties.Tls tls, ObjectProvider<SslBundles> sslBundles) {
+        ClientTls.Builder t = ClientTls.builder().hostnameVerification(tls.isHostnameVerification());
+        if (tls.getBundle() != null) {
+            return t.sslContext(bundle(tls.getBundle(), sslBundles).createSslContext()).build();
+        }
+        PropertyMapper map = PropertyMapper.get();
+        map.from(tls::getTrustCertificates).to(t::trustCertificates);
+        map.from(tls::getTrustStore).to(f -> t.trustStore(f, ClientPropertyChecks.chars(tls.getTrustStorePassword())));
+        map.from(tls::getKeyStore).to(f -> t.keyStore(f, ClientPropertyChecks.chars(tls.getKeyStorePassword())));
+        map.from(tls::getCertificate).to(c -> t.keyPem(c, tls.getPrivateKey()));
+        return t.build();
+    }
+
+    private static SslBundle bundle(String name, ObjectProvider<SslBundles> sslBundles) {
+        String property = LeaseholdClientProperties.PREFIX + ".tls.bundle";
+        SslBundles bundles = sslBundles.getIfAvailable();
+        if (bundles == null) {
+            throw new InvalidLeaseholdPropertyException(property, name, "this application has no SSL bundles",
+                    "Define the bundle under spring.ssl.bundle.pem." + name + " (or .jks." + name
+                            + ") with Spring Boot's SSL auto-configuration, or use the leasehold.client.tls file settings.",
+                    null);
+        }
+        try {
+            return bundles.getBundle(name);
+        } catch (NoSuchSslBundleException e) {
+            throw new InvalidLeaseholdPropertyException(property, name, "there is no SSL bundle of that name",
+                    "Define it under spring.ssl.bundle.pem." + name + " (or spring.ssl.bundle.jks." + name
+                            + "), or correct the name.", e);
+        }
     }
 
     /** Acquires as Micrometer observations. */

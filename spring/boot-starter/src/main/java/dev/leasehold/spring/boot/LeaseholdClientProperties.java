@@ -6,13 +6,21 @@ import java.util.ArrayList;
 import java.util.List;
 
 import org.springframework.boot.context.properties.ConfigurationProperties;
+import org.springframework.validation.Errors;
+import org.springframework.validation.Validator;
 
 /**
  * {@code leasehold.client.*}: how the application's {@link dev.leasehold.client.LeaseholdClient}
  * reaches the servers. Unset values keep the client's defaults (docs/client.md).
+ *
+ * <p>Checked when it binds, by the client's own rules: a bad value ends start-up with a report
+ * naming the property, its value and the rule ({@link LeaseholdPropertiesFailureAnalyzer}).
  */
-@ConfigurationProperties("leasehold.client")
-public class LeaseholdClientProperties {
+@ConfigurationProperties(LeaseholdClientProperties.PREFIX)
+public class LeaseholdClientProperties implements Validator {
+
+    /** The prefix of these properties. */
+    public static final String PREFIX = "leasehold.client";
 
     /** Server addresses, host:port (port defaults to 7420). No client bean is made without one. */
     private List<String> servers = new ArrayList<>();
@@ -46,8 +54,14 @@ public class LeaseholdClientProperties {
     /** {@code leasehold.client.tls.*}: TLS to the servers. */
     public static class Tls {
 
-        /** Speak TLS to the servers; default false. */
+        /** Speak TLS to the servers; default false (true when bundle is set). */
         private boolean enabled;
+
+        /**
+         * Name of a Spring SSL bundle (spring.ssl.bundle.*) holding the trust material and, for
+         * mutual TLS, the client key; turns TLS on. Instead of the file settings below.
+         */
+        private String bundle;
 
         /** PEM file of CA certificates to trust (instead of the JDK's trust store). */
         private Path trustCertificates;
@@ -79,6 +93,19 @@ public class LeaseholdClientProperties {
 
         public void setEnabled(boolean enabled) {
             this.enabled = enabled;
+        }
+
+        /** True when TLS is on: enabled, or a bundle named. */
+        boolean isOn() {
+            return enabled || bundle != null;
+        }
+
+        public String getBundle() {
+            return bundle;
+        }
+
+        public void setBundle(String bundle) {
+            this.bundle = bundle;
         }
 
         public Path getTrustCertificates() {
@@ -220,5 +247,16 @@ public class LeaseholdClientProperties {
 
     public Tls getTls() {
         return tls;
+    }
+
+    @Override
+    public boolean supports(Class<?> type) {
+        return LeaseholdClientProperties.class.isAssignableFrom(type);
+    }
+
+    /** Checks every setting that is set (Spring Boot calls this when the properties bind). */
+    @Override
+    public void validate(Object target, Errors errors) {
+        ClientPropertyChecks.check((LeaseholdClientProperties) target, errors);
     }
 }

@@ -35,11 +35,16 @@ public class LeaseholdLockRegistryAutoConfiguration {
     @ConditionalOnMissingBean(LockRegistry.class)
     public LeaseholdLockRegistry leaseholdLockRegistry(LeaseholdClient client, Properties properties,
             ObjectProvider<LeaseLostListener> listeners, ObjectProvider<AcquireObserver> observer) {
-        LeaseholdLockRegistry registry = new LeaseholdLockRegistry(client, properties.getRegistryKey());
-        registry.setLeaseDuration(properties.getLease());
-        registry.setRenewal(properties.isRenew());
-        registry.setCacheCapacity(properties.getCacheCapacity());
-        registry.setUnavailableTimeout(properties.getUnavailableTimeout());
+        String prefix = "leasehold.integration.lock.";
+        LeaseholdLockRegistry registry = InvalidLeaseholdPropertyException.make(prefix + "registry-key",
+                properties.getRegistryKey(), () -> new LeaseholdLockRegistry(client, properties.getRegistryKey()));
+        registry.setRenewal(properties.isRenew()); // first: a lease over 255 s needs renewal
+        InvalidLeaseholdPropertyException.apply(prefix + "lease", properties.getLease(),
+                () -> registry.setLeaseDuration(properties.getLease()));
+        InvalidLeaseholdPropertyException.apply(prefix + "cache-capacity", properties.getCacheCapacity(),
+                () -> registry.setCacheCapacity(properties.getCacheCapacity()));
+        InvalidLeaseholdPropertyException.apply(prefix + "unavailable-timeout", properties.getUnavailableTimeout(),
+                () -> registry.setUnavailableTimeout(properties.getUnavailableTimeout()));
         registry.setLeaseLostListener((key, token, reason) -> listeners.orderedStream()
                 .forEach(l -> l.leaseLost(key, token, reason)));
         observer.ifAvailable(registry::setAcquireObserver);

@@ -30,7 +30,8 @@ public class LeaseholdShedLockAutoConfiguration {
     @ConditionalOnMissingBean(LockProvider.class)
     public LeaseholdLockProvider leaseholdLockProvider(LeaseholdClient client, Properties properties,
             ObjectProvider<AcquireObserver> observer) {
-        LeaseholdLockProvider provider = new LeaseholdLockProvider(client, properties.getKeyPrefix());
+        LeaseholdLockProvider provider = InvalidLeaseholdPropertyException.make("leasehold.shedlock.key-prefix",
+                properties.getKeyPrefix(), () -> new LeaseholdLockProvider(client, properties.getKeyPrefix()));
         observer.ifAvailable(provider::setAcquireObserver);
         return provider;
     }

@@ -4,21 +4,15 @@ import java.time.Duration;
 import java.util.ConcurrentModificationException;
 import java.util.Map;
 import java.util.Optional;
-import java.util.concurrent.CancellationException;
-import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.TimeoutException;
 import java.util.concurrent.locks.Condition;
-import java.util.concurrent.locks.LockSupport;
 
-import org.apache.commons.logging.Log;
-import org.apache.commons.logging.LogFactory;
+import org.springframework.core.log.LogAccessor;
 import org.springframework.dao.CannotAcquireLockException;
 import org.springframework.integration.support.locks.DistributedLock;
 
-import dev.leasehold.client.AcquireOutcome;
 import dev.leasehold.client.ExtendOutcome;
 import dev.leasehold.client.KeepAlive;
 import dev.leasehold.client.LossReason;
@@ -51,16 +45,15 @@ import dev.leasehold.client.Ticket;
  */
 public final class LeaseholdLock implements DistributedLock {
 
-    private static final Log LOG = LogFactory.getLog(LeaseholdLock.class);
+    private static final LogAccessor LOG = new LogAccessor(LeaseholdLock.class);
     static final String EXPIRED_MESSAGE = "Lock was released in the store due to expiration. "
             + "The integrity of data protected by this lock may have been compromised.";
-    private static final long FOREVER = -1;
-    private static final long BACKOFF_START = TimeUnit.MILLISECONDS.toNanos(100);
-    private static final long BACKOFF_MAX = TimeUnit.SECONDS.toNanos(1);
+    private static final long FOREVER = Waits.FOREVER;
 
     private final LeaseholdLockRegistry registry;
     private final String lockKey;
     private final String serverKey;
+    private final AcquireAttempts attempts;
     private final Map<Thread, Hold> holds = new ConcurrentHashMap<>();
     private volatile long lastUsedNanos;
 
@@ -68,7 +61,13 @@ public final class LeaseholdLock implements DistributedLock {
         this.registry = registry;
         this.lockKey = lockKey;
         this.serverKey = serverKey;
+        this.attempts = new AcquireAttempts(registry, lockKey, serverKey);
         this.lastUsedNanos = registry.nanoTime();
+    }
+
+    /** What {@code unlock()} and the other owner-only methods throw for a thread that does not hold the lock. */
+    static IllegalMonitorStateException notOwner(String serverKey) {
+        return new IllegalMonitorStateException("You do not own lock at " + serverKey);
     }
 
     /** One thread's hold: count, ticket, renewal, and whether its lease was lost. */
@@ -97,22 +96,7 @@ public final class LeaseholdLock implements DistributedLock {
     /** {@link #lock()} with this lease (rounded up to whole seconds). */
     @Override
     public void lock(Duration ttl) {
-        int lease = registry.leaseSeconds(ttl);
-        boolean interrupted = false;
-        try {
-            while (true) {
-                try {
-                    acquire(FOREVER, lease, false, Mode.LOCK);
-                    return;
-                } catch (InterruptedException e) { // only between attempts; go on, as Redis and JDBC do
-                    interrupted = true;
-                }
-            }
-        } finally {
-            if (interrupted) {
-                Thread.currentThread().interrupt();
-            }
-        }
+        acquireUninterruptibly(FOREVER, registry.leaseSeconds(ttl), Mode.LOCK);
     }
 
     /** Like {@link #lock()}, but an interrupt ends the wait (the pending request is cancelled). */
@@ -124,12 +108,7 @@ public final class LeaseholdLock implements DistributedLock {
     /** One immediate attempt (wait 0 on the server). */
     @Override
     public boolean tryLock() {
-        try {
-            return acquire(0, registry.leaseSeconds(registry.defaultLease()), false, Mode.TRY);
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-            return false;
-        }
+        return acquireUninterruptibly(0, registry.leaseSeconds(registry.defaultLease()), Mode.TRY);
     }
 
     /** Waits in the server's FIFO queue for at most {@code time}. */
@@ -158,7 +137,7 @@ public final class LeaseholdLock implements DistributedLock {
         Thread me = Thread.currentThread();
         Hold h = holds.get(me);
         if (h == null) {
-            throw new IllegalMonitorStateException("You do not own lock at " + serverKey);
+            throw notOwner(serverKey);
         }
         lastUsedNanos = registry.nanoTime();
         if (h.count > 1) {
@@ -197,7 +176,7 @@ public final class LeaseholdLock implements DistributedLock {
     public long fencingToken() {
         Hold h = holds.get(Thread.currentThread());
         if (h == null) {
-            throw new IllegalMonitorStateException("You do not own lock at " + serverKey);
+            throw notOwner(serverKey);
         }
         return h.ticket.token();
     }
@@ -248,7 +227,7 @@ public final class LeaseholdLock implements DistributedLock {
     void renew(int leaseSeconds) {
         Hold h = holds.get(Thread.currentThread());
         if (h == null) {
-            throw new IllegalMonitorStateException("You do not own lock at " + serverKey);
+            throw notOwner(serverKey);
         }
         if (h.lost != null || !(extendUninterruptibly(h.ticket, leaseSeconds) instanceof ExtendOutcome.Extended)) {
             markLost(h, h.lost != null ? h.lost : LossReason.NOT_HELD);
@@ -264,6 +243,15 @@ public final class LeaseholdLock implements DistributedLock {
     // ------------------------------------------------------------------ mechanics
 
     private enum Mode { LOCK, TRY }
+
+    /** {@link #acquire} waiting through interrupts (every wait in it does; the status is kept). */
+    private boolean acquireUninterruptibly(long waitNanos, int lease, Mode mode) {
+        try {
+            return acquire(waitNanos, lease, false, mode);
+        } catch (InterruptedException e) {
+            throw new IllegalStateException("an uninterruptible acquire was interrupted", e); // Waits rules it out
+        }
+    }
 
     /**
      * @param waitNanos how long to wait, or FOREVER
@@ -290,7 +278,7 @@ public final class LeaseholdLock implements DistributedLock {
                 return false;
             }
         }
-        Ticket ticket = acquireFromServer(waitNanos, lease, interruptible);
+        Ticket ticket = attempts.acquire(waitNanos, lease, interruptible);
         if (ticket == null) {
             return false;
         }
@@ -312,151 +300,12 @@ public final class LeaseholdLock implements DistributedLock {
         return true;
     }
 
-    private Ticket acquireFromServer(long waitNanos, int lease, boolean interruptible) throws InterruptedException {
-        long start = registry.nanoTime();
-        long deadline = start + waitNanos;
-        long unavailableSince = 0;
-        boolean unavailable = false;
-        long backoff = BACKOFF_START;
-        boolean first = true;
-        while (true) {
-            long left = waitNanos == FOREVER ? Long.MAX_VALUE : deadline - registry.nanoTime();
-            if (!first && left <= 0) {
-                return null;
-            }
-            first = false;
-            int waitSeconds = waitNanos == FOREVER ? 255
-                    : (int) Math.min(255, (Math.max(0, left) + 999_999_999L) / 1_000_000_000L);
-            CompletableFuture<AcquireOutcome> f = registry.acquireAsync(serverKey, waitSeconds, lease);
-            // A wait-0 attempt is bounded by the client (transport deadline); a longer one is cut
-            // at the caller's deadline, because the wire wait is rounded up to whole seconds.
-            AcquireOutcome o = await(f, waitNanos == FOREVER || waitSeconds == 0 ? Long.MAX_VALUE : deadline,
-                    interruptible, waitNanos == FOREVER);
-            if (o == null) {
-                return null; // the caller's time ran out first
-            }
-            if (o instanceof AcquireOutcome.Acquired a) {
-                return a.ticket();
-            }
-            if (o instanceof AcquireOutcome.TimedOut) {
-                continue; // lock(): wait again at the tail; tryLock: the loop ends on time
-            }
-            if (o instanceof AcquireOutcome.Unavailable u) {
-                if (waitNanos != FOREVER) {
-                    throw new CannotAcquireLockException("Leasehold unavailable for " + lockKey + ": " + u.reason());
-                }
-                long now = registry.nanoTime();
-                if (!unavailable) {
-                    unavailable = true;
-                    unavailableSince = now;
-                } else if (now - unavailableSince >= registry.unavailableTimeout().toNanos()) {
-                    throw new CannotAcquireLockException("Leasehold unavailable for " + lockKey + " during "
-                            + registry.unavailableTimeout() + ": " + u.reason());
-                }
-            } else {
-                unavailable = false;
-                if (o instanceof AcquireOutcome.Indeterminate i) {
-                    LOG.debug("Indeterminate acquire of " + lockKey + " (" + i.reason() + "); retrying");
-                }
-            }
-            long pause = waitNanos == FOREVER ? backoff : Math.min(backoff, deadline - registry.nanoTime());
-            if (pause > 0) {
-                pause(pause, interruptible);
-            }
-            backoff = Math.min(BACKOFF_MAX, backoff * 2);
-        }
-    }
-
-    /** The outcome, or null if {@code deadline} came first (the call is then cancelled; a late grant is released). */
-    private AcquireOutcome await(CompletableFuture<AcquireOutcome> f, long deadline, boolean interruptible,
-            boolean checkLiveness) throws InterruptedException {
-        boolean interrupted = false;
-        try {
-            while (true) {
-                try {
-                    if (deadline == Long.MAX_VALUE && !checkLiveness) {
-                        return f.get();
-                    }
-                    if (deadline == Long.MAX_VALUE) {
-                        // A request the client could not send yet waits in its queue until the
-                        // call's deadline (up to 255 s): look whether any server answers at all.
-                        try {
-                            return f.get(registry.unavailableTimeout().toNanos(), TimeUnit.NANOSECONDS);
-                        } catch (TimeoutException e) {
-                            if (!registry.reachable()) {
-                                if (!f.cancel(true)) {
-                                    releaseIfAcquired(f);
-                                }
-                                throw new CannotAcquireLockException("Leasehold unavailable for " + lockKey
-                                        + " during " + registry.unavailableTimeout() + ": no Pong");
-                            }
-                            continue;
-                        }
-                    }
-                    long left = deadline - registry.nanoTime();
-                    if (left <= 0) {
-                        throw new TimeoutException();
-                    }
-                    return f.get(left, TimeUnit.NANOSECONDS);
-                } catch (InterruptedException e) {
-                    if (interruptible) {
-                        if (!f.cancel(true)) {
-                            releaseIfAcquired(f);
-                        }
-                        throw e;
-                    }
-                    interrupted = true;
-                } catch (TimeoutException e) {
-                    if (f.cancel(true)) {
-                        return null;
-                    }
-                    // completed meanwhile: take that outcome
-                } catch (CancellationException e) {
-                    return null;
-                } catch (ExecutionException e) {
-                    return new AcquireOutcome.Indeterminate(String.valueOf(e.getCause()));
-                }
-            }
-        } finally {
-            if (interrupted) {
-                Thread.currentThread().interrupt();
-            }
-        }
-    }
-
-    private static void releaseIfAcquired(CompletableFuture<AcquireOutcome> f) {
-        AcquireOutcome o = f.getNow(null);
-        if (o instanceof AcquireOutcome.Acquired a) {
-            a.ticket().releaseAsync();
-        }
-    }
-
-    private static void pause(long nanos, boolean interruptible) throws InterruptedException {
-        if (interruptible) {
-            TimeUnit.NANOSECONDS.sleep(nanos);
-        } else {
-            LockSupport.parkNanos(nanos); // lock() does not end on interrupt; the status is kept
-        }
-    }
-
     /** Extends, waiting for the answer even if interrupted (the client bounds it by the lease end). */
     private static ExtendOutcome extendUninterruptibly(Ticket ticket, int leaseSeconds) {
-        CompletableFuture<ExtendOutcome> f = ticket.extendAsync(leaseSeconds);
-        boolean interrupted = false;
         try {
-            while (true) {
-                try {
-                    return f.get();
-                } catch (InterruptedException e) {
-                    interrupted = true;
-                } catch (ExecutionException e) {
-                    return new ExtendOutcome.Expired();
-                }
-            }
-        } finally {
-            if (interrupted) {
-                Thread.currentThread().interrupt();
-            }
+            return Waits.getUninterruptibly(ticket.extendAsync(leaseSeconds));
+        } catch (ExecutionException e) {
+            return new ExtendOutcome.Expired();
         }
     }
 
@@ -464,7 +313,7 @@ public final class LeaseholdLock implements DistributedLock {
         try {
             return ticket.releaseUninterruptibly();
         } catch (IllegalStateException e) {
-            LOG.warn("Release of " + lockKey + " failed: " + e.getMessage());
+            LOG.warn(() -> "Release of " + lockKey + " failed: " + e.getMessage());
             return ReleaseOutcome.EXPIRED;
         }
     }

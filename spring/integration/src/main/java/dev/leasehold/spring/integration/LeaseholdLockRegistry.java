@@ -1,6 +1,5 @@
 package dev.leasehold.spring.integration;
 
-import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.Iterator;
 import java.util.LinkedHashMap;
@@ -11,11 +10,10 @@ import java.util.concurrent.TimeoutException;
 import java.util.function.Consumer;
 import java.util.function.LongSupplier;
 
-import org.apache.commons.logging.Log;
-import org.apache.commons.logging.LogFactory;
 import org.springframework.beans.factory.DisposableBean;
 import org.springframework.context.ApplicationEventPublisher;
 import org.springframework.context.ApplicationEventPublisherAware;
+import org.springframework.core.log.LogAccessor;
 import org.springframework.dao.CannotAcquireLockException;
 import org.springframework.integration.support.locks.ExpirableLockRegistry;
 import org.springframework.integration.support.locks.RenewableLockRegistry;
@@ -45,12 +43,12 @@ import dev.leasehold.client.Ticket;
  * }</pre>
  *
  * <p>Keys must be {@code String}s; the server key is {@code si/<registryKey>/<key>} and must be 1
- * to 512 UTF-8 bytes without a newline. Every acquire goes to the server, so threads of this JVM,
- * other registries and other JVMs queue in one FIFO order. Leases default to 30 s and are
- * renewed every third of a lease on the client's keep-alive thread until {@code unlock()}
- * ({@link #setRenewal(boolean)}); a lost lease fires the {@link LeaseLostListener}, a
- * {@link LeaseholdLeaseLostEvent} and, if asked, interrupts the owner. See
- * {@link LeaseholdLock} for each method's behaviour and the outcome mapping.
+ * to {@link LeaseholdClient#MAX_KEY_BYTES} (512) bytes of valid UTF-8 without a newline. Every
+ * acquire goes to the server, so threads of this JVM, other registries and other JVMs queue in
+ * one FIFO order. Leases default to 30 s and are renewed every third of a lease on the client's
+ * keep-alive thread until {@code unlock()} ({@link #setRenewal(boolean)}); a lost lease fires the
+ * {@link LeaseLostListener}, a {@link LeaseholdLeaseLostEvent} and, if asked, interrupts the
+ * owner. See {@link LeaseholdLock} for each method's behaviour and the outcome mapping.
  *
  * <p>The registry caches one lock object per key (evicting only unheld ones). An evicted lock
  * object stays safe to use: only the server arbitrates.
@@ -58,14 +56,13 @@ import dev.leasehold.client.Ticket;
 public class LeaseholdLockRegistry implements ExpirableLockRegistry<LeaseholdLock>,
         RenewableLockRegistry<LeaseholdLock>, ApplicationEventPublisherAware, DisposableBean {
 
-    private static final Log LOG = LogFactory.getLog(LeaseholdLockRegistry.class);
+    private static final LogAccessor LOG = new LogAccessor(LeaseholdLockRegistry.class);
     /** The default lease, renewed while held. */
     public static final Duration DEFAULT_LEASE = Duration.ofSeconds(30);
     /** How long {@code lock()} retries while no server is reachable. */
     public static final Duration DEFAULT_UNAVAILABLE_TIMEOUT = Duration.ofSeconds(30);
     /** Lock objects cached at most. */
     public static final int DEFAULT_CAPACITY = 100_000;
-    private static final int MAX_KEY_BYTES = 512;
 
     private final LeaseholdClient client;
     private final String prefix;
@@ -161,8 +158,8 @@ public class LeaseholdLockRegistry implements ExpirableLockRegistry<LeaseholdLoc
     /**
      * The lock of {@code lockKey}, one object per key while cached.
      *
-     * @throws IllegalArgumentException if the key is not a String, or the server key is not 1 to
-     *         512 UTF-8 bytes without a newline
+     * @throws IllegalArgumentException if the key is not a String or its server key is refused
+     *         ({@link #serverKey})
      * @throws CannotAcquireLockException if the cache is full of held locks
      */
     @Override
@@ -170,12 +167,7 @@ public class LeaseholdLockRegistry implements ExpirableLockRegistry<LeaseholdLoc
         if (!(lockKey instanceof String key)) {
             throw new IllegalArgumentException("Leasehold lock keys must be Strings, not " + lockKey);
         }
-        String serverKey = prefix + key;
-        if (key.isEmpty() || serverKey.getBytes(StandardCharsets.UTF_8).length > MAX_KEY_BYTES
-                || serverKey.indexOf('\n') >= 0) {
-            throw new IllegalArgumentException("lock key '" + key + "' gives server key '" + serverKey
-                    + "': it must be 1 to " + MAX_KEY_BYTES + " UTF-8 bytes without a newline");
-        }
+        String serverKey = serverKey(key);
         synchronized (locks) {
             LeaseholdLock lock = locks.get(key);
             if (lock != null) {
@@ -220,9 +212,9 @@ public class LeaseholdLockRegistry implements ExpirableLockRegistry<LeaseholdLoc
             lock = locks.get(lockKey);
         }
         if (lock == null) {
-            throw new IllegalMonitorStateException("You do not own lock at " + prefix + lockKey);
+            throw LeaseholdLock.notOwner(prefix + lockKey);
         }
-        int seconds = (int) Math.min(255, leaseSeconds(ttl));
+        int seconds = Math.min(LeaseholdClient.MAX_LEASE_SECONDS, leaseSeconds(ttl));
         lock.renew(seconds);
     }
 
@@ -332,17 +324,18 @@ public class LeaseholdLockRegistry implements ExpirableLockRegistry<LeaseholdLoc
         return unavailableTimeout;
     }
 
-    /** Whole seconds, rounded up; over 255 s only with renewal on (then 255 s, renewed). */
+    /** Whole seconds, rounded up; over the longest lease (255 s) only with renewal on (then 255 s, renewed). */
     int leaseSeconds(Duration ttl) {
         if (ttl == null || ttl.isNegative() || ttl.isZero()) {
             throw new IllegalArgumentException("the lease must be positive, not " + ttl);
         }
         long seconds = (ttl.toNanos() + 999_999_999L) / 1_000_000_000L;
-        if (seconds > 255) {
+        if (seconds > LeaseholdClient.MAX_LEASE_SECONDS) {
             if (!renewal) {
-                throw new IllegalArgumentException("a lease over 255 s needs renewal on; got " + ttl);
+                throw new IllegalArgumentException("a lease over " + LeaseholdClient.MAX_LEASE_SECONDS
+                        + " s needs renewal on; got " + ttl);
             }
-            return 255;
+            return LeaseholdClient.MAX_LEASE_SECONDS;
         }
         return (int) seconds;
     }
@@ -365,18 +358,18 @@ public class LeaseholdLockRegistry implements ExpirableLockRegistry<LeaseholdLoc
     KeepAlive keepAlive(Ticket ticket, int leaseSeconds, String lockKey, Thread owner, Consumer<LossReason> onLost) {
         return client.keepAlive(ticket, leaseSeconds, (t, reason, detail) -> {
             onLost.accept(reason);
-            LOG.warn("Lease of lock " + lockKey + " (token " + t.token() + ") lost: " + detail);
+            LOG.warn(() -> "Lease of lock " + lockKey + " (token " + t.token() + ") lost: " + detail);
             try {
                 leaseLostListener.leaseLost(lockKey, t.token(), reason);
             } catch (RuntimeException e) {
-                LOG.warn("LeaseLostListener failed", e);
+                LOG.warn(e, "LeaseLostListener failed");
             }
             ApplicationEventPublisher publisher = eventPublisher;
             if (publisher != null) {
                 try {
                     publisher.publishEvent(new LeaseholdLeaseLostEvent(this, lockKey, t.token(), reason));
                 } catch (RuntimeException e) {
-                    LOG.warn("Publishing LeaseholdLeaseLostEvent failed", e);
+                    LOG.warn(e, "Publishing LeaseholdLeaseLostEvent failed");
                 }
             }
             if (interruptOwnerOnLeaseLoss) {
@@ -416,8 +409,24 @@ public class LeaseholdLockRegistry implements ExpirableLockRegistry<LeaseholdLoc
         return t.isPresent() ? java.util.Optional.of(t.getAsLong()) : java.util.Optional.empty();
     }
 
-    /** The key on the server for {@code lockKey}. */
+    /**
+     * The key on the server for {@code lockKey}.
+     *
+     * @throws IllegalArgumentException if {@code lockKey} is empty, or the server key is not 1 to
+     *         {@link LeaseholdClient#MAX_KEY_BYTES} bytes of valid UTF-8 without a newline
+     */
     public String serverKey(String lockKey) {
-        return prefix + lockKey;
+        String serverKey = prefix + lockKey;
+        try {
+            if (lockKey.isEmpty()) {
+                throw new IllegalArgumentException("the lock key is empty");
+            }
+            LeaseholdClient.checkKey(serverKey);
+        } catch (IllegalArgumentException e) {
+            throw new IllegalArgumentException("lock key '" + lockKey + "' gives server key '" + serverKey + "': "
+                    + e.getMessage() + " (a server key is 1 to " + LeaseholdClient.MAX_KEY_BYTES
+                    + " bytes of UTF-8 without a newline)", e);
+        }
+        return serverKey;
     }
 }

@@ -1,0 +1,146 @@
+package dev.leasehold.client.internal;
+
+import java.io.IOException;
+import java.io.InputStream;
+import java.io.OutputStream;
+import java.net.InetSocketAddress;
+import java.net.Socket;
+import java.net.SocketTimeoutException;
+import java.nio.ByteBuffer;
+
+import javax.net.ssl.SSLException;
+import javax.net.ssl.SSLParameters;
+import javax.net.ssl.SSLSocket;
+
+import dev.leasehold.protocol.Answer;
+import dev.leasehold.protocol.AnswerDecoder;
+import dev.leasehold.protocol.FrameWriter;
+import dev.leasehold.protocol.ProtocolException;
+import dev.leasehold.protocol.Request;
+
+/**
+ * Sets up one session's connection, on its writer thread: TCP connect, TLS, and the opening Ping.
+ * The session is up only once that Ping's Pong arrives within the connect timeout, so a peer that
+ * accepts TCP but does not speak the protocol never takes a request.
+ *
+ * <p>The connect and handshake bounds are socket timeouts, which only real time can drive
+ * ({@link System#nanoTime()}); the engine's ticker times the requests (sendStart, receivedAt),
+ * which tests move. The Pong is read here, a byte at a time, so that no byte of what follows it
+ * is taken from the session's reader.
+ */
+final class Connector {
+
+    /** The connection, ready for requests: the session's streams. */
+    record Established(InputStream in, OutputStream out) {
+    }
+
+    /** Why the connection could not be set up; the session closes with this reason. */
+    static final class Failed extends Exception {
+        Failed(String reason) {
+            super(reason, null, false, false);
+        }
+    }
+
+    /** Where answers that arrive before the Pong go (an {@code X} frame, say); false once the session closed. */
+    interface EarlyAnswers {
+        boolean accept(Answer answer);
+    }
+
+    private final Config config;
+    private final InetSocketAddress address;
+
+    Connector(Config config, InetSocketAddress address) {
+        this.config = config;
+        this.address = address;
+    }
+
+    /**
+     * Connects {@code socket} (the session's: closing it from another thread aborts every step),
+     * and waits for the Pong to {@code nonce}, all within the connect timeout.
+     */
+    Established connect(Socket socket, long nonce, EarlyAnswers early) throws Failed {
+        long deadline = System.nanoTime() + config.connectTimeoutNanos();
+        Socket io;
+        OutputStream out;
+        InputStream in;
+        try {
+            InetSocketAddress target = address.isUnresolved()
+                    ? new InetSocketAddress(address.getHostString(), address.getPort()) : address;
+            socket.setTcpNoDelay(true);
+            socket.setKeepAlive(true);
+            socket.connect(target, (int) Math.max(1, config.connectTimeoutNanos() / 1_000_000));
+            io = config.sslContext() == null ? socket : tls(socket, deadline);
+            out = io.getOutputStream();
+            in = io.getInputStream();
+        } catch (SSLException e) {
+            throw new Failed("TLS handshake with " + address + " failed: " + e.getMessage());
+        } catch (IOException e) {
+            throw new Failed("could not connect to " + address + ": " + e.getMessage());
+        }
+        try {
+            out.write(FrameWriter.encode(new Request.Ping(nonce)));
+        } catch (IOException e) {
+            throw new Failed("could not write the opening ping to " + address + ": " + e.getMessage());
+        }
+        awaitPong(io, in, nonce, deadline, early);
+        return new Established(in, out);
+    }
+
+    /**
+     * TLS over the connected socket, within the connect timeout. The session keeps closing the
+     * plain socket: that aborts a blocked read or write at once, where closing the TLS socket
+     * could wait to send close_notify.
+     */
+    private SSLSocket tls(Socket plain, long deadline) throws IOException {
+        SSLSocket ssl = (SSLSocket) config.sslContext().getSocketFactory()
+                .createSocket(plain, address.getHostString(), address.getPort(), true);
+        ssl.setUseClientMode(true);
+        if (config.verifyHostname()) {
+            SSLParameters params = ssl.getSSLParameters();
+            params.setEndpointIdentificationAlgorithm("HTTPS");
+            ssl.setSSLParameters(params);
+        }
+        ssl.setSoTimeout(millisLeft(deadline, "connect timeout before the TLS handshake"));
+        ssl.startHandshake();
+        ssl.setSoTimeout(0);
+        return ssl;
+    }
+
+    private void awaitPong(Socket io, InputStream in, long nonce, long deadline, EarlyAnswers early) throws Failed {
+        AnswerDecoder decoder = new AnswerDecoder();
+        ByteBuffer one = ByteBuffer.allocate(1);
+        try {
+            while (true) {
+                io.setSoTimeout(millisLeft(deadline, "connect timeout"));
+                int b = in.read();
+                if (b < 0) {
+                    throw new Failed("the server closed the connection");
+                }
+                one.clear();
+                one.put((byte) b).flip();
+                Answer a = decoder.next(one);
+                if (a instanceof Answer.Pong p && p.nonce() == nonce) {
+                    io.setSoTimeout(0);
+                    return;
+                }
+                if (a != null && !early.accept(a)) {
+                    throw new Failed("closed while waiting for the opening ping's answer");
+                }
+            }
+        } catch (SocketTimeoutException e) {
+            throw new Failed("no answer to the opening ping from " + address + " within the connect timeout");
+        } catch (IOException e) {
+            throw new Failed("connection failed: " + e.getMessage());
+        } catch (ProtocolException e) {
+            throw new Failed("the server sent an invalid answer: " + e.getMessage());
+        }
+    }
+
+    private static int millisLeft(long deadline, String what) throws SocketTimeoutException {
+        long left = deadline - System.nanoTime();
+        if (left <= 0) {
+            throw new SocketTimeoutException(what);
+        }
+        return (int) Math.max(1, left / 1_000_000);
+    }
+}
