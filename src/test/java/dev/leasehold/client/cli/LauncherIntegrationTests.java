@@ -34,8 +34,8 @@ class LauncherIntegrationTests {
     void findsTheJarInTargetOrNextToItself() throws Exception {
         Path bin = Files.createDirectories(dir.resolve("bin"));
         Files.copy(Path.of("bin/leasehold"), bin.resolve("leasehold"));
-        Path target = Files.createDirectories(dir.resolve("target"));
-        clientJar(target.resolve("leasehold-9.9.9-client.jar"));
+        Path target = Files.createDirectories(dir.resolve("client/target"));
+        clientJar(target.resolve("leasehold-client-9.9.9.jar"));
 
         Result help = launch(bin.resolve("leasehold"), "--help");
         assertThat(help.code).as(help.err).isZero();
@@ -52,7 +52,7 @@ class LauncherIntegrationTests {
 
         Path flat = Files.createDirectories(dir.resolve("flat"));
         Files.copy(Path.of("bin/leasehold"), flat.resolve("leasehold"));
-        Files.move(target.resolve("leasehold-9.9.9-client.jar"), flat.resolve("leasehold-9.9.9-client.jar"));
+        Files.move(target.resolve("leasehold-client-9.9.9.jar"), flat.resolve("leasehold-client-9.9.9.jar"));
         Result nextToIt = launch(flat.resolve("leasehold"), "ping", "--help");
         assertThat(nextToIt.code).isZero();
         assertThat(nextToIt.out).startsWith("usage: leasehold ping");
