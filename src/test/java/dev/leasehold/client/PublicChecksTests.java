@@ -16,13 +16,14 @@ class PublicChecksTests {
         assertThat(LeaseholdClient.checkKey("é".repeat(LeaseholdClient.MAX_KEY_BYTES / 2)))
                 .isEqualTo(LeaseholdClient.MAX_KEY_BYTES);
         assertThatIllegalArgumentException().isThrownBy(() -> LeaseholdClient.checkKey("x".repeat(513)))
-                .withMessage("key is 513 UTF-8 bytes, more than the limit of 512");
+                .withMessage("key is 513 UTF-8 bytes, more than the limit of 512"
+                        + " (a key is 1 to 512 bytes of UTF-8 without a newline)");
         assertThatIllegalArgumentException().isThrownBy(() -> LeaseholdClient.checkKey("a\uDBFFb"))
                 .withMessageContaining("unpaired surrogate");
         assertThatIllegalArgumentException().isThrownBy(() -> LeaseholdClient.checkKey("a\nb"))
                 .withMessageContaining("newline");
         assertThatIllegalArgumentException().isThrownBy(() -> LeaseholdClient.checkKey(""))
-                .withMessage("key is empty");
+                .withMessage("key is empty (a key is 1 to 512 bytes of UTF-8 without a newline)");
     }
 
     @Test

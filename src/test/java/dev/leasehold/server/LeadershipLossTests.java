@@ -17,9 +17,6 @@ import dev.leasehold.registry.LeaseHorizon;
 import dev.leasehold.registry.LockRegistry;
 import dev.leasehold.registry.RegistryLimits;
 import dev.leasehold.registry.RegistryObserver;
-import io.netty.buffer.ByteBuf;
-import io.netty.buffer.ByteBufUtil;
-import io.netty.buffer.Unpooled;
 import io.netty.channel.embedded.EmbeddedChannel;
 
 /**
@@ -180,22 +177,13 @@ class LeadershipLossTests {
     }
 
     private String exchange(String requestHex) {
-        ch.writeInbound(Unpooled.wrappedBuffer(HexFormat.ofDelimiter(" ").parseHex(requestHex)));
+        EmbeddedWire.write(ch, requestHex);
         ch.runPendingTasks();
         return outbound();
     }
 
     private String outbound() {
-        StringBuilder out = new StringBuilder();
-        ByteBuf b;
-        while ((b = ch.readOutbound()) != null) {
-            if (!out.isEmpty() && b.isReadable()) {
-                out.append(' ');
-            }
-            out.append(HexFormat.ofDelimiter(" ").withUpperCase().formatHex(ByteBufUtil.getBytes(b)));
-            b.release();
-        }
-        return out.toString();
+        return EmbeddedWire.written(ch);
     }
 
     private static String x(int code, String message) {

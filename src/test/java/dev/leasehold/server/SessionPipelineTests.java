@@ -165,17 +165,8 @@ class SessionPipelineTests {
 
     /** Writes the request bytes, returns every byte the session wrote back. */
     private static String exchange(EmbeddedChannel ch, String requestHex) {
-        ch.writeInbound(Unpooled.wrappedBuffer(HexFormat.ofDelimiter(" ").parseHex(requestHex)));
-        StringBuilder out = new StringBuilder();
-        ByteBuf b;
-        while ((b = ch.readOutbound()) != null) {
-            if (!out.isEmpty() && b.isReadable()) {
-                out.append(' ');
-            }
-            out.append(HexFormat.ofDelimiter(" ").withUpperCase().formatHex(ByteBufUtil.getBytes(b)));
-            b.release();
-        }
-        return out.toString();
+        EmbeddedWire.write(ch, requestHex);
+        return EmbeddedWire.written(ch);
     }
 
     private static String hex(String ascii) {

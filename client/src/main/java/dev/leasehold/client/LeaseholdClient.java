@@ -132,10 +132,15 @@ public final class LeaseholdClient implements AutoCloseable {
      * For adapters that build keys (a prefix plus a name) and want to refuse a bad one early.
      *
      * @return the key's length in UTF-8 bytes
-     * @throws IllegalArgumentException saying what is wrong with the key
+     * @throws IllegalArgumentException saying what is wrong with the key, and the rule
      */
     public static int checkKey(String key) {
-        return Arguments.key(key).length;
+        try {
+            return Arguments.key(key).length;
+        } catch (IllegalArgumentException e) {
+            throw new IllegalArgumentException(e.getMessage() + " (a key is 1 to " + MAX_KEY_BYTES
+                    + " bytes of UTF-8 without a newline)", e);
+        }
     }
 
     /**

@@ -151,8 +151,7 @@ public class LeaseholdLockProvider implements ExtensibleLockProvider, AutoClosea
             LeaseholdClient.checkKey(key);
         } catch (IllegalArgumentException e) {
             throw new IllegalArgumentException("lock name '" + name + "' gives server key '" + key + "': "
-                    + e.getMessage() + " (a server key is 1 to " + LeaseholdClient.MAX_KEY_BYTES
-                    + " bytes of UTF-8 without a newline)", e);
+                    + e.getMessage(), e);
         }
         return key;
     }

@@ -424,8 +424,7 @@ public class LeaseholdLockRegistry implements ExpirableLockRegistry<LeaseholdLoc
             LeaseholdClient.checkKey(serverKey);
         } catch (IllegalArgumentException e) {
             throw new IllegalArgumentException("lock key '" + lockKey + "' gives server key '" + serverKey + "': "
-                    + e.getMessage() + " (a server key is 1 to " + LeaseholdClient.MAX_KEY_BYTES
-                    + " bytes of UTF-8 without a newline)", e);
+                    + e.getMessage(), e);
         }
         return serverKey;
     }
