@@ -18,7 +18,10 @@ import org.apache.ratis.client.RaftClient;
 import org.apache.ratis.client.RaftClientConfigKeys;
 import org.apache.ratis.conf.RaftProperties;
 import org.apache.ratis.grpc.GrpcConfigKeys;
+import org.apache.ratis.proto.RaftProtos;
 import org.apache.ratis.protocol.ClientId;
+import org.apache.ratis.protocol.GroupInfoReply;
+import org.apache.ratis.protocol.GroupManagementRequest;
 import org.apache.ratis.protocol.Message;
 import org.apache.ratis.protocol.RaftClientReply;
 import org.apache.ratis.protocol.RaftClientRequest;
@@ -26,6 +29,7 @@ import org.apache.ratis.protocol.RaftGroup;
 import org.apache.ratis.protocol.RaftGroupId;
 import org.apache.ratis.protocol.RaftPeer;
 import org.apache.ratis.protocol.RaftPeerId;
+import org.apache.ratis.protocol.exceptions.GroupMismatchException;
 import org.apache.ratis.retry.RetryPolicies;
 import org.apache.ratis.server.DivisionInfo;
 import org.apache.ratis.server.RaftServer;
@@ -99,6 +103,23 @@ public final class ClusterNode implements ServingGate, SmartLifecycle, LockState
     private volatile RaftPeerId leaderId;
     private volatile boolean running;
 
+    /** Whether this node has Raft storage it may vote with (see {@link Formation}). */
+    public enum Storage {
+        /** Storage present (or formatted at the first formation): an ordinary member. */
+        FORMED,
+        /** Empty storage; probing the peers before it may format. No vote, no log. */
+        WAITING,
+        /** Empty storage and the cluster exists: never votes or serves until replaced. */
+        REFUSED
+    }
+
+    private volatile Storage storage = Storage.WAITING;
+    /** The formation decision while storage is empty; roles thread only. */
+    private Formation formation;
+    private RaftClient probes;
+    private long formationStart;
+    private long lastFormationLog;
+
     /**
      * @param onFatal what a log failure does: halt the process (tests record it instead)
      */
@@ -158,9 +179,13 @@ public final class ClusterNode implements ServingGate, SmartLifecycle, LockState
             return t;
         });
         RaftProperties props = raftProperties();
+        boolean stored = Formation.hasStorage(settings.raftDir(), GROUP_ID.getUuid().toString());
         try {
-            raftServer = RaftServer.newBuilder().setServerId(selfId).setGroup(group).setProperties(props)
-                    .setStateMachine(stateMachine).setOption(RaftStorage.StartupOption.RECOVER).build();
+            // With storage: RECOVER it. Without: Raft runs without the group (no vote, no log) until
+            // the formation probe decides (Formation): never a silent format of a lost disk.
+            RaftServer.Builder b = RaftServer.newBuilder().setServerId(selfId).setProperties(props)
+                    .setStateMachine(stateMachine).setOption(RaftStorage.StartupOption.RECOVER);
+            raftServer = (stored ? b.setGroup(group) : b).build();
             raftServer.start();
         } catch (IOException e) {
             throw new IllegalStateException("Cannot start the Raft server of node " + settings.nodeId()
@@ -170,8 +195,128 @@ public final class ClusterNode implements ServingGate, SmartLifecycle, LockState
         client = newClient();
         proposer.start();
         running = true;
+        if (stored) {
+            storage = Storage.FORMED;
+        } else {
+            storage = Storage.WAITING;
+            formation = new Formation(peerIds());
+            log.warn("Node {}: no Raft storage in {}; asking the peers {} whether the cluster was already formed "
+                    + "before this node may format it and vote", settings.nodeId(), settings.raftDir(), peerIds());
+            formationStart = clock.nanoTime();
+            roles.execute(this::formationRound);
+        }
         log.info("Cluster node {} started: Raft on {}, peers {}, data in {}", settings.nodeId(),
                 settings.self().raftAddress(), settings.peers().keySet(), settings.raftDir());
+    }
+
+    private java.util.Set<String> peerIds() {
+        java.util.Set<String> ids = new java.util.LinkedHashSet<>(settings.peers().keySet());
+        ids.remove(settings.nodeId());
+        return ids;
+    }
+
+    /** On the roles thread: one probe of every peer, then act on the decision or probe again. */
+    private void formationRound() {
+        if (!running || formation == null) {
+            return;
+        }
+        for (RaftPeer p : group.getPeers()) {
+            if (!p.getId().equals(selfId)) {
+                formation.observe(p.getId().toString(), probe(p.getId()));
+            }
+        }
+        switch (formation.decision()) {
+            case BOOTSTRAP -> bootstrap();
+            case REFUSE -> {
+                storage = Storage.REFUSED;
+                log.error("Node {} REFUSES to vote or serve: its Raft storage {} is empty, but peer {} holds the formed "
+                        + "cluster (peers seen: {}). This node's disk was lost or replaced; under its old id it could help "
+                        + "elect a leader that lacks committed grants and tokens. It stays out of the cluster. "
+                        + "To bring it back, replace the member (docs/cluster.md, \"When a disk is lost\"); "
+                        + "do not copy another node's data directory into it.", settings.nodeId(), settings.raftDir(),
+                        formation.formedBy(), formation.lastSeen());
+            }
+            case WAIT -> {
+                long now = clock.nanoTime();
+                if (now - lastFormationLog > TimeUnit.SECONDS.toNanos(10)) {
+                    lastFormationLog = now;
+                    log.warn("Node {}: still waiting to hear from every peer before forming the cluster on empty "
+                            + "storage {} ({} s; peers seen: {})", settings.nodeId(), settings.raftDir(),
+                            TimeUnit.NANOSECONDS.toSeconds(now - formationStart), formation.lastSeen());
+                }
+                roles.schedule(this::formationRound, 200, TimeUnit.MILLISECONDS);
+            }
+        }
+    }
+
+    /** What one peer's Raft port says about the group (bounded by the probe client's timeout). */
+    private Formation.PeerState probe(RaftPeerId peer) {
+        try {
+            GroupInfoReply info = probeClient().getGroupManagementApi(peer).info(GROUP_ID);
+            if (!info.isSuccess()) {
+                return hasCause(info.getException(), GroupMismatchException.class)
+                        ? Formation.PeerState.EMPTY : Formation.PeerState.UNREACHABLE;
+            }
+            RaftProtos.LogInfoProto l = info.getLogInfoProto();
+            boolean data = l != null && (l.hasLastEntry() || l.hasLastSnapshot() || l.hasCommitted());
+            return data ? Formation.PeerState.FORMED : Formation.PeerState.FORMING;
+        } catch (IOException | RuntimeException e) {
+            return hasCause(e, GroupMismatchException.class) ? Formation.PeerState.EMPTY
+                    : Formation.PeerState.UNREACHABLE;
+        }
+    }
+
+    private static boolean hasCause(Throwable t, Class<?> type) {
+        for (Throwable c = t; c != null; c = c.getCause()) {
+            if (type.isInstance(c)) {
+                return true;
+            }
+        }
+        return false;
+    }
+
+    /** A client for formation probes only: no retries, a short timeout, so one round is bounded. */
+    private RaftClient probeClient() {
+        if (probes == null) {
+            RaftProperties clientProps = new RaftProperties();
+            RaftClientConfigKeys.Rpc.setRequestTimeout(clientProps, TimeDuration.valueOf(1, TimeUnit.SECONDS));
+            probes = RaftClient.newBuilder().setProperties(clientProps).setRaftGroup(group)
+                    .setClientId(ClientId.randomId()).setRetryPolicy(RetryPolicies.noRetry()).build();
+        }
+        return probes;
+    }
+
+    /** First formation: format the storage for the group; from here on this node is an ordinary member. */
+    private void bootstrap() {
+        closeProbes();
+        try {
+            RaftClientReply r = raftServer.groupManagement(GroupManagementRequest.newAdd(ClientId.randomId(), selfId,
+                    callIds.incrementAndGet(), group, true));
+            if (!r.isSuccess()) {
+                throw new IOException(String.valueOf(r.getException()));
+            }
+        } catch (IOException e) {
+            log.error("Node {}: formatting the Raft storage in {} failed: {}", settings.nodeId(), settings.raftDir(),
+                    e.toString());
+            storage = Storage.REFUSED;
+            return;
+        }
+        storage = Storage.FORMED;
+        formation = null;
+        log.info("Node {}: first formation of the cluster: no peer holds data, Raft storage formatted in {}",
+                settings.nodeId(), settings.raftDir());
+    }
+
+    private void closeProbes() {
+        RaftClient p = probes;
+        probes = null;
+        if (p != null) {
+            try {
+                p.close();
+            } catch (IOException e) {
+                log.debug("Closing the formation probe client: {}", e.toString());
+            }
+        }
     }
 
     /** The admin client (leadership transfer on drain), aimed at this node. */
@@ -241,6 +386,7 @@ public final class ClusterNode implements ServingGate, SmartLifecycle, LockState
         proposer.stop();
         roles.shutdownNow();
         reconnects.shutdownNow();
+        closeProbes();
         try {
             client.close();
             raftServer.close();
@@ -476,7 +622,7 @@ public final class ClusterNode implements ServingGate, SmartLifecycle, LockState
 
     /** What health and metrics show about this node. */
     public record Status(String nodeId, String role, boolean serving, long term, String leader, long commitIndex,
-            long appliedIndex, long leaderChanges, int replicatedHeldKeys, int proposerBacklog) {
+            long appliedIndex, long leaderChanges, int replicatedHeldKeys, int proposerBacklog, Storage storage) {
 
         /** Readiness: joined, and a serving leader is known (this node or another). */
         public boolean ready() {
@@ -489,11 +635,11 @@ public final class ClusterNode implements ServingGate, SmartLifecycle, LockState
         RaftServer.Division d = division();
         DivisionInfo i = d == null ? null : d.getInfo();
         RaftPeerId l = leaderId;
-        String role = i == null ? "STOPPED" : i.getCurrentRole().name();
+        String role = i != null ? i.getCurrentRole().name() : storage == Storage.FORMED ? "STOPPED" : "NO_STORAGE";
         return new Status(settings.nodeId(), role, serving(), i == null ? 0 : i.getCurrentTerm(),
                 l == null ? "" : l.toString(), d == null ? 0 : d.getRaftLog().getLastCommittedIndex(),
                 i == null ? 0 : i.getLastAppliedIndex(), leaderChanges.get(), stateMachine.heldKeys(),
-                proposer.backlog());
+                proposer.backlog(), storage);
     }
 
     /** The settings this node runs with. */
