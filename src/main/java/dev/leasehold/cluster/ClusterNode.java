@@ -119,6 +119,7 @@ public final class ClusterNode implements ServingGate, SmartLifecycle, LockState
     private RaftClient probes;
     private long formationStart;
     private long lastFormationLog;
+    private String lastProbeError = "";
 
     /**
      * @param onFatal what a log failure does: halt the process (tests record it instead)
@@ -241,8 +242,9 @@ public final class ClusterNode implements ServingGate, SmartLifecycle, LockState
                 if (now - lastFormationLog > TimeUnit.SECONDS.toNanos(10)) {
                     lastFormationLog = now;
                     log.warn("Node {}: still waiting to hear from every peer before forming the cluster on empty "
-                            + "storage {} ({} s; peers seen: {})", settings.nodeId(), settings.raftDir(),
-                            TimeUnit.NANOSECONDS.toSeconds(now - formationStart), formation.lastSeen());
+                            + "storage {} ({} s; peers seen: {}; last probe error {})", settings.nodeId(),
+                            settings.raftDir(), TimeUnit.NANOSECONDS.toSeconds(now - formationStart),
+                            formation.lastSeen(), lastProbeError);
                 }
                 roles.schedule(this::formationRound, 200, TimeUnit.MILLISECONDS);
             }
@@ -254,21 +256,31 @@ public final class ClusterNode implements ServingGate, SmartLifecycle, LockState
         try {
             GroupInfoReply info = probeClient().getGroupManagementApi(peer).info(GROUP_ID);
             if (!info.isSuccess()) {
-                return hasCause(info.getException(), GroupMismatchException.class)
+                lastProbeError = peer + ": " + info.getException();
+                return noSuchGroup(info.getException())
                         ? Formation.PeerState.EMPTY : Formation.PeerState.UNREACHABLE;
             }
             RaftProtos.LogInfoProto l = info.getLogInfoProto();
             boolean data = l != null && (l.hasLastEntry() || l.hasLastSnapshot() || l.hasCommitted());
             return data ? Formation.PeerState.FORMED : Formation.PeerState.FORMING;
         } catch (IOException | RuntimeException e) {
-            return hasCause(e, GroupMismatchException.class) ? Formation.PeerState.EMPTY
-                    : Formation.PeerState.UNREACHABLE;
+            if (noSuchGroup(e)) {
+                return Formation.PeerState.EMPTY;
+            }
+            lastProbeError = peer + ": " + e;
+            return Formation.PeerState.UNREACHABLE;
         }
     }
 
-    private static boolean hasCause(Throwable t, Class<?> type) {
+    /**
+     * True if the peer said it has no such group. Over gRPC the admin service hands the peer's
+     * GroupMismatchException back as a StatusRuntimeException INTERNAL whose message is the
+     * exception's ("n2: group-9B315B3F8218 not found."), so the text is the only sign of it.
+     */
+    private static boolean noSuchGroup(Throwable t) {
+        String notFound = GROUP_ID + " not found";
         for (Throwable c = t; c != null; c = c.getCause()) {
-            if (type.isInstance(c)) {
+            if (c instanceof GroupMismatchException || String.valueOf(c.getMessage()).contains(notFound)) {
                 return true;
             }
         }
