@@ -65,11 +65,13 @@ public final class Formation {
     private final Set<String> seenUnformed = new LinkedHashSet<>();
     private final Map<String, PeerState> last = new LinkedHashMap<>();
     private String formedBy;
-    private Decision decision = Decision.WAIT;
+    private Decision decision;
 
     /** @param peers the other members' ids (this node excluded) */
     public Formation(Set<String> peers) {
         this.peers = Set.copyOf(peers);
+        // A one-member group has nobody to ask: its data was only ever its own.
+        this.decision = peers.isEmpty() ? Decision.BOOTSTRAP : Decision.WAIT;
     }
 
     /** Records one probe answer; returns the decision so far (BOOTSTRAP and REFUSE are final). */

@@ -67,6 +67,11 @@ class FormationTests {
     }
 
     @Test
+    void aOneMemberGroupHasNobodyToAsk() {
+        assertThat(new Formation(Set.of()).decision()).isEqualTo(BOOTSTRAP);
+    }
+
+    @Test
     void onlyConfiguredPeersCount() {
         assertThatThrownBy(() -> f.observe("n9", EMPTY)).isInstanceOf(IllegalArgumentException.class)
                 .hasMessageContaining("n9");
