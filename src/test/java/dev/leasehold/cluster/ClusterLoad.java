@@ -265,9 +265,17 @@ final class ClusterLoad implements AutoCloseable {
      * at once), until one grants or the time is up; -1 if none did.
      */
     int leader(long timeoutMs) throws InterruptedException {
+        return leader(timeoutMs, -1);
+    }
+
+    /** As {@link #leader(long)}, never asking node {@code except} (a node cut off or paused). */
+    int leader(long timeoutMs, int except) throws InterruptedException {
         long deadline = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(timeoutMs);
         while (System.nanoTime() < deadline) {
             for (int i = 0; i < nodes.size(); i++) {
+                if (i == except) {
+                    continue;
+                }
                 try (Socket sock = new Socket()) {
                     sock.connect(nodes.get(i), 500);
                     sock.setSoTimeout(1500);

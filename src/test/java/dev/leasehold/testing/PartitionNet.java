@@ -77,15 +77,15 @@ public final class PartitionNet implements AutoCloseable {
     private void build() throws IOException {
         String sw = prefix + "-sw";
         netns(sw);
-        run("ip", "-n", sw, "link", "add", "br", "type", "bridge");
-        run("ip", "-n", sw, "link", "set", "br", "up");
+        run("ip", "-n", sw, "link", "add", "name", "br0", "type", "bridge");
+        run("ip", "-n", sw, "link", "set", "br0", "up");
         for (int i = 0; i < nodes; i++) {
             String ns = namespace(i);
             netns(ns);
             String outer = prefix + "-" + (i + 1);
             run("ip", "link", "add", outer, "type", "veth", "peer", "name", "eth0", "netns", ns);
             run("ip", "link", "set", outer, "netns", sw);
-            run("ip", "-n", sw, "link", "set", outer, "master", "br");
+            run("ip", "-n", sw, "link", "set", outer, "master", "br0");
             run("ip", "-n", sw, "link", "set", outer, "up");
             run("ip", "-n", ns, "addr", "add", address(i) + "/24", "dev", "eth0");
             run("ip", "-n", ns, "link", "set", "eth0", "up");
@@ -97,7 +97,7 @@ public final class PartitionNet implements AutoCloseable {
         // The clients: this JVM's namespace, one veth into the switch.
         String outer = prefix + "-c";
         run("ip", "link", "add", outer, "type", "veth", "peer", "name", prefix + "-cs", "netns", sw);
-        run("ip", "-n", sw, "link", "set", prefix + "-cs", "master", "br");
+        run("ip", "-n", sw, "link", "set", prefix + "-cs", "master", "br0");
         run("ip", "-n", sw, "link", "set", prefix + "-cs", "up");
         run("ip", "addr", "add", clientAddress() + "/24", "dev", outer);
         run("ip", "link", "set", outer, "up");
