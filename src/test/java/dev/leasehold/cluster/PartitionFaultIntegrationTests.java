@@ -31,7 +31,7 @@ import dev.leasehold.testing.ServerProcess;
  * <li>{@code follower-cut}: a 2 | 1 split with the leader on the majority side, clients on both;</li>
  * <li>{@code bridge}: the leader and one follower cannot see each other, the other sees both;</li>
  * <li>{@code one-way}: the leader hears the followers, they do not hear it;</li>
- * <li>{@code flap}: the leader cut and healed every 300 ms for 3 s, then healed;</li>
+ * <li>{@code flap}: the leader cut and healed every 300 ms for 6 s, then healed;</li>
  * <li>{@code kill9} and {@code stop} ({@code SIGSTOP} past the election timeout, then {@code SIGCONT}).</li>
  * </ul>
  * Checked ({@link ClusterHistory}): no two valid tickets of a key overlap, tokens unique and growing
