@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import java.io.IOException;
 import java.net.InetSocketAddress;
+import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.Collections;
@@ -32,7 +33,12 @@ import dev.leasehold.testing.ServerProcess;
  * <li>{@code bridge}: the leader and one follower cannot see each other, the other sees both;</li>
  * <li>{@code one-way}: the leader hears the followers, they do not hear it;</li>
  * <li>{@code flap}: the leader cut and healed every 300 ms for 6 s, then healed;</li>
- * <li>{@code kill9} and {@code stop} ({@code SIGSTOP} past the election timeout, then {@code SIGCONT}).</li>
+ * <li>{@code kill9} and {@code stop} ({@code SIGSTOP} past the election timeout, then {@code SIGCONT});</li>
+ * <li>{@code clock}: n1 runs under libfaketime (wall clock only; the monotonic clock is real):
+ * its wall clock jumps 5 minutes forward, the leader is killed (a failover across the step), then
+ * n1's clock jumps 10 minutes back. Leases run on monotonic clocks and entries carry durations, so
+ * the overlap and token rules must hold as before. Without libfaketime this kind is skipped (said
+ * in the output).</li>
  * </ul>
  * Checked ({@link ClusterHistory}): no two valid tickets of a key overlap, tokens unique and growing
  * per key and across failovers, one outcome per Acquire, no {@code X 8} on a session a node answered
@@ -48,9 +54,11 @@ import dev.leasehold.testing.ServerProcess;
 class PartitionFaultIntegrationTests {
 
     private static final List<String> KINDS = List.of("leader-cut", "leader-isolate", "follower-cut", "bridge",
-            "one-way", "flap", "kill9", "stop");
+            "one-way", "flap", "kill9", "stop", "clock");
+    /** libfaketime, for the {@code clock} fault on n1 (Debian package {@code faketime}). */
+    private static final Path FAKETIME = Path.of("/usr/lib/x86_64-linux-gnu/faketime/libfaketime.so.1");
     private static final boolean LONG = Boolean.getBoolean("leasehold.faults.long");
-    private static final int COUNT = LONG ? Integer.getInteger("leasehold.faults.count", 110) : KINDS.size();
+    private static final int COUNT = Integer.getInteger("leasehold.faults.count", 110);
     private static final long SEED = Long.getLong("leasehold.faults.seed", System.nanoTime());
     private static final long ELECTION_MAX_MS = 1500;
     private static final int PORT = 7420;
@@ -67,12 +75,19 @@ class PartitionFaultIntegrationTests {
     void noGrantWithoutMajorityAndX9FromTheCutOffLeader() throws Exception {
         String why = PartitionNet.unavailableReason();
         Assumptions.assumeTrue(why == null, why);
-        System.out.println("PartitionFaultIntegrationTests seed " + SEED + ", " + COUNT + " faults (rerun: -Dleasehold.faults.seed="
-                + SEED + (LONG ? " -Dleasehold.faults.long=true" : "") + ")");
+        System.out.println("PartitionFaultIntegrationTests seed " + SEED + (LONG ? ", long schedule" : ", short schedule")
+                + " (rerun: -Dleasehold.faults.seed=" + SEED + (LONG ? " -Dleasehold.faults.long=true" : "") + ")");
         Random random = new Random(SEED);
+        List<String> kinds = new ArrayList<>(KINDS);
+        if (!Files.isRegularFile(FAKETIME)) {
+            kinds.remove("clock");
+            System.out.println("PartitionFaultIntegrationTests: no " + FAKETIME + " (apt-get install faketime): "
+                    + "the clock fault is skipped");
+        }
         List<String> schedule = new ArrayList<>();
-        for (int i = 0; i < COUNT; i++) {
-            schedule.add(LONG ? KINDS.get(random.nextInt(KINDS.size())) : KINDS.get(i));
+        int count = LONG ? COUNT : kinds.size();
+        for (int i = 0; i < count; i++) {
+            schedule.add(LONG ? kinds.get(random.nextInt(kinds.size())) : kinds.get(i));
         }
         if (!LONG) {
             Collections.shuffle(schedule, random);
@@ -141,6 +156,10 @@ class PartitionFaultIntegrationTests {
                     }
                     case "kill9" -> nodes[l].kill9();
                     case "stop" -> signal(nodes[l], "STOP");
+                    case "clock" -> {
+                        setClock("+300"); // n1's wall clock 5 minutes ahead, then a failover
+                        nodes[l].kill9();
+                    }
                     default -> throw new IllegalArgumentException(kind);
                 }
                 long failover = -1;
@@ -163,6 +182,11 @@ class PartitionFaultIntegrationTests {
                     case "kill9" -> {
                         nodes[l].close();
                         nodes[l] = launch(l);
+                    }
+                    case "clock" -> {
+                        nodes[l].close();
+                        nodes[l] = launch(l);
+                        setClock("-300"); // and now 5 minutes behind: a 10-minute step back
                     }
                     case "stop" -> signal(nodes[l], "CONT");
                     default -> net.heal();
@@ -225,6 +249,11 @@ class PartitionFaultIntegrationTests {
                 all.get((int) Math.ceil(all.size() * 0.99) - 1), all.get(all.size() - 1));
     }
 
+    /** n1's wall-clock offset for libfaketime, in seconds ("+300", "-300"); read within 1 s. */
+    private void setClock(String offset) throws IOException {
+        Files.writeString(dir.resolve("n1-clock"), offset + "\n");
+    }
+
     private ServerProcess launch(int i) throws IOException {
         Map<String, String> p = ServerProcess.props("leasehold.port", String.valueOf(PORT),
                 "leasehold.cluster.node-id", ids[i], "logging.level.org.apache.ratis", "WARN");
@@ -232,7 +261,17 @@ class PartitionFaultIntegrationTests {
             p.put("leasehold.cluster.peers." + ids[j] + ".raft-address", net.address(j) + ":" + RAFT_PORT);
             p.put("leasehold.cluster.peers." + ids[j] + ".client-address", net.address(j) + ":" + PORT);
         }
-        return ServerProcess.launch(dir.resolve(ids[i]), p, net.exec(i), Map.of());
+        Map<String, String> env = Map.of();
+        if (i == 0 && Files.isRegularFile(FAKETIME)) {
+            Path clock = dir.resolve("n1-clock");
+            if (!Files.exists(clock)) {
+                setClock("+0");
+            }
+            // Wall clock only: the monotonic clock (System.nanoTime, Ratis's timers) stays real.
+            env = Map.of("LD_PRELOAD", FAKETIME.toString(), "FAKETIME_TIMESTAMP_FILE", clock.toString(),
+                    "FAKETIME_CACHE_DURATION", "1", "FAKETIME_DONT_FAKE_MONOTONIC", "1");
+        }
+        return ServerProcess.launch(dir.resolve(ids[i]), p, net.exec(i), env);
     }
 
     private static void signal(ServerProcess p, String sig) throws IOException, InterruptedException {
