@@ -63,6 +63,12 @@ import dev.leasehold.server.ServingGate;
  * the queued Acquires, sends {@code X 9} on every session and empties the registry. A node that
  * does not serve answers {@code X 8} with the leader's client address.
  *
+ * <h2>Empty storage</h2>
+ * A node whose Raft storage directory is empty does not let Ratis format it: it runs Raft without
+ * the group (no vote, no log) and probes its peers until {@link Formation} decides: format at the
+ * cluster's first formation, or refuse for good when the cluster already holds data (a lost disk;
+ * health {@code storage: REFUSED}).
+ *
  * <h2>Failure of the log</h2>
  * {@code notifyLogFailed} halts the process: a node that cannot append must not go on serving.
  */
@@ -229,6 +235,7 @@ public final class ClusterNode implements ServingGate, SmartLifecycle, LockState
         switch (formation.decision()) {
             case BOOTSTRAP -> bootstrap();
             case REFUSE -> {
+                closeProbes();
                 storage = Storage.REFUSED;
                 log.error("Node {} REFUSES to vote or serve: its Raft storage {} is empty, but peer {} holds the formed "
                         + "cluster (peers seen: {}). This node's disk was lost or replaced; under its old id it could help "
