@@ -253,7 +253,9 @@ public final class ClusterNode implements ServingGate, SmartLifecycle, LockState
                             settings.raftDir(), TimeUnit.NANOSECONDS.toSeconds(now - formationStart),
                             formation.lastSeen(), lastProbeError);
                 }
-                roles.schedule(this::formationRound, 200, TimeUnit.MILLISECONDS);
+                // Each probe of a peer without the group costs it a WARN with a stack trace (Ratis logs
+                // every failed groupInfo), so not faster than this.
+                roles.schedule(this::formationRound, 500, TimeUnit.MILLISECONDS);
             }
         }
     }

@@ -62,6 +62,10 @@ class PartitionFaultIntegrationTests {
     private static final long SEED = Long.getLong("leasehold.faults.seed", System.nanoTime());
     private static final long ELECTION_MAX_MS = 1500;
     private static final int PORT = 7420;
+    /** If set, the nodes' output is copied there at the end (and of every replaced process). */
+    private static final String KEEP_LOGS = System.getProperty("leasehold.faults.logs");
+    /** Ratis's log level in the nodes ({@code -Dleasehold.faults.ratis-log=INFO} shows elections). */
+    private static final String RATIS_LOG = System.getProperty("leasehold.faults.ratis-log", "WARN");
     private static final int RAFT_PORT = 7430;
 
     @TempDir
@@ -79,6 +83,10 @@ class PartitionFaultIntegrationTests {
                 + " (rerun: -Dleasehold.faults.seed=" + SEED + (LONG ? " -Dleasehold.faults.long=true" : "") + ")");
         Random random = new Random(SEED);
         List<String> kinds = new ArrayList<>(KINDS);
+        String only = System.getProperty("leasehold.faults.kinds");
+        if (only != null && !only.isBlank()) {
+            kinds.retainAll(List.of(only.split(",")));
+        }
         if (!Files.isRegularFile(FAKETIME)) {
             kinds.remove("clock");
             System.out.println("PartitionFaultIntegrationTests: no " + FAKETIME + " (apt-get install faketime): "
@@ -106,7 +114,7 @@ class PartitionFaultIntegrationTests {
                 nodes[i] = launch(i);
             }
             load = new ClusterLoad(addrs, history, 1);
-            assertThat(load.leader(120_000)).as("the cluster forms in its namespaces").isNotNegative();
+            assertThat(load.leader(300_000)).as("the cluster forms in its namespaces").isNotNegative();
             load.start(5, SEED);
             Thread.sleep(1000);
 
@@ -180,10 +188,12 @@ class PartitionFaultIntegrationTests {
                 }
                 switch (kind) {
                     case "kill9" -> {
+                        keep(l);
                         nodes[l].close();
                         nodes[l] = launch(l);
                     }
                     case "clock" -> {
+                        keep(l);
                         nodes[l].close();
                         nodes[l] = launch(l);
                         setClock("-300"); // and now 5 minutes behind: a 10-minute step back
@@ -221,7 +231,12 @@ class PartitionFaultIntegrationTests {
             if (load != null) {
                 load.stop();
             }
-            for (ServerProcess p : nodes) {
+            for (int i = 0; i < 3; i++) {
+                ServerProcess p = nodes[i];
+                if (p != null && KEEP_LOGS != null) {
+                    Files.createDirectories(Path.of(KEEP_LOGS));
+                    Files.writeString(Path.of(KEEP_LOGS, ids[i] + "-pid" + p.pid() + ".log"), p.output());
+                }
                 if (p != null) {
                     try {
                         signal(p, "CONT");
@@ -249,6 +264,13 @@ class PartitionFaultIntegrationTests {
                 all.get((int) Math.ceil(all.size() * 0.99) - 1), all.get(all.size() - 1));
     }
 
+    private void keep(int i) throws IOException {
+        if (KEEP_LOGS != null) {
+            Files.createDirectories(Path.of(KEEP_LOGS));
+            Files.writeString(Path.of(KEEP_LOGS, ids[i] + "-pid" + nodes[i].pid() + ".log"), nodes[i].output());
+        }
+    }
+
     /** n1's wall-clock offset for libfaketime, in seconds ("+300", "-300"); read within 1 s. */
     private void setClock(String offset) throws IOException {
         Files.writeString(dir.resolve("n1-clock"), offset + "\n");
@@ -256,7 +278,7 @@ class PartitionFaultIntegrationTests {
 
     private ServerProcess launch(int i) throws IOException {
         Map<String, String> p = ServerProcess.props("leasehold.port", String.valueOf(PORT),
-                "leasehold.cluster.node-id", ids[i], "logging.level.org.apache.ratis", "WARN");
+                "leasehold.cluster.node-id", ids[i], "logging.level.org.apache.ratis", RATIS_LOG);
         for (int j = 0; j < 3; j++) {
             p.put("leasehold.cluster.peers." + ids[j] + ".raft-address", net.address(j) + ":" + RAFT_PORT);
             p.put("leasehold.cluster.peers." + ids[j] + ".client-address", net.address(j) + ":" + PORT);
