@@ -212,6 +212,11 @@ class PartitionFaultIntegrationTests {
                                 + (ms < 0 ? "never (within the fault)" : ms + " ms"));
                     }
                 }
+                if (kind.equals("kill9") || kind.equals("clock")) {
+                    // Back in the cluster before the next fault, or that fault could take the
+                    // majority (a JVM start took over 60 s here at load average 20).
+                    awaitLog(l, "leader is now", 300_000);
+                }
                 byKind.merge(kind, 1, Integer::sum);
                 assertThat(load.leader(60_000)).as("a leader after %s", kind).isNotNegative();
                 Thread.sleep(500); // traffic on the healed cluster
@@ -264,6 +269,16 @@ class PartitionFaultIntegrationTests {
         Collections.sort(all);
         return String.format("n=%d p50 %d p99 %d max %d", all.size(), all.get(all.size() / 2),
                 all.get((int) Math.ceil(all.size() * 0.99) - 1), all.get(all.size() - 1));
+    }
+
+    private void awaitLog(int i, String text, long timeoutMs) throws Exception {
+        long deadline = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(timeoutMs);
+        while (!nodes[i].output().contains(text)) {
+            if (!nodes[i].isAlive() || System.nanoTime() > deadline) {
+                throw new AssertionError(ids[i] + " did not log '" + text + "' in time:\n" + nodes[i].output());
+            }
+            Thread.sleep(50); // polling a log file of another process
+        }
     }
 
     private void keep(int i) throws IOException {
