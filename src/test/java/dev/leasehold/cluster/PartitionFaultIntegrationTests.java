@@ -105,6 +105,7 @@ class PartitionFaultIntegrationTests {
         Map<String, List<Long>> failoverMs = new LinkedHashMap<>();
         Map<String, Integer> byKind = new LinkedHashMap<>();
         List<String> late = new ArrayList<>();
+        List<String> stalls = new ArrayList<>();
         ClusterLoad load = null;
         try {
             net = PartitionNet.create(3, random);
@@ -174,10 +175,17 @@ class PartitionFaultIntegrationTests {
                 if (leaderLoses) {
                     // 60 s: on 2 cores at load average 20 (other builds) elections took over 30 s (a new
                     // leader lost its majority heartbeats again while starved); an idle machine needs 1-3 s.
+                    // A miss is a liveness failure, kept apart from the safety rules so that the
+                    // run goes on and the history is still checked.
                     int next = load.leader(60_000, l);
-                    assertThat(next).as("%s: the majority side elects and grants", kind).isNotNegative();
                     failover = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - t0);
-                    failoverMs.computeIfAbsent(kind, k -> new ArrayList<>()).add(failover);
+                    if (next < 0) {
+                        stalls.add(kind + " of n" + (l + 1) + " in round " + round + ": no grant on the majority side"
+                                + " within " + failover + " ms");
+                        failover = -1;
+                    } else {
+                        failoverMs.computeIfAbsent(kind, k -> new ArrayList<>()).add(failover);
+                    }
                 }
                 // Hold the fault for longer than the election timeout + 1 s before healing.
                 long held = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - t0);
@@ -218,7 +226,10 @@ class PartitionFaultIntegrationTests {
                     awaitLog(l, "leader is now", 300_000);
                 }
                 byKind.merge(kind, 1, Integer::sum);
-                assertThat(load.leader(60_000)).as("a leader after %s", kind).isNotNegative();
+                if (load.leader(120_000) < 0) {
+                    stalls.add("no leader within 120 s after " + kind + " in round " + round + ": schedule stopped");
+                    break;
+                }
                 Thread.sleep(500); // traffic on the healed cluster
                 System.out.printf("round %d: %s of n%d, failover %s ms, max token %d -> %d%n", round, kind, l + 1,
                         failover, maxBefore, history.maxToken());
@@ -231,7 +242,9 @@ class PartitionFaultIntegrationTests {
             System.out.println("  majority-side failover (ms) " + failoverMs + " " + percentiles(failoverMs));
             violations.forEach(v -> System.out.println("  VIOLATION " + v));
             late.forEach(v -> System.out.println("  LATE " + v));
+            stalls.forEach(v -> System.out.println("  STALL " + v));
             assertThat(violations).isEmpty();
+            assertThat(stalls).as("the majority side grants again within 60 s of every fault").isEmpty();
             assertThat(late).as("the leader that lost its majority sends X 9 within one election timeout + 1 s")
                     .isEmpty();
         } finally {
