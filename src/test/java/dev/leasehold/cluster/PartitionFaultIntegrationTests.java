@@ -231,8 +231,14 @@ class PartitionFaultIntegrationTests {
                     break;
                 }
                 Thread.sleep(500); // traffic on the healed cluster
-                System.out.printf("round %d: %s of n%d, failover %s ms, max token %d -> %d%n", round, kind, l + 1,
-                        failover, maxBefore, history.maxToken());
+                String line = String.format("round %d: %s of n%d, failover %s ms, max token %d -> %d", round, kind,
+                        l + 1, failover, maxBefore, history.maxToken());
+                System.out.println(line);
+                if (KEEP_LOGS != null) { // progress outside Surefire's buffer, for long runs
+                    Files.createDirectories(Path.of(KEEP_LOGS));
+                    Files.writeString(Path.of(KEEP_LOGS, "rounds.txt"), line + " x9 " + x9Ms + " stalls " + stalls.size()
+                            + "\n", java.nio.file.StandardOpenOption.CREATE, java.nio.file.StandardOpenOption.APPEND);
+                }
             }
             load.stop();
             List<String> violations = history.check();
