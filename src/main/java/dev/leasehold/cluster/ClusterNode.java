@@ -528,6 +528,14 @@ public final class ClusterNode implements ServingGate, SmartLifecycle, LockState
         }
         try {
             s.execute(() -> {
+                // Only while no leader is known: a reset that lands after this election was won
+                // (the executor runs late on a starved machine) would cut the new leader's
+                // appendEntries streams, so it loses its majority heartbeats and the election
+                // starts again: seen as leaders lost within 2 s of winning, round after round,
+                // in partition runs at load average 15-20.
+                if (leaderId != null) {
+                    return;
+                }
                 for (RaftPeer p : group.getPeers()) {
                     if (!p.getId().equals(selfId)) {
                         try {
