@@ -9,6 +9,7 @@ import java.io.UncheckedIOException;
 import java.util.ArrayList;
 import java.util.List;
 
+import dev.leasehold.registry.ReplicatedTable.Check;
 import dev.leasehold.registry.ReplicatedTable.Command;
 import dev.leasehold.registry.ReplicatedTable.Expire;
 import dev.leasehold.registry.ReplicatedTable.Extend;
@@ -17,7 +18,7 @@ import dev.leasehold.registry.ReplicatedTable.Release;
 
 /**
  * The binary form of a batch of commands, one Raft log entry: a version byte, then per command
- * an op byte ({@code G R E X}), the token (8 bytes), the lease (1 byte, 0 where unused), the
+ * an op byte ({@code G R E X C}), the token (8 bytes), the lease (1 byte, 0 where unused), the
  * key length (2 bytes) and the key. Durations only, never clock values (section 10).
  */
 final class CommandCodec {
@@ -47,6 +48,9 @@ final class CommandCodec {
                     op = 'E';
                     token = e.token();
                     lease = e.leaseSeconds();
+                } else if (c instanceof Check k) {
+                    op = 'C';
+                    token = k.token();
                 } else {
                     op = 'X';
                     token = ((Expire) c).token();
@@ -82,6 +86,7 @@ final class CommandCodec {
                     case 'R' -> new Release(key, token);
                     case 'E' -> new Extend(key, token, lease);
                     case 'X' -> new Expire(key, token);
+                    case 'C' -> new Check(key, token);
                     default -> throw new IllegalArgumentException("unknown command " + op);
                 });
             }

@@ -17,6 +17,7 @@ import org.slf4j.LoggerFactory;
 import dev.leasehold.registry.BusyReason;
 import dev.leasehold.registry.DecisionLog;
 import dev.leasehold.registry.NanoClock;
+import dev.leasehold.registry.ReplicatedTable.Check;
 import dev.leasehold.registry.ReplicatedTable.Command;
 import dev.leasehold.registry.ReplicatedTable.Expire;
 import dev.leasehold.registry.ReplicatedTable.Extend;
@@ -192,6 +193,11 @@ final class Proposer implements DecisionLog, TokenSource {
     @Override
     public void expired(byte[] key, long token) {
         append(new Expire(key, token));
+    }
+
+    @Override
+    public void checked(byte[] key, long token) {
+        append(new Check(key, token));
     }
 
     private void append(Command c) {

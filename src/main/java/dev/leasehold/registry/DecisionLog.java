@@ -22,6 +22,13 @@ public interface DecisionLog {
     /** The lease of {@code token} ran out. */
     void expired(byte[] key, long token);
 
+    /**
+     * A Check of {@code token} was decided. It changes no state; the cluster logs it as a no-op
+     * entry whose commit proves this node still led after the Check arrived (PROTOCOL.md
+     * section 11), so its answer waits for that commit like any other.
+     */
+    void checked(byte[] key, long token);
+
     /** Single-node mode: nothing is replicated. */
     DecisionLog NONE = new DecisionLog() {
         @Override
@@ -38,6 +45,10 @@ public interface DecisionLog {
 
         @Override
         public void expired(byte[] key, long token) {
+        }
+
+        @Override
+        public void checked(byte[] key, long token) {
         }
     };
 }

@@ -191,6 +191,21 @@ public final class LockRegistry {
     }
 
     /**
+     * Check of {@code token} (PROTOCOL.md section 11): true ({@code C}) if it is the key's active
+     * grant now, false ({@code N}) otherwise. Changes nothing: a lease that has reached its end is
+     * settled as every operation on the key settles it, and that expiry is the only effect. In
+     * cluster mode the Check is logged as a no-op, so its answer waits for a commit made after it.
+     */
+    public boolean check(byte[] key, long token) {
+        boolean current = onKey(key, (lane, s, hash, now) -> {
+            decisions.checked(key, token);
+            return s != null && s.holds(token);
+        });
+        observer.checked(current);
+        return current;
+    }
+
+    /**
      * Drops every Acquire still queued by {@code session}, without answers, and marks the
      * session closed so none of them can be granted from now on. Its grants are untouched.
      */

@@ -40,12 +40,21 @@ public final class ReplicatedTable {
     public record Expire(byte[] key, long token) implements Command {
     }
 
+    /**
+     * A Check of {@code token}: changes nothing. Logged only so that its commit proves the
+     * leader still led after the Check arrived (PROTOCOL.md section 11).
+     */
+    public record Check(byte[] key, long token) implements Command {
+    }
+
     /** What applying a command did. */
     public enum Outcome {
         GRANTED,
         RELEASED,
         EXTENDED,
         EXPIRED,
+        /** A Check: never a change. */
+        CHECKED,
         /** Release/Extend/Expire of a token that is not the key's active grant: no change. */
         NOT_HELD,
         /**
@@ -81,6 +90,9 @@ public final class ReplicatedTable {
             keys.putIfAbsent(k);
             counter = Math.max(counter, g.token());
             return Outcome.GRANTED;
+        }
+        if (c instanceof Check) {
+            return Outcome.CHECKED;
         }
         if (c instanceof Extend e) {
             if (s == null || !s.holds(e.token())) {

@@ -125,6 +125,9 @@ final class SessionHandler extends ChannelInboundHandlerAdapter {
             }
             AnswerType t = result == ExtendResult.EXTENDED ? AnswerType.EXTENDED : AnswerType.NOT_HELD;
             Answers.appendWithLong(session.batch(), t, e.token());
+        } else if (msg instanceof Request.Check c) {
+            AnswerType t = registry.check(c.key(), c.token()) ? AnswerType.CURRENT : AnswerType.NOT_HELD;
+            Answers.appendWithLong(session.batch(), t, c.token());
         } else if (msg instanceof Request.Ping p) {
             Answers.appendWithLong(session.batch(), AnswerType.PONG, p.nonce());
         } else {
