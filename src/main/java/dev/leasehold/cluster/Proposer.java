@@ -191,8 +191,17 @@ final class Proposer implements DecisionLog, TokenSource {
     }
 
     @Override
-    public void expired(byte[] key, long token) {
-        append(new Expire(key, token));
+    public void expired(byte[] key, long token, int delaySeconds) {
+        append(new Expire(key, token, delaySeconds));
+    }
+
+    /**
+     * Logged as an Expire of the delayed token with no delay: the table ends the delay. A node of
+     * an earlier version applies it as the Expire of a token that is not held: no change.
+     */
+    @Override
+    public void delayEnded(byte[] key, long token) {
+        append(new Expire(key, token, 0));
     }
 
     @Override

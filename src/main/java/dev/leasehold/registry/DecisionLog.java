@@ -19,8 +19,14 @@ public interface DecisionLog {
     /** An Extend of {@code token} was decided (whether it was the active grant or not). */
     void extended(byte[] key, long token, int leaseSeconds);
 
-    /** The lease of {@code token} ran out. */
-    void expired(byte[] key, long token);
+    /**
+     * The lease of {@code token} ran out; the key is now in lock-delay for {@code delaySeconds}
+     * (0: no lock-delay, the key is free for the next waiter at once).
+     */
+    void expired(byte[] key, long token, int delaySeconds);
+
+    /** The lock-delay after {@code token}'s expiry ended: the key may be granted again. */
+    void delayEnded(byte[] key, long token);
 
     /**
      * A Check of {@code token} was decided. It changes no state; the cluster logs it as a no-op
@@ -44,7 +50,11 @@ public interface DecisionLog {
         }
 
         @Override
-        public void expired(byte[] key, long token) {
+        public void expired(byte[] key, long token, int delaySeconds) {
+        }
+
+        @Override
+        public void delayEnded(byte[] key, long token) {
         }
 
         @Override

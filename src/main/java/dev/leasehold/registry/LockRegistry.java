@@ -46,7 +46,9 @@ public final class LockRegistry {
     private final RegistryLimits limits;
     private final DecisionLog decisions;
 
+    /** Keys counted against max-held-keys: held, or in lock-delay. */
     private final AtomicInteger heldKeys = new AtomicInteger();
+    private final AtomicInteger delayedKeys = new AtomicInteger();
     private final AtomicInteger waiters = new AtomicInteger();
     private volatile long graceEndNanos;
     private volatile boolean graceActive;
@@ -313,12 +315,20 @@ public final class LockRegistry {
                 if (k.isHeld()) {
                     return null; // not empty: keep what is there rather than shorten it
                 }
-                k.grant(h.token(), now, h.maxLeaseSeconds(), TimeUnit.SECONDS.toNanos(h.maxLeaseSeconds()) + extraNanos);
+                if (h.token() == 0) {
+                    // In lock-delay when the old leader stopped: the whole delay again from now,
+                    // never shorter than what was left of it (the delay is a duration, section 12).
+                    k.delay(h.delayedToken(), now, TimeUnit.SECONDS.toNanos(h.delaySeconds()), h.delaySeconds());
+                    delayedKeys.incrementAndGet();
+                } else {
+                    k.grant(h.token(), now, h.maxLeaseSeconds(),
+                            TimeUnit.SECONDS.toNanos(h.maxLeaseSeconds()) + extraNanos);
+                }
                 if (!k.countedHeld) {
                     k.countedHeld = true;
                     heldKeys.incrementAndGet(); // committed grants are not refused by the limit
                 }
-                lane.wheel.schedule(k, k.leaseEndNanos);
+                lane.wheel.schedule(k, k.isDelayed() ? k.delayEndNanos : k.leaseEndNanos);
                 lane.keys.putIfAbsent(k);
                 return null;
             });
@@ -344,6 +354,11 @@ public final class LockRegistry {
                         s.release(s.token);
                         lane.wheel.cancel(s);
                     }
+                    if (s.isDelayed()) {
+                        s.endDelay(s.delayEndNanos);
+                        delayedKeys.decrementAndGet();
+                        lane.wheel.cancel(s);
+                    }
                     uncountIfFree(s);
                     lane.keys.remove(s);
                 }
@@ -359,7 +374,16 @@ public final class LockRegistry {
 
     /** Keys with an active grant (counted when granted, uncounted when released or expired). */
     public int heldKeys() {
-        return heldKeys.get();
+        return heldKeys.get() - delayedKeys.get();
+    }
+
+    /**
+     * Keys in lock-delay now (PROTOCOL.md section 12): their lease expired less than the
+     * lock-delay ago, and they are granted to nobody until it ends. Each keeps its
+     * max-held-keys slot meanwhile, so their number is bounded like held keys.
+     */
+    public int delayedKeys() {
+        return delayedKeys.get();
     }
 
     /** Acquires waiting in any queue. */
@@ -547,7 +571,21 @@ public final class LockRegistry {
         long held = s.expire(now);
         if (held >= 0) {
             observer.ended(held, true);
-            decisions.expired(s.key, expiring);
+            lane.wheel.cancel(s);
+            long delay = limits.lockDelayNanos();
+            int delaySeconds = (int) TimeUnit.NANOSECONDS.toSeconds(delay);
+            decisions.expired(s.key, expiring, delaySeconds);
+            if (delay > 0) {
+                // From the lease's end, not from when the timer got to it (section 12).
+                s.delay(expiring, s.leaseEndNanos, delay, delaySeconds);
+                delayedKeys.incrementAndGet();
+                lane.wheel.schedule(s, s.delayEndNanos);
+            }
+        }
+        long delayedToken = s.delayedToken;
+        if (s.endDelay(now)) {
+            delayedKeys.decrementAndGet();
+            decisions.delayEnded(s.key, delayedToken);
             lane.wheel.cancel(s);
         }
         boolean grace = inGrace(now);
@@ -571,7 +609,7 @@ public final class LockRegistry {
             }
             lane.answer(w);
         }
-        if (!s.isHeld()) {
+        if (!s.isHeld() && !s.isDelayed()) {
             uncountIfFree(s);
             if (s.head == null) {
                 lane.keys.remove(s); // by identity: a no-op if s is not (or no longer) in the table
@@ -582,7 +620,7 @@ public final class LockRegistry {
     }
 
     private void uncountIfFree(KeyState s) {
-        if (s.countedHeld && !s.isHeld()) {
+        if (s.countedHeld && !s.isHeld() && !s.isDelayed()) {
             s.countedHeld = false;
             heldKeys.decrementAndGet();
         }
@@ -598,7 +636,9 @@ public final class LockRegistry {
     /** A timer of {@code lane} is due at {@code now}: a lease end or a wait end. */
     private void fire(Lane lane, TimerNode node, long now) {
         if (node instanceof KeyState s) {
-            if (s.isHeld() && !s.leaseOver(now)) {
+            if (s.isDelayed() && now - s.delayEndNanos < 0) {
+                lane.wheel.schedule(s, s.delayEndNanos); // not yet (cannot happen: armed at its end)
+            } else if (s.isHeld() && !s.leaseOver(now)) {
                 lane.wheel.schedule(s, s.leaseEndNanos); // extended since it was armed
             } else {
                 settle(lane, s, now);

@@ -154,7 +154,7 @@ class ProposerTests {
     void aFailedProposalIsReported() throws Exception {
         proposer.start();
         proposer.open(0);
-        proposer.expired(key("a"), 3);
+        proposer.expired(key("a"), 3, 0);
         proposals.poll(5, TimeUnit.SECONDS).completeExceptionally(new IllegalStateException("not leader"));
         await().atMost(Duration.ofSeconds(5)).until(() -> failures.size() == 1);
     }
