@@ -30,6 +30,8 @@ final class KeyState extends TimerNode {
     final int hash;
     /** Active grant's token, or 0 when no grant is active (only transiently, or during a grace). */
     long token;
+    /** The session that took the active grant, for inspect; {@link SessionHandle.Peer#UNKNOWN} if not known. */
+    SessionHandle.Peer holder = SessionHandle.Peer.UNKNOWN;
     long grantNanos;
     long leaseEndNanos;
     /**

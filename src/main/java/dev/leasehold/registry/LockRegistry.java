@@ -323,6 +323,7 @@ public final class LockRegistry {
                 } else {
                     k.grant(h.token(), now, h.maxLeaseSeconds(),
                             TimeUnit.SECONDS.toNanos(h.maxLeaseSeconds()) + extraNanos);
+                    k.holder = SessionHandle.Peer.PREVIOUS_LEADER;
                 }
                 if (!k.countedHeld) {
                     k.countedHeld = true;
@@ -405,6 +406,96 @@ public final class LockRegistry {
             max = Math.max(max, longest);
         }
         return max;
+    }
+
+    // ---------------------------------------------------------------- inspect (read-only)
+
+    /**
+     * What an operator sees of one key now (the {@code locks} endpoint, {@code leasehold
+     * inspect}): one lane lock for a few field reads and the first {@code maxWaits} waiters, so
+     * it costs a grant no more than a Check does. Settles the key first, as every request does.
+     *
+     * @param maxWaits how many of the oldest waiters' remaining waits to report
+     */
+    public KeyView inspect(byte[] key, int maxWaits) {
+        return onKey(key, (lane, s, hash, now) -> s == null ? KeyView.free(key) : KeyView.of(s, now, maxWaits));
+    }
+
+    /**
+     * The {@code n} keys with the longest queues and the {@code n} held longest, for operators.
+     * Walks every key, so it is for a diagnostic thread, never an event loop nor the timer
+     * thread: each lane is scanned {@code chunk} table slots per lock hold, and the lock is let
+     * go between chunks, so a grant on the same lane waits for at most one chunk, not for the
+     * whole lane. The price: keys that move between chunks may be missed or seen twice (the
+     * result is deduplicated); each key shown is then read again, consistently, as by
+     * {@link #inspect}.
+     */
+    public Top top(int n, int chunk, int maxWaits) {
+        if (n < 1 || chunk < 1) {
+            throw new IllegalArgumentException("n and chunk must be at least 1: " + n + ", " + chunk);
+        }
+        long started = clock.nanoTime();
+        java.util.PriorityQueue<Candidate> queues = new java.util.PriorityQueue<>(
+                java.util.Comparator.comparingLong(Candidate::score));
+        java.util.PriorityQueue<Candidate> oldest = new java.util.PriorityQueue<>(
+                java.util.Comparator.comparingLong(Candidate::score));
+        long scanned = 0;
+        for (Lane l : lanes) {
+            int from = 0;
+            while (from >= 0) {
+                int start = from;
+                long[] seen = new long[1];
+                from = inLane(l, (lane, now) -> lane.keys.scan(start, chunk, s -> {
+                    seen[0]++;
+                    if (s.waiters > 0) {
+                        offer(queues, new Candidate(s, s.waiters), n);
+                    }
+                    if (s.isHeld()) {
+                        offer(oldest, new Candidate(s, now - s.grantNanos), n);
+                    }
+                }));
+                scanned += seen[0];
+            }
+        }
+        return new Top(views(queues, maxWaits), views(oldest, maxWaits), scanned, clock.nanoTime() - started);
+    }
+
+    /** A key that may make the top, with its score (higher is better) when it was seen. */
+    private record Candidate(KeyState state, long score) {
+    }
+
+    private static void offer(java.util.PriorityQueue<Candidate> top, Candidate c, int n) {
+        if (top.size() < n) {
+            top.add(c);
+        } else if (c.score() > top.peek().score()) {
+            top.poll();
+            top.add(c);
+        }
+    }
+
+    /** Best first, each key once, each read again under its lane lock. */
+    private List<KeyView> views(java.util.PriorityQueue<Candidate> top, int maxWaits) {
+        List<Candidate> best = new ArrayList<>(top);
+        best.sort(java.util.Comparator.comparingLong(Candidate::score).reversed());
+        java.util.Set<KeyState> once = java.util.Collections.newSetFromMap(new java.util.IdentityHashMap<>());
+        List<KeyView> out = new ArrayList<>(best.size());
+        for (Candidate c : best) {
+            if (once.add(c.state())) {
+                out.add(inspect(c.state().key, maxWaits));
+            }
+        }
+        return out;
+    }
+
+    /**
+     * The result of {@link #top}.
+     *
+     * @param longestQueues keys with waiters, the longest queue first (as read again)
+     * @param heldLongest held keys, the oldest grant first
+     * @param scannedKeys keys the walk visited
+     * @param tookNanos how long the walk took
+     */
+    public record Top(List<KeyView> longestQueues, List<KeyView> heldLongest, long scannedKeys, long tookNanos) {
     }
 
     // ---------------------------------------------------------------- the lane prologue
@@ -492,6 +583,7 @@ public final class LockRegistry {
             uncountIfFree(s);
             return busy(refused);
         }
+        s.holder = session.peer();
         observer.granted(0, false);
         if (lane.grantAwaitsHorizon) {
             // Granted now; the A goes out through the notifier once the horizon covers the lease.
@@ -602,6 +694,7 @@ public final class LockRegistry {
             } else {
                 w.handedOffBy(lane.releaseReadNanos);
                 w.granted(s.token, now);
+                s.holder = w.session().peer();
                 if (lane.grantAwaitsHorizon) {
                     w.awaitHorizon();
                 }
