@@ -425,8 +425,9 @@ public final class LockRegistry {
      * The {@code n} keys with the longest queues and the {@code n} held longest, for operators.
      * Walks every key, so it is for a diagnostic thread, never an event loop nor the timer
      * thread: each lane is scanned {@code chunk} table slots per lock hold, and the lock is let
-     * go between chunks, so a grant on the same lane waits for at most one chunk, not for the
-     * whole lane. The price: keys that move between chunks may be missed or seen twice (the
+     * go between chunks, and early (after 64 slots) whenever a request is waiting for it, so a
+     * grant on the same lane waits for at most 64 slots' scan (about a microsecond), not for
+     * the whole lane. The price: keys that move between chunks may be missed or seen twice (the
      * result is deduplicated); each key shown is then read again, consistently, as by
      * {@link #inspect}.
      */
@@ -448,12 +449,12 @@ public final class LockRegistry {
                 from = inLane(l, (lane, now) -> lane.keys.scan(start, chunk, s -> {
                     seen[0]++;
                     if (s.waiters > 0) {
-                        offer(queues, new Candidate(s, s.waiters), n);
+                        offer(queues, s, s.waiters, n);
                     }
                     if (s.isHeld()) {
-                        offer(oldest, new Candidate(s, now - s.grantNanos), n);
+                        offer(oldest, s, now - s.grantNanos, n);
                     }
-                }));
+                }, lane.lock::hasQueuedThreads)); // a request waits: let it in after at most 64 slots
                 scanned += seen[0];
             }
         }
@@ -464,12 +465,13 @@ public final class LockRegistry {
     private record Candidate(KeyState state, long score) {
     }
 
-    private static void offer(java.util.PriorityQueue<Candidate> top, Candidate c, int n) {
+    /** Allocates only for a key that enters the top: a walk over a million keys makes a handful of objects. */
+    private static void offer(java.util.PriorityQueue<Candidate> top, KeyState s, long score, int n) {
         if (top.size() < n) {
-            top.add(c);
-        } else if (c.score() > top.peek().score()) {
+            top.add(new Candidate(s, score));
+        } else if (score > top.peek().score()) {
             top.poll();
-            top.add(c);
+            top.add(new Candidate(s, score));
         }
     }
 
