@@ -12,6 +12,8 @@ import com.tngtech.archunit.core.domain.JavaClasses;
 import com.tngtech.archunit.core.importer.ClassFileImporter;
 import com.tngtech.archunit.core.importer.ImportOption;
 
+import dev.leasehold.testing.support.SuiteRules;
+
 /**
  * Dependencies go one way: server → protocol, registry; protocol and registry depend on nothing
  * of ours. The official client is JDK-only so any JVM application can use it without dependency
@@ -113,5 +115,10 @@ class ArchitectureTests {
                 .should().dependOnClassesThat().resideInAnyPackage("dev.leasehold.config..",
                         "dev.leasehold.health..", "dev.leasehold.metrics..")
                 .check(MAIN);
+    }
+
+    @Test
+    void unitTestsStayInProcess() {
+        SuiteRules.checkTestsOf("dev.leasehold");
     }
 }

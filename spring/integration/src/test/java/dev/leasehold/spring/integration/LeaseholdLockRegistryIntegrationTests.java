@@ -43,7 +43,7 @@ import dev.leasehold.testing.support.LoopbackServer;
  * own registry key, so tests cannot see each other's locks. {@code probe} is a second client
  * that checks the server's view: an immediate acquire is TimedOut while the key is held.
  */
-class LeaseholdLockRegistryTests {
+class LeaseholdLockRegistryIntegrationTests {
 
     private static LeaseholdClient client;
     private static LeaseholdClient otherClient;
