@@ -45,6 +45,7 @@ import dev.leasehold.testing.support.LoopbackServer;
  */
 class LeaseholdLockRegistryIntegrationTests {
 
+    private static LoopbackServer server;
     private static LeaseholdClient client;
     private static LeaseholdClient otherClient;
     private static LeaseholdClient probe;
@@ -54,7 +55,7 @@ class LeaseholdLockRegistryIntegrationTests {
 
     @BeforeAll
     static void start() {
-        LoopbackServer server = LoopbackServer.shared();
+        server = LoopbackServer.shared();
         client = LeaseholdClient.create(server.address());
         otherClient = LeaseholdClient.create(server.address());
         probe = LeaseholdClient.create(server.address());
@@ -444,6 +445,7 @@ class LeaseholdLockRegistryIntegrationTests {
         List<String> order = Collections.synchronizedList(new ArrayList<>());
         List<Future<?>> waiters = new ArrayList<>();
         String[] names = {"first (b)", "second (a)", "third (b)"};
+        long queuedBefore = server.waiters();
         LeaseholdLockRegistry[] via = {b, a, b};
         for (int i = 0; i < 3; i++) {
             String name = names[i];
@@ -458,9 +460,9 @@ class LeaseholdLockRegistryIntegrationTests {
                 }
                 return null;
             }));
-            // The next waiter must arrive at the server after this one: a request's trip over
-            // loopback takes far less than this, and there is no server-side hook to wait on.
-            Thread.sleep(300);
+            // The next waiter must reach the server's queue after this one: wait until it is queued.
+            long queued = queuedBefore + i + 1;
+            await().atMost(Duration.ofSeconds(10)).until(() -> server.waiters() >= queued);
         }
         assertThat(order).isEmpty();
         holder.unlock();
@@ -579,8 +581,10 @@ class LeaseholdLockRegistryIntegrationTests {
                 return e;
             }
         });
+        long queuedBefore = server.waiters();
         started.await();
-        Thread.sleep(300); // let the waiter's acquire reach the server's queue
+        // the interrupt must come while the Acquire waits in the server's queue, not before it is sent
+        await().atMost(Duration.ofSeconds(10)).until(() -> server.waiters() >= queuedBefore + 1);
         waiter.get().interrupt();
         assertThat(f.get(10, TimeUnit.SECONDS)).isInstanceOf(InterruptedException.class);
         holder.unlock();
