@@ -4,6 +4,7 @@ import static com.tngtech.archunit.base.DescribedPredicate.not;
 import static com.tngtech.archunit.core.domain.JavaClass.Predicates.resideInAPackage;
 import static com.tngtech.archunit.core.domain.properties.HasName.Predicates.nameStartingWith;
 import static com.tngtech.archunit.lang.syntax.ArchRuleDefinition.classes;
+import static com.tngtech.archunit.lang.syntax.ArchRuleDefinition.fields;
 import static com.tngtech.archunit.lang.syntax.ArchRuleDefinition.noClasses;
 
 import org.junit.jupiter.api.Test;
@@ -120,5 +121,13 @@ class ArchitectureTests {
     @Test
     void unitTestsStayInProcess() {
         SuiteRules.checkTestsOf("dev.leasehold");
+    }
+
+    /** One name for a logger constant in every module: {@code LOG} (SLF4J here, System.Logger in the client). */
+    @Test
+    void loggersAreNamedLog() {
+        fields().that().haveRawType(org.slf4j.Logger.class).or().haveRawType(System.Logger.class)
+                .should().haveName("LOG").andShould().beStatic().andShould().beFinal()
+                .check(MAIN);
     }
 }
