@@ -581,10 +581,11 @@ class LeaseholdLockRegistryIntegrationTests {
                 return e;
             }
         });
-        long queuedBefore = server.waiters();
         started.await();
-        // the interrupt must come while the Acquire waits in the server's queue, not before it is sent
-        await().atMost(Duration.ofSeconds(10)).until(() -> server.waiters() >= queuedBefore + 1);
+        // the interrupt must come while the waiter is blocked inside lockInterruptibly (on this
+        // registry's local lock for the key, or on the server's answer), not before it got there
+        await().atMost(Duration.ofSeconds(10)).until(() -> waiter.get().getState() == Thread.State.WAITING
+                || waiter.get().getState() == Thread.State.TIMED_WAITING);
         waiter.get().interrupt();
         assertThat(f.get(10, TimeUnit.SECONDS)).isInstanceOf(InterruptedException.class);
         holder.unlock();
