@@ -21,6 +21,12 @@ import dev.leasehold.testing.TestServer;
  * (Acquire + Release of another key, one session, loopback) while {@code GET
  * /actuator/locks?top=10} runs back to back, against the same without it; and what each
  * {@code top} costs. Off unless {@code -Dleasehold.measure=true}; bounded in count and time.
+ * Numbers: docs/operations.md.
+ *
+ * <pre>
+ * ./mvnw -B -o -pl :leasehold -am verify -Dtest=none -Dsurefire.failIfNoSpecifiedTests=false \
+ *     -Dit.test=TopMeasurementIntegrationTests -Dleasehold.measure=true
+ * </pre>
  */
 @EnabledIfSystemProperty(named = "leasehold.measure", matches = "true")
 class TopMeasurementIntegrationTests {
