@@ -125,6 +125,7 @@ they render as integers whichever way they were given (values file or --set).
       "recovery-lookahead" (toString $l.recoveryLookahead)
       "recovery-clock-slack" (toString $l.recoveryClockSlack)
       "drain-timeout" (toString $l.drainTimeout)
+      "lock-delay" (toString $l.lockDelay)
       "tls" (dict "bundle" $tlsBundle "client-auth" $clientAuth)
       "acl" $acl
       "cluster" (include "leasehold.clusterConfig" . | fromYaml) }}

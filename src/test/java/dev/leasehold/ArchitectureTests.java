@@ -56,7 +56,8 @@ class ArchitectureTests {
                 .should().dependOnClassesThat(resideInAPackage("dev.leasehold.client")
                         .and(not(nameStartingWith("dev.leasehold.client.AcquireOutcome")))
                         .and(not(nameStartingWith("dev.leasehold.client.ReleaseOutcome")))
-                        .and(not(nameStartingWith("dev.leasehold.client.ExtendOutcome"))))
+                        .and(not(nameStartingWith("dev.leasehold.client.ExtendOutcome")))
+                        .and(not(nameStartingWith("dev.leasehold.client.CheckOutcome"))))
                 .check(MAIN);
     }
 

@@ -17,6 +17,7 @@ import org.slf4j.LoggerFactory;
 import dev.leasehold.registry.BusyReason;
 import dev.leasehold.registry.DecisionLog;
 import dev.leasehold.registry.NanoClock;
+import dev.leasehold.registry.ReplicatedTable.Check;
 import dev.leasehold.registry.ReplicatedTable.Command;
 import dev.leasehold.registry.ReplicatedTable.Expire;
 import dev.leasehold.registry.ReplicatedTable.Extend;
@@ -190,8 +191,22 @@ final class Proposer implements DecisionLog, TokenSource {
     }
 
     @Override
-    public void expired(byte[] key, long token) {
-        append(new Expire(key, token));
+    public void expired(byte[] key, long token, int delaySeconds) {
+        append(new Expire(key, token, delaySeconds));
+    }
+
+    /**
+     * Logged as an Expire of the delayed token with no delay: the table ends the delay. A node of
+     * an earlier version applies it as the Expire of a token that is not held: no change.
+     */
+    @Override
+    public void delayEnded(byte[] key, long token) {
+        append(new Expire(key, token, 0));
+    }
+
+    @Override
+    public void checked(byte[] key, long token) {
+        append(new Check(key, token));
     }
 
     private void append(Command c) {

@@ -10,7 +10,10 @@ import org.springframework.beans.factory.ObjectProvider;
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
 
+import org.springframework.boot.actuate.autoconfigure.endpoint.condition.ConditionalOnAvailableEndpoint;
+
 import dev.leasehold.health.LeaseholdHealthIndicator;
+import dev.leasehold.inspect.LocksEndpoint;
 import dev.leasehold.health.LeaseholdReadinessHealthIndicator;
 import dev.leasehold.metrics.LeaseholdMetrics;
 import dev.leasehold.metrics.RegistryEventMetrics;
@@ -64,6 +67,24 @@ public class ActuatorConfiguration {
     LeaseholdReadinessHealthIndicator leaseholdReadinessHealthIndicator(LeaseholdServer server,
             LockRegistry registry, ServerStats stats, ObjectProvider<ClusterNode> cluster) {
         return new LeaseholdReadinessHealthIndicator(server, registry, stats, cluster.getIfAvailable());
+    }
+
+    /**
+     * The {@code locks} endpoint, made only when it is exposed (not by default: docs/security.md).
+     * In cluster mode it answers on the serving leader only; elsewhere it names the leader.
+     */
+    @Bean
+    @ConditionalOnAvailableEndpoint(LocksEndpoint.class)
+    LocksEndpoint locksEndpoint(LockRegistry registry, ObjectProvider<ClusterNode> cluster) {
+        ClusterNode node = cluster.getIfAvailable();
+        if (node == null) {
+            return new LocksEndpoint(registry, () -> LocksEndpoint.Serving.ALWAYS);
+        }
+        return new LocksEndpoint(registry, () -> {
+            String hint = node.leaderHint();
+            return new LocksEndpoint.Serving(node.servingEpoch() != 0,
+                    hint.startsWith("leader=") ? hint.substring("leader=".length()) : hint);
+        });
     }
 
     /** Cluster mode: the {@code cluster} health component. */

@@ -48,7 +48,7 @@ public class LeaseholdConfiguration {
     LockRegistry lockRegistry(NodeMode mode, LeaseholdProperties props, NanoClock clock,
             ObjectProvider<RegistryObserver> observer) {
         RegistryLimits limits = new RegistryLimits(props.maxWaitersPerKey(), props.maxWaitersTotal(),
-                props.maxPendingPerSession(), props.maxHeldKeys());
+                props.maxPendingPerSession(), props.maxHeldKeys(), props.lockDelay().toNanos());
         return NodeMode.registry(mode, limits, clock, observer.getIfAvailable(() -> RegistryObserver.NONE));
     }
 

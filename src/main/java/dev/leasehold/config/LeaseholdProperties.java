@@ -58,6 +58,11 @@ import dev.leasehold.server.KeyAcl;
  * @param drainTimeout bound on the graceful stop (SIGTERM, context close): the server stops
  *        accepting sessions, answers {@code B} to every queued Acquire, flushes and closes
  *        sessions; sessions still not flushed when it runs out are closed anyway.
+ * @param lockDelay after a lease <em>expires</em> (its holder neither released nor extended it),
+ *        the key is granted to nobody for this long, so a holder that lost its lease while its
+ *        writes were still in flight cannot be overtaken at once (PROTOCOL.md section 12; Chubby's
+ *        lock-delay). A Release ends a grant without delay. {@code 0s} (the default) = off; whole
+ *        seconds up to {@code 60s}.
  * @param tls TLS on the protocol port from a Spring SSL bundle; off unless {@code tls.bundle} is set.
  * @param acl key ACLs for mutual-TLS clients: identity ({@code subject:<DN>}, {@code dns:<name>},
  *        {@code uri:<uri>}, {@code email:<address>} or {@code ip:<address>}; in YAML write the key in
@@ -84,6 +89,7 @@ public record LeaseholdProperties(
         @DefaultValue("10s") Duration recoveryLookahead,
         @DefaultValue("2s") Duration recoveryClockSlack,
         @DefaultValue("10s") Duration drainTimeout,
+        @DefaultValue("0s") Duration lockDelay,
         @DefaultValue Tls tls,
         Map<String, List<String>> acl,
         @DefaultValue Cluster cluster) {
@@ -123,6 +129,9 @@ public record LeaseholdProperties(
         check(drainTimeout != null && !drainTimeout.isNegative() && !drainTimeout.isZero()
                 && drainTimeout.compareTo(Duration.ofMinutes(10)) <= 0,
                 "leasehold.drain-timeout", drainTimeout, "must be more than 0 and at most 10m");
+        check(lockDelay != null && !lockDelay.isNegative() && lockDelay.compareTo(Duration.ofSeconds(60)) <= 0
+                && lockDelay.toNanosPart() == 0, "leasehold.lock-delay", lockDelay,
+                "must be whole seconds from 0s (off) to 60s");
         tls = tls != null ? tls : new Tls(null, ClientAuth.NONE);
         acl = acl == null ? Map.of() : Collections.unmodifiableMap(new LinkedHashMap<>(acl));
         for (String identity : acl.keySet()) {

@@ -45,6 +45,9 @@ public final class LeaseholdMetrics implements MeterBinder {
         Gauge.builder("leasehold.locks.held", registry, LockRegistry::heldKeys)
                 .description("Keys with an active grant")
                 .register(meters);
+        Gauge.builder("leasehold.locks.delayed", registry, LockRegistry::delayedKeys)
+                .description("Keys in lock-delay: their lease expired less than leasehold.lock-delay ago, granted to nobody")
+                .register(meters);
         Gauge.builder("leasehold.waiters", registry, LockRegistry::waiters)
                 .description("Acquires waiting in a queue, all keys together (queue depth)")
                 .baseUnit("waiters")

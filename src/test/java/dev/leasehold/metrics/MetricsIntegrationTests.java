@@ -51,6 +51,8 @@ class MetricsIntegrationTests {
         Scrape s = actuator.scrape();
         Map<String, String> expected = Map.ofEntries(
                 Map.entry("leasehold_locks_held", "gauge"),
+                Map.entry("leasehold_locks_delayed", "gauge"),
+                Map.entry("leasehold_checks_total", "counter"),
                 Map.entry("leasehold_waiters", "gauge"),
                 Map.entry("leasehold_waiters_max_per_key", "gauge"),
                 Map.entry("leasehold_sessions", "gauge"),
@@ -83,6 +85,8 @@ class MetricsIntegrationTests {
         }
         assertThat(s.has("leasehold_releases_total", "outcome", "not_held")).isTrue();
         assertThat(s.has("leasehold_extends_total", "outcome", "not_held")).isTrue();
+        assertThat(s.has("leasehold_checks_total", "outcome", "current")).isTrue();
+        assertThat(s.has("leasehold_checks_total", "outcome", "not_current")).isTrue();
         assertThat(s.value("leasehold_storage_failing")).isZero();
         assertThat(s.value("leasehold_token_store_writes_total")).as("the reservation at start").isGreaterThanOrEqualTo(1);
         assertThat(s.samples().keySet()).as("no per-key labels").noneMatch(series -> series.contains("key=\""));

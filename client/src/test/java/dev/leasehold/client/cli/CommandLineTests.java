@@ -96,8 +96,13 @@ class CommandLineTests {
     @Test
     void usageErrorsAreOneLineOnStderrWithExitCode64() {
         Object[][] cases = {
-            {new String[] {}, "leasehold: missing command; commands are run, acquire, release, extend, ping"
-                    + " (see leasehold --help)"},
+            {new String[] {}, "leasehold: missing command; commands are run, acquire, release, extend, ping,"
+                    + " check, inspect, top (see leasehold --help)"},
+            {new String[] {"check", "k", "1", "2"},
+                "leasehold check: unexpected argument '2' (see leasehold check --help)"},
+            {new String[] {"check", "k"}, "leasehold check: check needs --token (see leasehold check --help)"},
+            {new String[] {"inspect", "k", "--key", "j"}, null},
+            {new String[] {"top", "--n", "101"}, null},
             {new String[] {"acquire", "--key", "k", "--wait", "3x"},
                 "leasehold acquire: bad duration for --wait: '3x' (use e.g. 500ms, 30s, 2m)"},
             {new String[] {"acquire"}, "leasehold acquire: acquire needs --key (see leasehold acquire --help)"},

@@ -196,6 +196,7 @@ public final class StubWire implements AutoCloseable {
             case RELEASED -> ((Answer.Released) a).token();
             case EXTENDED -> ((Answer.Extended) a).token();
             case NOT_HELD -> ((Answer.NotHeld) a).token();
+            case CURRENT -> ((Answer.Current) a).token();
             case PONG -> ((Answer.Pong) a).nonce();
             case ERROR -> throw new IllegalArgumentException("not correlated: " + a);
         };

@@ -551,6 +551,21 @@ class LeaseholdLockRegistryIntegrationTests {
     }
 
     @Test
+    void theFencingTokenCanBeCheckedWithTheServer() throws Exception {
+        LeaseholdLockRegistry registry = registry();
+        LeaseholdLock lock = registry.obtain("checked");
+        lock.lock();
+        long token = lock.fencingToken();
+        assertThat(lock.checkFencingToken()).isInstanceOf(dev.leasehold.client.CheckOutcome.Current.class);
+        assertThat(probe.check(registry.serverKey("checked"), token)).isInstanceOf(
+                dev.leasehold.client.CheckOutcome.Current.class);
+        lock.unlock();
+        assertThat(probe.check(registry.serverKey("checked"), token)).isInstanceOf(
+                dev.leasehold.client.CheckOutcome.NotCurrent.class);
+        assertThatThrownBy(lock::checkFencingToken).isInstanceOf(IllegalMonitorStateException.class);
+    }
+
+    @Test
     void anInterruptedThreadStillReleasesOnUnlockAndKeepsItsInterrupt() throws Exception {
         LeaseholdLockRegistry registry = registry();
         LeaseholdLock lock = registry.obtain("foo");
