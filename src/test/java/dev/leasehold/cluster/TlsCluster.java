@@ -1,0 +1,153 @@
+package dev.leasehold.cluster;
+
+import java.io.IOException;
+import java.net.InetAddress;
+import java.net.ServerSocket;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.Map;
+import java.util.concurrent.TimeUnit;
+
+import org.bouncycastle.asn1.x509.GeneralName;
+
+import dev.leasehold.cluster.ClusterFaultIntegrationTests.Conn;
+import dev.leasehold.testing.ServerProcess;
+import dev.leasehold.testing.TestPki;
+
+/**
+ * Three node processes on loopback with cluster TLS from a test CA made at test time: node
+ * {@code nX}'s certificate has SANs {@code ip:127.0.0.1} (what gRPC checks when dialling
+ * 127.0.0.1) and {@code uri:spiffe://leasehold-test/nX}, and each peer's {@code identity} is that
+ * URI, so the three certificates are told apart although they share one host. Files are PEM, as
+ * a Kubernetes TLS Secret holds them. Closes (kills) every node it started.
+ */
+final class TlsCluster implements AutoCloseable {
+
+    static final String[] IDS = {"n1", "n2", "n3"};
+
+    final Path dir;
+    final TestPki ca = TestPki.ca("Leasehold peer CA");
+    final int[] clientPorts = new int[3];
+    final int[] raftPorts = new int[3];
+    final int[] httpPorts = new int[3];
+    final ServerProcess[] nodes = new ServerProcess[3];
+
+    TlsCluster(Path dir) throws IOException {
+        this.dir = dir;
+        for (int i = 0; i < 3; i++) {
+            clientPorts[i] = freePort();
+            raftPorts[i] = freePort();
+            httpPorts[i] = freePort();
+        }
+    }
+
+    static String uri(String id) {
+        return "spiffe://leasehold-test/" + id;
+    }
+
+    /** A node certificate from {@code issuer} naming {@code id}. */
+    static TestPki.Issued nodeCert(TestPki issuer, String id) {
+        return issuer.peer(id, new GeneralName(GeneralName.iPAddress, "127.0.0.1"),
+                new GeneralName(GeneralName.uniformResourceIdentifier, uri(id)));
+    }
+
+    /** Writes tls.crt, tls.key, ca.crt for node i; returns its certificate directory. */
+    Path writeCerts(int i, TestPki.Issued cert) throws IOException {
+        Path certs = Files.createDirectories(dir.resolve("certs-" + IDS[i]));
+        cert.writePem(certs.resolve("tls.crt"), certs.resolve("tls.key"));
+        ca.writeCertificate(certs.resolve("ca.crt"));
+        return certs;
+    }
+
+    /** The settings of node i; with TLS from {@code certs} unless it is null. */
+    Map<String, String> props(int i, Path certs) {
+        Map<String, String> p = ServerProcess.props("leasehold.port", String.valueOf(clientPorts[i]),
+                "server.port", String.valueOf(httpPorts[i]), "leasehold.cluster.node-id", IDS[i],
+                "logging.level.org.apache.ratis", "WARN", "management.endpoint.health.show-details", "always");
+        for (int j = 0; j < 3; j++) {
+            String prefix = "leasehold.cluster.peers." + IDS[j];
+            p.put(prefix + ".raft-address", "127.0.0.1:" + raftPorts[j]);
+            p.put(prefix + ".client-address", "127.0.0.1:" + clientPorts[j]);
+            p.put(prefix + ".identity", "uri:" + uri(IDS[j]));
+        }
+        if (certs != null) {
+            p.put("leasehold.cluster.tls.bundle", "peer");
+            p.put("spring.ssl.bundle.pem.peer.keystore.certificate", "file:" + certs.resolve("tls.crt"));
+            p.put("spring.ssl.bundle.pem.peer.keystore.private-key", "file:" + certs.resolve("tls.key"));
+            p.put("spring.ssl.bundle.pem.peer.truststore.certificate", "file:" + certs.resolve("ca.crt"));
+        }
+        return p;
+    }
+
+    /** Starts node i with TLS (a fresh certificate naming it) and does not wait. */
+    void launchTls(int i) throws IOException {
+        nodes[i] = ServerProcess.launch(dir.resolve(IDS[i]), props(i, writeCerts(i, nodeCert(ca, IDS[i]))));
+    }
+
+    /** Starts node i with these settings and does not wait. */
+    void launch(int i, Map<String, String> props) throws IOException {
+        nodes[i] = ServerProcess.launch(dir.resolve(IDS[i]), props);
+    }
+
+    /** The index of the node that grants a fresh key, within the timeout. */
+    int leader(long timeoutMs) throws Exception {
+        long deadline = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(timeoutMs);
+        long owner = 1;
+        while (System.nanoTime() < deadline) {
+            for (int i = 0; i < 3; i++) {
+                if (nodes[i] == null || !nodes[i].isAlive()) {
+                    continue;
+                }
+                try (Conn c = new Conn(clientPorts[i])) {
+                    owner++;
+                    c.send(ClusterFaultIntegrationTests.acquire(0, 1, owner, "leader-probe-" + System.nanoTime()));
+                    if (c.read(2000).op() == 'A') {
+                        return i;
+                    }
+                } catch (IOException e) {
+                    // not up yet, or not the leader
+                }
+            }
+            Thread.sleep(100); // polling other processes, which offer nothing to await
+        }
+        throw new AssertionError("no node granted within " + timeoutMs + " ms:\n" + logs());
+    }
+
+    void awaitLog(int i, String text, long timeoutMs) throws Exception {
+        long deadline = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(timeoutMs);
+        while (!nodes[i].output().contains(text)) {
+            if (!nodes[i].isAlive()) {
+                throw new AssertionError(IDS[i] + " exited:\n" + nodes[i].output());
+            }
+            if (System.nanoTime() > deadline) {
+                throw new AssertionError(IDS[i] + " did not log '" + text + "' in time:\n" + nodes[i].output());
+            }
+            Thread.sleep(50); // polling a log file of another process
+        }
+    }
+
+    String logs() throws IOException {
+        StringBuilder b = new StringBuilder();
+        for (int i = 0; i < 3; i++) {
+            if (nodes[i] != null) {
+                b.append("---- ").append(IDS[i]).append('\n').append(nodes[i].output());
+            }
+        }
+        return b.toString();
+    }
+
+    static int freePort() throws IOException {
+        try (ServerSocket s = new ServerSocket(0, 1, InetAddress.getLoopbackAddress())) {
+            return s.getLocalPort();
+        }
+    }
+
+    @Override
+    public void close() {
+        for (ServerProcess p : nodes) {
+            if (p != null) {
+                p.close();
+            }
+        }
+    }
+}
