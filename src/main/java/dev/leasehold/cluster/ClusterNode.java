@@ -196,14 +196,13 @@ public final class ClusterNode implements ServingGate, SmartLifecycle, LockState
      * never talk to. Peers not up yet are not known and do not stop the start.
      */
     private void checkPeersSpeakAsWeDo() {
-        javax.net.ssl.SSLContext probe = tls == null ? PeerProbe.context(null) : tls.probeContext();
         Duration timeout = Duration.ofMillis(Math.max(1000, settings.electionTimeoutMin().toMillis()));
         for (Map.Entry<String, ClusterSettings.Peer> e : settings.peers().entrySet()) {
             if (e.getKey().equals(settings.nodeId())) {
                 continue;
             }
             String address = e.getValue().raftAddress();
-            PeerProbe.Speaks speaks = PeerProbe.probe(address, probe, timeout);
+            PeerProbe.Speaks speaks = PeerProbe.probe(address, tls == null ? null : tls.keyManager(), timeout);
             if (tls == null && speaks == PeerProbe.Speaks.TLS) {
                 throw new IllegalStateException("Node " + settings.nodeId() + " has no leasehold.cluster.tls.bundle, "
                         + "but peer " + e.getKey() + " at " + address + " speaks TLS on its Raft port: it would refuse "

@@ -31,77 +31,53 @@ final class PeerProbe {
     private PeerProbe() {
     }
 
-    /** A client context that presents {@code key} (or nothing) and accepts any server certificate. */
-    static SSLContext context(X509KeyManager key) {
-        try {
-            SSLContext ctx = SSLContext.getInstance("TLS");
-            ctx.init(key == null ? null : new KeyManager[] {key}, new TrustManager[] {new SeesCertificate()}, null);
-            return ctx;
-        } catch (GeneralSecurityException e) {
-            throw new IllegalStateException(e);
-        }
-    }
-
-    /** Probes {@code host:port}; never throws. */
-    static Speaks probe(String hostPort, SSLContext context, Duration timeout) {
+    /** Probes {@code host:port} presenting {@code key} (or no certificate when null); never throws. */
+    static Speaks probe(String hostPort, X509KeyManager key, Duration timeout) {
         int colon = hostPort.lastIndexOf(':');
         String host = hostPort.substring(0, colon).replace("[", "").replace("]", "");
         int port = Integer.parseInt(hostPort.substring(colon + 1));
         int ms = (int) timeout.toMillis();
+        SeesCertificate trust = new SeesCertificate();
         try (Socket raw = new Socket()) {
+            SSLContext context = SSLContext.getInstance("TLS");
+            context.init(key == null ? null : new KeyManager[] {key}, new TrustManager[] {trust}, null);
             raw.connect(new InetSocketAddress(host, port), ms);
             raw.setSoTimeout(ms);
-            SeesCertificate.seen.set(false);
             try (SSLSocket tls = (SSLSocket) context.getSocketFactory().createSocket(raw, host, port, false)) {
                 tls.startHandshake();
                 return Speaks.TLS;
             } catch (SSLException e) {
-                if (SeesCertificate.seen.get()) {
+                if (trust.seen) {
                     return Speaks.TLS; // it sent a certificate, then refused ours (or none): it speaks TLS
                 }
                 String m = String.valueOf(e.getMessage());
                 return m.contains("Unsupported or unrecognized SSL message") ? Speaks.PLAINTEXT : Speaks.UNKNOWN;
             }
-        } catch (IOException | RuntimeException e) {
+        } catch (IOException | GeneralSecurityException | RuntimeException e) {
             return Speaks.UNKNOWN;
-        } finally {
-            SeesCertificate.seen.remove();
         }
     }
 
-    /** Accepts any server and notes that one sent a certificate (the probe decides nothing on trust). */
+    /**
+     * Accepts any server and notes that one sent a certificate: the probe decides nothing on
+     * trust, the real connection does. One per probe; the handshake runs in the probing thread.
+     */
     private static final class SeesCertificate implements X509TrustManager {
-        static final ThreadLocalFlag seen = new ThreadLocalFlag();
+        private volatile boolean seen;
 
         @Override
         public void checkClientTrusted(X509Certificate[] chain, String authType) {
+            throw new UnsupportedOperationException("a probe never accepts connections");
         }
 
         @Override
         public void checkServerTrusted(X509Certificate[] chain, String authType) {
-            seen.set(true);
+            seen = true;
         }
 
         @Override
         public X509Certificate[] getAcceptedIssuers() {
             return new X509Certificate[0];
-        }
-    }
-
-    /** A per-thread flag: the handshake runs in the probing thread. */
-    private static final class ThreadLocalFlag {
-        private final ThreadLocal<Boolean> value = ThreadLocal.withInitial(() -> false);
-
-        void set(boolean v) {
-            value.set(v);
-        }
-
-        boolean get() {
-            return value.get();
-        }
-
-        void remove() {
-            value.remove();
         }
     }
 }

@@ -4,7 +4,6 @@ import java.security.cert.CertificateParsingException;
 import java.security.cert.X509Certificate;
 import java.util.List;
 
-import javax.net.ssl.SSLContext;
 import javax.net.ssl.SSLException;
 import javax.net.ssl.X509ExtendedKeyManager;
 import javax.net.ssl.X509ExtendedTrustManager;
@@ -145,9 +144,9 @@ public final class RaftTls {
         return p;
     }
 
-    /** An SSL context with this node's key that accepts any server: only to learn whether a peer speaks TLS. */
-    SSLContext probeContext() {
-        return PeerProbe.context(keys);
+    /** This node's key, presented by the start-up probe ({@link PeerProbe}) so TLS peers see no refusal. */
+    X509ExtendedKeyManager keyManager() {
+        return keys;
     }
 
     /** The setting this material comes from, for messages. */

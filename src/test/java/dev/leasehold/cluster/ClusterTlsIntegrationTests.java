@@ -61,7 +61,8 @@ class ClusterTlsIntegrationTests {
             assertThat(cluster.nodes[leader].output()).contains("Mutual TLS on Raft connections from SSL bundle 'peer'",
                     "(mutual TLS, leasehold.cluster.tls.bundle = peer)");
 
-            // Fail over: the leader is killed, another node serves.
+            // Fail over: the leader is killed once every node has its log, another node serves.
+            cluster.awaitReplicated(leader, 60_000);
             cluster.nodes[leader].kill9();
             long t0 = System.nanoTime();
             int next = cluster.leader(30_000);

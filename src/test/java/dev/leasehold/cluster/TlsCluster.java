@@ -11,6 +11,7 @@ import java.util.concurrent.TimeUnit;
 import org.bouncycastle.asn1.x509.GeneralName;
 
 import dev.leasehold.cluster.ClusterFaultIntegrationTests.Conn;
+import dev.leasehold.testing.Actuator;
 import dev.leasehold.testing.ServerProcess;
 import dev.leasehold.testing.TestPki;
 
@@ -63,7 +64,7 @@ final class TlsCluster implements AutoCloseable {
     Map<String, String> props(int i, Path certs) {
         Map<String, String> p = ServerProcess.props("leasehold.port", String.valueOf(clientPorts[i]),
                 "server.port", String.valueOf(httpPorts[i]), "leasehold.cluster.node-id", IDS[i],
-                "logging.level.org.apache.ratis", "WARN", "management.endpoint.health.show-details", "always");
+                "logging.level.org.apache.ratis", System.getProperty("leasehold.cluster.ratis-log", "WARN"), "management.endpoint.health.show-details", "always");
         for (int j = 0; j < 3; j++) {
             String prefix = "leasehold.cluster.peers." + IDS[j];
             p.put(prefix + ".raft-address", "127.0.0.1:" + raftPorts[j]);
@@ -113,6 +114,27 @@ final class TlsCluster implements AutoCloseable {
         throw new AssertionError("no node granted within " + timeoutMs + " ms:\n" + logs());
     }
 
+    /**
+     * Waits until every live node has applied what {@code leader} has committed. A node that
+     * started late has an empty log until the leader reaches it, and Ratis (RATIS-1995) does not
+     * count an empty-log node's vote for a candidate that has commits: killing the leader before
+     * then leaves the other two unable to elect, whatever the transport.
+     */
+    void awaitReplicated(int leader, long timeoutMs) throws Exception {
+        long commit = new Actuator(httpPorts[leader]).get("/actuator/health")
+                .<Number>json("components.cluster.details.commitIndex").longValue();
+        long deadline = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(timeoutMs);
+        for (int i = 0; i < 3; i++) {
+            while (nodes[i] != null && nodes[i].isAlive() && new Actuator(httpPorts[i]).get("/actuator/health")
+                    .<Number>json("components.cluster.details.appliedIndex").longValue() < commit) {
+                if (System.nanoTime() > deadline) {
+                    throw new AssertionError(IDS[i] + " has not applied index " + commit + " in time:\n" + logs());
+                }
+                Thread.sleep(50); // polling another process
+            }
+        }
+    }
+
     void awaitLog(int i, String text, long timeoutMs) throws Exception {
         long deadline = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(timeoutMs);
         while (!nodes[i].output().contains(text)) {
@@ -144,6 +166,15 @@ final class TlsCluster implements AutoCloseable {
 
     @Override
     public void close() {
+        String keep = System.getProperty("leasehold.cluster.logs"); // -Dleasehold.cluster.logs=DIR keeps the node logs
+        if (keep != null) {
+            try {
+                Path out = Files.createDirectories(Path.of(keep));
+                Files.writeString(out.resolve("tls-cluster-" + System.currentTimeMillis() + ".log"), logs());
+            } catch (IOException e) {
+                System.out.println("could not keep the node logs: " + e);
+            }
+        }
         for (ServerProcess p : nodes) {
             if (p != null) {
                 p.close();
