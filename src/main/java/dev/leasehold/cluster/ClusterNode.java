@@ -61,6 +61,12 @@ import dev.leasehold.server.ServingGate;
  * the queued Acquires, sends {@code X 9} on every session and empties the registry. A node that
  * does not serve answers {@code X 8} with the leader's client address.
  *
+ * <h2>Transport</h2>
+ * With a {@link RaftTls} every Raft connection (peers, and Ratis's admin and client services, which
+ * share the Raft port) is mutual TLS between member certificates; without one it is plaintext.
+ * Before it starts Raft, the node probes its reachable peers and refuses to start if one speaks
+ * the other transport ({@link PeerProbe}).
+ *
  * <h2>Failure of the log</h2>
  * {@code notifyLogFailed} halts the process: a node that cannot append must not go on serving.
  */
