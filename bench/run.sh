@@ -23,6 +23,8 @@
 #                       leader → first grant on a fresh session. CLUSTER_BASE_PORT (default 27420)
 #                       and the 14 ports above it are the cluster's (its nodes must know each
 #                       other's addresses before they start, so they cannot bind port 0).
+#   RAFT_TLS=1          with CLUSTER=1: the cluster's Raft port runs mutual TLS (bin/leasehold-cluster
+#                       makes the certificates); compare with a run without it for TLS's cost
 #
 # It builds the server and client (tests skipped: CI runs them) and this load generator, starts
 # the server (fresh temp data dir, ports it picks itself) and, for the Redis targets, redis-server
