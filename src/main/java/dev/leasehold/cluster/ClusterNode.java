@@ -72,7 +72,7 @@ import dev.leasehold.server.ServingGate;
  */
 public final class ClusterNode implements ServingGate, SmartLifecycle, LockStateMachine.Listener {
 
-    private static final Logger log = LoggerFactory.getLogger(ClusterNode.class);
+    private static final Logger LOG = LoggerFactory.getLogger(ClusterNode.class);
     /** One Raft group per cluster; the id only has to agree between the nodes. */
     static final RaftGroupId GROUP_ID = RaftGroupId.valueOf(
             UUID.nameUUIDFromBytes("leasehold-cluster".getBytes(StandardCharsets.UTF_8)));
@@ -191,7 +191,7 @@ public final class ClusterNode implements ServingGate, SmartLifecycle, LockState
         client = newClient();
         proposer.start();
         running = true;
-        log.info("Cluster node {} started: Raft on {} ({}), peers {}, data in {}", settings.nodeId(),
+        LOG.info("Cluster node {} started: Raft on {} ({}), peers {}, data in {}", settings.nodeId(),
                 settings.self().raftAddress(), tls == null ? "plaintext" : "mutual TLS, " + tls.property(),
                 settings.peers().keySet(), settings.raftDir());
     }
@@ -219,7 +219,7 @@ public final class ClusterNode implements ServingGate, SmartLifecycle, LockState
                         + ", but peer " + e.getKey() + " at " + address + " speaks plaintext on its Raft port: set "
                         + "leasehold.cluster.tls.bundle on every node of the cluster, or on none");
             }
-            log.debug("Peer {} at {}: {}", e.getKey(), address, speaks);
+            LOG.debug("Peer {} at {}: {}", e.getKey(), address, speaks);
         }
     }
 
@@ -286,10 +286,10 @@ public final class ClusterNode implements ServingGate, SmartLifecycle, LockState
                 }
                 RaftClientReply reply = client.admin().transferLeadership(target,
                         settings.electionTimeoutMax().toMillis() * 2);
-                log.info("Drain: leadership handed over in {} ms ({})",
+                LOG.info("Drain: leadership handed over in {} ms ({})",
                         TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - start), reply.isSuccess() ? "done" : reply);
             } catch (IOException | RuntimeException e) {
-                log.warn("Drain: leadership transfer failed ({}); stopping anyway", e.toString());
+                LOG.warn("Drain: leadership transfer failed ({}); stopping anyway", e.toString());
             }
         }
         stepDown("stopping");
@@ -300,7 +300,7 @@ public final class ClusterNode implements ServingGate, SmartLifecycle, LockState
             client.close();
             raftServer.close();
         } catch (IOException e) {
-            log.warn("Closing the Raft server: {}", e.toString());
+            LOG.warn("Closing the Raft server: {}", e.toString());
         }
     }
 
@@ -327,7 +327,7 @@ public final class ClusterNode implements ServingGate, SmartLifecycle, LockState
     public void leaderChanged(RaftPeerId leader) {
         leaderId = leader;
         leaderChanges.incrementAndGet();
-        log.info("Node {}: leader is now {}", settings.nodeId(), leader);
+        LOG.info("Node {}: leader is now {}", settings.nodeId(), leader);
         if (leader == null) {
             reconnectPeers();
         }
@@ -343,7 +343,7 @@ public final class ClusterNode implements ServingGate, SmartLifecycle, LockState
 
     @Override
     public void logFailed(Throwable cause) {
-        log.error("Raft log failed on node {}: stopping the process rather than serving on", settings.nodeId(), cause);
+        LOG.error("Raft log failed on node {}: stopping the process rather than serving on", settings.nodeId(), cause);
         onFatal.run();
     }
 
@@ -381,7 +381,7 @@ public final class ClusterNode implements ServingGate, SmartLifecycle, LockState
         proposer.open(table.counter());
         leaderId = selfId;
         servingEpoch = epoch;
-        log.info("Node {} serves as leader (term {}): {} grants promoted, tokens continue above {} ({} ms)",
+        LOG.info("Node {} serves as leader (term {}): {} grants promoted, tokens continue above {} ({} ms)",
                 settings.nodeId(), info.getCurrentTerm(), table.held().size(), table.counter(),
                 TimeUnit.NANOSECONDS.toMillis(clock.nanoTime() - start));
     }
@@ -396,7 +396,7 @@ public final class ClusterNode implements ServingGate, SmartLifecycle, LockState
         registry.drain(); // B to queued Acquires (they need no commit)
         server.leadershipLost();
         registry.reset();
-        log.info("Node {} stopped serving: {}", settings.nodeId(), why);
+        LOG.info("Node {} stopped serving: {}", settings.nodeId(), why);
     }
 
     /**
@@ -422,7 +422,7 @@ public final class ClusterNode implements ServingGate, SmartLifecycle, LockState
                             rs.getServerRpc().handleException(p.getId(),
                                     new IOException("leader lost: new channel to " + p.getId()), true);
                         } catch (RuntimeException e) {
-                            log.debug("Resetting the channel to {}: {}", p.getId(), e.toString());
+                            LOG.debug("Resetting the channel to {}: {}", p.getId(), e.toString());
                         }
                     }
                 }

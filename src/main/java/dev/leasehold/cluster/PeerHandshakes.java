@@ -22,7 +22,7 @@ import org.slf4j.LoggerFactory;
  */
 final class PeerHandshakes implements InternalProtocolNegotiator.ProtocolNegotiator {
 
-    private static final Logger log = LoggerFactory.getLogger(PeerHandshakes.class);
+    private static final Logger LOG = LoggerFactory.getLogger(PeerHandshakes.class);
 
     private final InternalProtocolNegotiator.ProtocolNegotiator delegate;
     private final PeerRefusals refusals;
@@ -118,7 +118,7 @@ final class PeerHandshakes implements InternalProtocolNegotiator.ProtocolNegotia
                     if (sentBytes) {
                         refusals.refused(remote, classify(f.cause()), detail(f.cause()));
                     } else {
-                        log.debug("Raft connection from {} closed before its handshake: {}", remote, f.cause().toString());
+                        LOG.debug("Raft connection from {} closed before its handshake: {}", remote, f.cause().toString());
                     }
                 }
                 if (ctx.pipeline().context(this) != null) {

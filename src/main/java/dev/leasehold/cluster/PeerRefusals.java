@@ -19,7 +19,7 @@ import dev.leasehold.registry.NanoClock;
  */
 public final class PeerRefusals {
 
-    private static final Logger log = LoggerFactory.getLogger(PeerRefusals.class);
+    private static final Logger LOG = LoggerFactory.getLogger(PeerRefusals.class);
     static final long WARN_EVERY_SECONDS = 60;
 
     /** Why a connection to the Raft port was refused. */
@@ -59,12 +59,12 @@ public final class PeerRefusals {
     /** Counts one refused connection and logs it (WARN rate-limited, DEBUG always). */
     public void refused(Object remote, Reason reason, String detail) {
         counts.get(reason).incrementAndGet();
-        log.debug("Refused Raft connection from {}: {} ({})", remote, reason.tag(), detail);
+        LOG.debug("Refused Raft connection from {}: {} ({})", remote, reason.tag(), detail);
         long now = clock.nanoTime();
         long last = lastWarn.get();
         if (now - last >= intervalNanos && lastWarn.compareAndSet(last, now)) {
             long more = heldBack.getAndSet(0);
-            log.warn("Refused Raft connection from {}: {} ({}){}; leasehold.cluster.tls.bundle requires a client "
+            LOG.warn("Refused Raft connection from {}: {} ({}){}; leasehold.cluster.tls.bundle requires a client "
                     + "certificate from the cluster's CA naming a member; further refusals are logged at DEBUG, and at "
                     + "most once per {} s at WARN", remote, reason.tag(), detail,
                     more > 0 ? " (" + more + " more since the last warning)" : "", WARN_EVERY_SECONDS);

@@ -42,7 +42,7 @@ import dev.leasehold.server.ServingGate;
  */
 final class Proposer implements DecisionLog, TokenSource {
 
-    private static final Logger log = LoggerFactory.getLogger(Proposer.class);
+    private static final Logger LOG = LoggerFactory.getLogger(Proposer.class);
 
     private final Function<byte[], CompletableFuture<?>> sink;
     private final int maxBatch;
@@ -290,7 +290,7 @@ final class Proposer implements DecisionLog, TokenSource {
         inFlight.release();
         if (error != null) {
             failedEpoch = batch.epoch();
-            log.warn("Raft proposal of {} decisions failed: {}", batch.commands().size(), error.toString());
+            LOG.warn("Raft proposal of {} decisions failed: {}", batch.commands().size(), error.toString());
             onFailure.accept(error);
             return;
         }

@@ -33,7 +33,7 @@ import dev.leasehold.server.Outboxes;
 @ConditionalOnProperty(prefix = "leasehold.cluster", name = "node-id")
 public class ClusterConfiguration {
 
-    private static final Logger log = LoggerFactory.getLogger(ClusterConfiguration.class);
+    private static final Logger LOG = LoggerFactory.getLogger(ClusterConfiguration.class);
 
     /** Refused Raft connections (cluster TLS); the meter exists, at 0, on a plaintext cluster too. */
     @Bean
@@ -51,7 +51,7 @@ public class ClusterConfiguration {
 
     @Bean
     NodeMode clusterMode(ClusterNode node) {
-        log.info("Cluster mode: node {} of {}", node.settings().nodeId(), node.settings().peers().keySet());
+        LOG.info("Cluster mode: node {} of {}", node.settings().nodeId(), node.settings().peers().keySet());
         return new Cluster(node);
     }
 

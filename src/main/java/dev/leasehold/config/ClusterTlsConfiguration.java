@@ -29,7 +29,7 @@ import dev.leasehold.cluster.RaftTls;
  */
 final class ClusterTlsConfiguration {
 
-    private static final Logger log = LoggerFactory.getLogger(ClusterTlsConfiguration.class);
+    private static final Logger LOG = LoggerFactory.getLogger(ClusterTlsConfiguration.class);
 
     private ClusterTlsConfiguration() {
     }
@@ -38,7 +38,7 @@ final class ClusterTlsConfiguration {
     static RaftTls raftTls(LeaseholdProperties.Cluster.ClusterTls tls, ClusterSettings settings, SslBundles bundles,
             PeerRefusals refusals) {
         if (!tls.enabled()) {
-            log.warn("Raft connections of node {} are plaintext and unauthenticated: anyone who reaches a Raft port "
+            LOG.warn("Raft connections of node {} are plaintext and unauthenticated: anyone who reaches a Raft port "
                     + "can join the cluster. Set leasehold.cluster.tls.bundle (docs/security.md)", settings.nodeId());
             return null;
         }
@@ -60,14 +60,14 @@ final class ClusterTlsConfiguration {
             throw new IllegalStateException("Invalid " + property + ": cannot use SSL bundle '" + name + "': "
                     + e.getMessage(), e);
         }
-        log.info("Mutual TLS on Raft connections from SSL bundle '{}': {}", name, TlsConfiguration.describe(bundle));
+        LOG.info("Mutual TLS on Raft connections from SSL bundle '{}': {}", name, TlsConfiguration.describe(bundle));
         bundles.addBundleUpdateHandler(name, updated -> {
             try {
                 raftTls.update(keyManager(updated, property), trustManager(updated, property), leaf(updated));
-                log.info("SSL bundle '{}' reloaded: new Raft connections use {}", name,
+                LOG.info("SSL bundle '{}' reloaded: new Raft connections use {}", name,
                         TlsConfiguration.describe(updated));
             } catch (RuntimeException e) {
-                log.error("SSL bundle '{}' changed but cannot be used ({}); new Raft connections keep the previous "
+                LOG.error("SSL bundle '{}' changed but cannot be used ({}); new Raft connections keep the previous "
                         + "certificate", name, e.getMessage(), e);
             }
         });

@@ -42,7 +42,7 @@ import io.netty.handler.codec.DecoderException;
  */
 final class SessionHandler extends ChannelInboundHandlerAdapter {
 
-    private static final Logger log = LoggerFactory.getLogger(SessionHandler.class);
+    private static final Logger LOG = LoggerFactory.getLogger(SessionHandler.class);
 
     /**
      * What every session of one server shares.
@@ -267,9 +267,9 @@ final class SessionHandler extends ChannelInboundHandlerAdapter {
     public void exceptionCaught(ChannelHandlerContext ctx, Throwable cause) {
         if (isIoNoise(cause)) {
             // Resets, broken pipes, a bad TLS record: what a network or a hostile client can always cause.
-            log.debug("I/O error on {}: {}", ctx.channel().remoteAddress(), cause.toString());
+            LOG.debug("I/O error on {}: {}", ctx.channel().remoteAddress(), cause.toString());
         } else {
-            log.warn("Closing {} after an unexpected error", ctx.channel().remoteAddress(), cause);
+            LOG.warn("Closing {} after an unexpected error", ctx.channel().remoteAddress(), cause);
         }
         ctx.close(); // channelInactive drops the session's waiters
     }

@@ -30,7 +30,7 @@ import dev.leasehold.registry.TokenSource;
  */
 public final class ReservedTokens implements TokenSource, StorageStatus, AutoCloseable {
 
-    private static final Logger log = LoggerFactory.getLogger(ReservedTokens.class);
+    private static final Logger LOG = LoggerFactory.getLogger(ReservedTokens.class);
     static final long RETRY_AFTER_FAILURE_MILLIS = 1000;
 
     private final DurableValue highWater;
@@ -144,12 +144,12 @@ public final class ReservedTokens implements TokenSource, StorageStatus, AutoClo
             writes.incrementAndGet();
             reservedUpTo = target;
             if (lastFailure != null) {
-                log.info("Fencing-token store {} is writable again; tokens up to {} reserved", highWater.file(), target);
+                LOG.info("Fencing-token store {} is writable again; tokens up to {} reserved", highWater.file(), target);
             }
             lastFailure = null;
         } catch (IOException e) {
             if (lastFailure == null) {
-                log.warn("Cannot reserve fencing tokens in {} ({}); Acquires get B once the {} reserved tokens left"
+                LOG.warn("Cannot reserve fencing tokens in {} ({}); Acquires get B once the {} reserved tokens left"
                         + " are used, retrying every second", highWater.file(), e.toString(),
                         Math.max(0, reservedUpTo - lastIssued.get()));
             }
@@ -171,7 +171,7 @@ public final class ReservedTokens implements TokenSource, StorageStatus, AutoClo
 
     @Override
     public void close() {
-        log.info("Fencing-token store {}: {} durable writes since start, {} tokens issued, last {}",
+        LOG.info("Fencing-token store {}: {} durable writes since start, {} tokens issued, last {}",
                 highWater.file(), writes.get(), lastIssued.get() - firstIssued, lastIssued.get());
         writer.shutdown(); // a write in progress completes; a pending retry is dropped
         try {

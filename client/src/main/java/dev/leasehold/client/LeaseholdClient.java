@@ -98,7 +98,7 @@ public final class LeaseholdClient implements AutoCloseable {
                 options.marginFloor().toNanos(), options.driftRate(), name,
                 options.tls() == null ? null : options.tls().sslContext(),
                 options.tls() == null || options.tls().hostnameVerification()));
-        this.keepAlive = new KeepAliveTimer(name + "-keepalive");
+        this.keepAlive = new KeepAliveTimer(name + "-keepalive", engine.ticker(), engine.config().scheduler());
     }
 
     /**

@@ -25,7 +25,7 @@ import dev.leasehold.testing.support.LoopbackServer;
  * the style of Spring Integration's {@code RedisLockRegistryLeaderInitiatorTests}: one leader,
  * yield hands over, and a lost lease revokes.
  */
-class LeaseholdLockRegistryLeaderInitiatorTests {
+class LeaseholdLockRegistryLeaderInitiatorIntegrationTests {
 
     private static LeaseholdClient client1;
     private static LeaseholdClient client2;

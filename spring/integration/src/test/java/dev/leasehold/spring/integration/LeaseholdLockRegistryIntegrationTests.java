@@ -43,8 +43,9 @@ import dev.leasehold.testing.support.LoopbackServer;
  * own registry key, so tests cannot see each other's locks. {@code probe} is a second client
  * that checks the server's view: an immediate acquire is TimedOut while the key is held.
  */
-class LeaseholdLockRegistryTests {
+class LeaseholdLockRegistryIntegrationTests {
 
+    private static LoopbackServer server;
     private static LeaseholdClient client;
     private static LeaseholdClient otherClient;
     private static LeaseholdClient probe;
@@ -54,7 +55,7 @@ class LeaseholdLockRegistryTests {
 
     @BeforeAll
     static void start() {
-        LoopbackServer server = LoopbackServer.shared();
+        server = LoopbackServer.shared();
         client = LeaseholdClient.create(server.address());
         otherClient = LeaseholdClient.create(server.address());
         probe = LeaseholdClient.create(server.address());
@@ -444,6 +445,7 @@ class LeaseholdLockRegistryTests {
         List<String> order = Collections.synchronizedList(new ArrayList<>());
         List<Future<?>> waiters = new ArrayList<>();
         String[] names = {"first (b)", "second (a)", "third (b)"};
+        long queuedBefore = server.waiters();
         LeaseholdLockRegistry[] via = {b, a, b};
         for (int i = 0; i < 3; i++) {
             String name = names[i];
@@ -458,9 +460,9 @@ class LeaseholdLockRegistryTests {
                 }
                 return null;
             }));
-            // The next waiter must arrive at the server after this one: a request's trip over
-            // loopback takes far less than this, and there is no server-side hook to wait on.
-            Thread.sleep(300);
+            // The next waiter must reach the server's queue after this one: wait until it is queued.
+            long queued = queuedBefore + i + 1;
+            await().atMost(Duration.ofSeconds(10)).until(() -> server.waiters() >= queued);
         }
         assertThat(order).isEmpty();
         holder.unlock();
@@ -580,7 +582,10 @@ class LeaseholdLockRegistryTests {
             }
         });
         started.await();
-        Thread.sleep(300); // let the waiter's acquire reach the server's queue
+        // the interrupt must come while the waiter is blocked inside lockInterruptibly (on this
+        // registry's local lock for the key, or on the server's answer), not before it got there
+        await().atMost(Duration.ofSeconds(10)).until(() -> waiter.get().getState() == Thread.State.WAITING
+                || waiter.get().getState() == Thread.State.TIMED_WAITING);
         waiter.get().interrupt();
         assertThat(f.get(10, TimeUnit.SECONDS)).isInstanceOf(InterruptedException.class);
         holder.unlock();

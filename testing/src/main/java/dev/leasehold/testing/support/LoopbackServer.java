@@ -2,9 +2,14 @@ package dev.leasehold.testing.support;
 
 import java.io.IOException;
 import java.io.UncheckedIOException;
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Comparator;
 import java.util.List;
@@ -25,18 +30,22 @@ import java.util.stream.Stream;
 public final class LoopbackServer implements AutoCloseable {
 
     private static final Pattern LISTENING = Pattern.compile("Leasehold protocol listening on [^:]+:(\\d+)");
+    private static final Pattern HTTP = Pattern.compile("Netty started on port (\\d+)");
+    private static final Pattern WAITERS = Pattern.compile("(?m)^leasehold_waiters(?:\\{[^}]*\\})? ([0-9.eE+-]+)$");
     private static LoopbackServer shared;
 
     private final Process process;
     private final Path dir;
     private final Path log;
     private final int port;
+    private final int httpPort;
 
-    private LoopbackServer(Process process, Path dir, Path log, int port) {
+    private LoopbackServer(Process process, Path dir, Path log, int port, int httpPort) {
         this.process = process;
         this.dir = dir;
         this.log = log;
         this.port = port;
+        this.httpPort = httpPort;
     }
 
     /** One server for the whole test JVM, started on first use. */
@@ -71,8 +80,9 @@ public final class LoopbackServer implements AutoCloseable {
             while (System.nanoTime() - deadline < 0) {
                 String out = Files.readString(log, StandardCharsets.UTF_8);
                 Matcher m = LISTENING.matcher(out);
-                if (m.find()) {
-                    return new LoopbackServer(p, dir, log, Integer.parseInt(m.group(1)));
+                Matcher http = HTTP.matcher(out);
+                if (m.find() && http.find()) {
+                    return new LoopbackServer(p, dir, log, Integer.parseInt(m.group(1)), Integer.parseInt(http.group(1)));
                 }
                 if (!p.isAlive()) {
                     throw new IllegalStateException("server exited with " + p.exitValue() + ":\n" + out);
@@ -92,6 +102,34 @@ public final class LoopbackServer implements AutoCloseable {
     /** The protocol port on 127.0.0.1. */
     public int port() {
         return port;
+    }
+
+    /** The HTTP (Actuator) port on 127.0.0.1. */
+    public int httpPort() {
+        return httpPort;
+    }
+
+    /**
+     * Acquires queued on the server right now, all keys ({@code leasehold_waiters}, scraped): what
+     * a test waits on to know that a request reached the server's queue, instead of sleeping.
+     */
+    public long waiters() {
+        HttpRequest request = HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + httpPort + "/actuator/prometheus"))
+                .timeout(Duration.ofSeconds(10)).GET().build();
+        try {
+            HttpResponse<String> r = HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1).build()
+                    .send(request, HttpResponse.BodyHandlers.ofString());
+            Matcher m = WAITERS.matcher(r.body());
+            if (r.statusCode() != 200 || !m.find()) {
+                throw new IllegalStateException("no leasehold_waiters in the scrape (" + r.statusCode() + ")");
+            }
+            return (long) Double.parseDouble(m.group(1));
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new IllegalStateException(e);
+        }
     }
 
     /** {@code 127.0.0.1:port}, as the client takes it. */

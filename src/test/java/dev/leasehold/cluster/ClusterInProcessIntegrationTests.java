@@ -22,7 +22,7 @@ import dev.leasehold.cluster.ClusterFaultIntegrationTests.Conn;
  * leader, and a new leader keeps every lease the old one granted (promotion), with the exact
  * token, and continues the token counter.
  */
-class ClusterInProcessTests {
+class ClusterInProcessIntegrationTests {
 
     @TempDir
     Path dir;

@@ -36,7 +36,7 @@ import net.javacrumbs.shedlock.core.SimpleLock;
  * The starter's auto-configuration with {@link ApplicationContextRunner}, against a real
  * Leasehold server where a client must talk to one.
  */
-class LeaseholdAutoConfigurationTests {
+class LeaseholdAutoConfigurationIntegrationTests {
 
     private static LoopbackServer server;
 

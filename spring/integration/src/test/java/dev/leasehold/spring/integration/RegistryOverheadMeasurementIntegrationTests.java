@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import java.util.Arrays;
 
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.condition.EnabledIfSystemProperty;
 
 import dev.leasehold.client.AcquireOutcome;
 import dev.leasehold.client.ClientOptions;
@@ -16,9 +17,12 @@ import dev.leasehold.testing.support.LoopbackServer;
  * one thread, uncontended, loopback, p50/p90/p99 of {@code lock(); unlock();} against
  * {@code acquire(key, 0, 30); release()}, with renewal on (the default: a keep-alive per grant)
  * and off. Interleaved rounds so that noise from the shared machine hits both alike. Output in
- * {@code target/surefire-reports/*RegistryOverheadMeasurementTests-output.txt}.
+ * {@code target/failsafe-reports/*RegistryOverheadMeasurementIntegrationTests-output.txt}. A
+ * measurement, not a test, so it runs only when asked: {@code -Dleasehold.measure=true}
+ * (docs/testing.md).
  */
-class RegistryOverheadMeasurementTests {
+@EnabledIfSystemProperty(named = "leasehold.measure", matches = "true")
+class RegistryOverheadMeasurementIntegrationTests {
 
     private static final int WARMUP = 2_000;
     private static final int ROUNDS = 3_000;

@@ -24,7 +24,7 @@ import dev.leasehold.testing.FaultProxy;
  * in-test fake server. The protocol semantics are proven against the real server in
  * {@code ClientSemanticsIntegrationTests}.
  */
-class ClientMechanicsTests {
+class ClientMechanicsIntegrationTests {
 
     private FakeLockServer server;
     private FaultProxy proxy;

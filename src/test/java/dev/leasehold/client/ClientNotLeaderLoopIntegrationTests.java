@@ -30,7 +30,7 @@ import dev.leasehold.protocol.RequestReader;
  * why they are scripted. The semantics against real nodes are in
  * {@code ClientClusterFaultIntegrationTests}.
  */
-class ClientNotLeaderLoopTests {
+class ClientNotLeaderLoopIntegrationTests {
 
     /** A node that is up (answers Ping) and names {@code other} as the leader on any lock request. */
     private static final class NamingFollower implements AutoCloseable {

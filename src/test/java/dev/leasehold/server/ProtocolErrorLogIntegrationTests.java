@@ -22,7 +22,7 @@ import dev.leasehold.testing.RawClient;
 import dev.leasehold.testing.TestServer;
 
 /** Protocol errors are logged at most once per interval at WARN, with a count; the metric stays exact. */
-class ProtocolErrorLogTests {
+class ProtocolErrorLogIntegrationTests {
 
     private final ListAppender<ILoggingEvent> appender = new ListAppender<>();
     private final Logger logger = (Logger) LoggerFactory.getLogger(SessionHandler.class);

@@ -10,7 +10,7 @@ import java.util.HexFormat;
 import java.util.Random;
 
 import org.junit.jupiter.api.Test;
-import dev.leasehold.testing.Seeds;
+import dev.leasehold.testing.support.Seeds;
 
 class Utf8Tests {
 
