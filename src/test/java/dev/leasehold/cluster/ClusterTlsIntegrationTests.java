@@ -79,7 +79,7 @@ class ClusterTlsIntegrationTests {
             long termBefore = term(actuators[next]);
 
             TestPki foreign = TestPki.ca("Somebody else's CA");
-            TestPki.Issued selfSigned = TlsCluster.nodeCert(foreign, "n1"); // claims to be n1, wrong CA
+            TestPki.Issued selfSigned = PeerCerts.nodeCert(foreign, "n1"); // claims to be n1, wrong CA
             TestPki.Issued intruder = cluster.ca.peer("intruder", new GeneralName(GeneralName.iPAddress, "127.0.0.1"),
                     new GeneralName(GeneralName.uniformResourceIdentifier, "spiffe://leasehold-test/intruder"));
 

@@ -45,7 +45,7 @@ class ClusterTlsRotationIntegrationTests {
         try (TlsCluster cluster = new TlsCluster(dir)) {
             Path[] certs = new Path[3];
             for (int i = 0; i < 3; i++) {
-                certs[i] = cluster.writeCerts(i, TlsCluster.nodeCert(cluster.ca, TlsCluster.IDS[i]));
+                certs[i] = cluster.writeCerts(i, PeerCerts.nodeCert(cluster.ca, TlsCluster.IDS[i]));
                 cluster.launch(i, reloading(cluster.props(i, certs[i])));
             }
             for (int i = 0; i < 3; i++) {
@@ -75,7 +75,7 @@ class ClusterTlsRotationIntegrationTests {
             X509Certificate[] rotated = new X509Certificate[3];
             long t0 = System.nanoTime();
             for (int i = 0; i < 3; i++) {
-                TestPki.Issued next = TlsCluster.nodeCert(cluster.ca, TlsCluster.IDS[i]);
+                TestPki.Issued next = PeerCerts.nodeCert(cluster.ca, TlsCluster.IDS[i]);
                 next.writePem(certs[i].resolve("tls.crt"), certs[i].resolve("tls.key"));
                 rotated[i] = next.certificate();
             }
@@ -118,7 +118,7 @@ class ClusterTlsRotationIntegrationTests {
 
     /** The certificate node i presents to a new connection (the client shows a member certificate). */
     private static X509Certificate servedCertificate(TlsCluster cluster, int i) throws IOException {
-        TestPki.Issued client = TlsCluster.nodeCert(cluster.ca, TlsCluster.IDS[(i + 1) % 3]);
+        TestPki.Issued client = PeerCerts.nodeCert(cluster.ca, TlsCluster.IDS[(i + 1) % 3]);
         try (SSLSocket s = (SSLSocket) cluster.ca.sslContext(client).getSocketFactory().createSocket("127.0.0.1",
                 cluster.raftPorts[i])) {
             s.setSoTimeout(5000);

@@ -35,13 +35,13 @@ class ClusterTlsStartupIntegrationTests {
             // A certificate for listening only: the same certificate must also dial.
             cluster.launch(1, cluster.props(1, cluster.writeCerts(1, cluster.ca.serverOnly("n2",
                     new GeneralName(GeneralName.iPAddress, "127.0.0.1"),
-                    new GeneralName(GeneralName.uniformResourceIdentifier, TlsCluster.uri("n2"))))));
+                    new GeneralName(GeneralName.uniformResourceIdentifier, PeerCerts.uri("n2"))))));
             assertThat(cluster.nodes[1].awaitExit(120_000)).as("serverAuth-only certificate").isNotNull().isNotZero();
             assertThat(cluster.nodes[1].output()).contains("Invalid leasehold.cluster.tls.bundle = peer: certificate",
                     "lacks the clientAuth extended key usage");
 
             // A certificate for another node: n2's bundle holds n3's certificate.
-            cluster.launch(1, cluster.props(1, cluster.writeCerts(1, TlsCluster.nodeCert(cluster.ca, "n3"))));
+            cluster.launch(1, cluster.props(1, cluster.writeCerts(1, PeerCerts.nodeCert(cluster.ca, "n3"))));
             assertThat(cluster.nodes[1].awaitExit(120_000)).as("certificate naming another node").isNotNull()
                     .isNotZero();
             assertThat(cluster.nodes[1].output()).contains("Invalid leasehold.cluster.tls.bundle = peer: certificate",

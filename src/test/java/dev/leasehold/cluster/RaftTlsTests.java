@@ -34,7 +34,7 @@ class RaftTlsTests {
     private static ClusterSettings settings() {
         Map<String, ClusterSettings.Peer> peers = new LinkedHashMap<>();
         for (String id : new String[] {"n1", "n2", "n3"}) {
-            peers.put(id, new ClusterSettings.Peer("127.0.0.1:1", "127.0.0.1:2", "uri:" + TlsCluster.uri(id)));
+            peers.put(id, new ClusterSettings.Peer("127.0.0.1:1", "127.0.0.1:2", "uri:" + PeerCerts.uri(id)));
         }
         return new ClusterSettings("n1", peers, Path.of("raft"), Duration.ofMillis(750), Duration.ofMillis(1500), 256,
                 1, 65536, 100_000);
@@ -61,7 +61,7 @@ class RaftTlsTests {
 
     @Test
     void aNodeCertificateWithBothUsagesThatNamesThisNodeIsAccepted() throws Exception {
-        RaftTls tls = raftTls(TlsCluster.nodeCert(CA, "n1"));
+        RaftTls tls = raftTls(PeerCerts.nodeCert(CA, "n1"));
         assertThat(tls.serverParameters()).isNotNull();
         assertThat(tls.clientParameters()).isNotNull();
     }
@@ -69,7 +69,7 @@ class RaftTlsTests {
     @Test
     void aCertificateWithoutClientAuthIsRefusedNamingTheProperty() {
         TestPki.Issued serverOnly = CA.serverOnly("n1", new GeneralName(GeneralName.uniformResourceIdentifier,
-                TlsCluster.uri("n1")));
+                PeerCerts.uri("n1")));
         assertThatThrownBy(() -> raftTls(serverOnly)).isInstanceOf(IllegalStateException.class)
                 .hasMessageStartingWith("Invalid leasehold.cluster.tls.bundle = peer: certificate CN=n1")
                 .hasMessageContaining("lacks the clientAuth extended key usage, needed to dial peers");
@@ -77,13 +77,13 @@ class RaftTlsTests {
 
     @Test
     void aCertificateForAnotherNodeIsRefusedSayingWhatThePeersExpect() {
-        assertThatThrownBy(() -> raftTls(TlsCluster.nodeCert(CA, "n2")))
+        assertThatThrownBy(() -> raftTls(PeerCerts.nodeCert(CA, "n2")))
                 .hasMessageContaining("does not name node n1: its peers expect uri:spiffe://leasehold-test/n1");
     }
 
     @Test
     void aBundleWithoutAKeyIsRefused() throws Exception {
-        TestPki.Issued own = TlsCluster.nodeCert(CA, "n1");
+        TestPki.Issued own = PeerCerts.nodeCert(CA, "n1");
         assertThatThrownBy(() -> new RaftTls(PROPERTY, settings(), km(own), tm(CA), null, new PeerRefusals(() -> 0)))
                 .hasMessageContaining("the bundle has no key entry");
     }
@@ -92,10 +92,10 @@ class RaftTlsTests {
     void theTrustManagerRefusesForeignChainsAndNonMembersWithTheirReason() throws Exception {
         PeerTrustManager trust = new PeerTrustManager(tm(CA), PeerIdentities.of(settings().peers()),
                 new PeerRefusals(() -> 0));
-        TestPki.Issued member = TlsCluster.nodeCert(CA, "n2");
+        TestPki.Issued member = PeerCerts.nodeCert(CA, "n2");
         trust.checkClientTrusted(chain(member), "ECDHE_ECDSA");
 
-        TestPki.Issued foreign = TlsCluster.nodeCert(TestPki.ca("foreign"), "n2");
+        TestPki.Issued foreign = PeerCerts.nodeCert(TestPki.ca("foreign"), "n2");
         assertThatThrownBy(() -> trust.checkClientTrusted(chain(foreign), "ECDHE_ECDSA"))
                 .isInstanceOfSatisfying(PeerTrustManager.PeerRefusedException.class,
                         e -> assertThat(e.reason()).isEqualTo(PeerRefusals.Reason.UNTRUSTED));
@@ -112,7 +112,7 @@ class RaftTlsTests {
         TestPki next = TestPki.ca("next");
         PeerTrustManager trust = new PeerTrustManager(tm(CA), PeerIdentities.of(settings().peers()),
                 new PeerRefusals(() -> 0));
-        TestPki.Issued fromNext = TlsCluster.nodeCert(next, "n3");
+        TestPki.Issued fromNext = PeerCerts.nodeCert(next, "n3");
         assertThatThrownBy(() -> trust.checkClientTrusted(chain(fromNext), "ECDHE_ECDSA"));
         trust.update(tm(next));
         trust.checkClientTrusted(chain(fromNext), "ECDHE_ECDSA");
@@ -120,8 +120,8 @@ class RaftTlsTests {
 
     @Test
     void theReloadingKeyManagerPresentsTheNewCertificateAndKeepsEachAliasWithItsOwnKey() throws Exception {
-        TestPki.Issued first = TlsCluster.nodeCert(CA, "n1");
-        TestPki.Issued second = TlsCluster.nodeCert(CA, "n1");
+        TestPki.Issued first = PeerCerts.nodeCert(CA, "n1");
+        TestPki.Issued second = PeerCerts.nodeCert(CA, "n1");
         ReloadingKeyManager keys = new ReloadingKeyManager(km(first));
         String before = keys.chooseEngineServerAlias("EC", null, null);
         assertThat(keys.getCertificateChain(before)[0]).isEqualTo(first.certificate());

@@ -8,8 +8,6 @@ import java.nio.file.Path;
 import java.util.Map;
 import java.util.concurrent.TimeUnit;
 
-import org.bouncycastle.asn1.x509.GeneralName;
-
 import dev.leasehold.cluster.ClusterFaultIntegrationTests.Conn;
 import dev.leasehold.testing.Actuator;
 import dev.leasehold.testing.ServerProcess;
@@ -42,16 +40,6 @@ final class TlsCluster implements AutoCloseable {
         }
     }
 
-    static String uri(String id) {
-        return "spiffe://leasehold-test/" + id;
-    }
-
-    /** A node certificate from {@code issuer} naming {@code id}. */
-    static TestPki.Issued nodeCert(TestPki issuer, String id) {
-        return issuer.peer(id, new GeneralName(GeneralName.iPAddress, "127.0.0.1"),
-                new GeneralName(GeneralName.uniformResourceIdentifier, uri(id)));
-    }
-
     /** Writes tls.crt, tls.key, ca.crt for node i; returns its certificate directory. */
     Path writeCerts(int i, TestPki.Issued cert) throws IOException {
         Path certs = Files.createDirectories(dir.resolve("certs-" + IDS[i]));
@@ -69,7 +57,7 @@ final class TlsCluster implements AutoCloseable {
             String prefix = "leasehold.cluster.peers." + IDS[j];
             p.put(prefix + ".raft-address", "127.0.0.1:" + raftPorts[j]);
             p.put(prefix + ".client-address", "127.0.0.1:" + clientPorts[j]);
-            p.put(prefix + ".identity", "uri:" + uri(IDS[j]));
+            p.put(prefix + ".identity", "uri:" + PeerCerts.uri(IDS[j]));
         }
         if (certs != null) {
             p.put("leasehold.cluster.tls.bundle", "peer");
@@ -82,7 +70,7 @@ final class TlsCluster implements AutoCloseable {
 
     /** Starts node i with TLS (a fresh certificate naming it) and does not wait. */
     void launchTls(int i) throws IOException {
-        nodes[i] = ServerProcess.launch(dir.resolve(IDS[i]), props(i, writeCerts(i, nodeCert(ca, IDS[i]))));
+        nodes[i] = ServerProcess.launch(dir.resolve(IDS[i]), props(i, writeCerts(i, PeerCerts.nodeCert(ca, IDS[i]))));
     }
 
     /** Starts node i with these settings and does not wait. */
