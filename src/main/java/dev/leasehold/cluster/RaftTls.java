@@ -130,6 +130,8 @@ public final class RaftTls {
         GrpcConfigKeys.Server.setTlsConf(p, config());
         GrpcConfigKeys.Admin.setTlsConf(p, config());
         GrpcConfigKeys.Client.setTlsConf(p, config());
+        // gRPC's Internal* negotiator API (public, not stable): a Ratis upgrade that changes it
+        // breaks the build or ClusterTlsIntegrationTests, whose refusal counts come through here.
         GrpcConfigKeys.Server.setServicesCustomizer(p, (builder, types) -> builder.protocolNegotiator(
                 new PeerHandshakes(InternalProtocolNegotiators.serverTls(listening), refusals)));
         return p;
