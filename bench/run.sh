@@ -30,6 +30,8 @@
 #                       ETCD_BASE_PORT (default 23790) and the 5 ports above it are etcd's.
 #                       The comparison: CLUSTER=1 bench/run.sh --targets cluster,cluster-client,etcd
 #                       --workloads w1,w1p,w2,lat
+#   RAFT_TLS=1          with CLUSTER=1: the cluster's Raft port runs mutual TLS (bin/leasehold-cluster
+#                       makes the certificates); compare with a run without it for TLS's cost
 #
 # It builds the server and client (tests skipped: CI runs them) and this load generator, starts
 # the server (fresh temp data dir, ports it picks itself) and, for the Redis targets, redis-server

@@ -2,6 +2,7 @@ package dev.leasehold.cluster;
 
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Collections;
 import java.util.List;
@@ -16,6 +17,7 @@ import java.util.function.LongConsumer;
 
 import org.apache.ratis.client.RaftClient;
 import org.apache.ratis.client.RaftClientConfigKeys;
+import org.apache.ratis.conf.Parameters;
 import org.apache.ratis.conf.RaftProperties;
 import org.apache.ratis.grpc.GrpcConfigKeys;
 import org.apache.ratis.protocol.ClientId;
@@ -59,6 +61,12 @@ import dev.leasehold.server.ServingGate;
  * the queued Acquires, sends {@code X 9} on every session and empties the registry. A node that
  * does not serve answers {@code X 8} with the leader's client address.
  *
+ * <h2>Transport</h2>
+ * With a {@link RaftTls} every Raft connection (peers, and Ratis's admin and client services, which
+ * share the Raft port) is mutual TLS between member certificates; without one it is plaintext.
+ * Before it starts Raft, the node probes its reachable peers and refuses to start if one speaks
+ * the other transport ({@link PeerProbe}).
+ *
  * <h2>Failure of the log</h2>
  * {@code notifyLogFailed} halts the process: a node that cannot append must not go on serving.
  */
@@ -76,6 +84,8 @@ public final class ClusterNode implements ServingGate, SmartLifecycle, LockState
     private final Proposer proposer;
     private final LockStateMachine stateMachine;
     private final Runnable onFatal;
+    /** Mutual TLS on the Raft port and to the peers; null: plaintext. */
+    private final RaftTls tls;
     private final AtomicLong leaderChanges = new AtomicLong();
     private volatile LongConsumer commitObserver = nanos -> {
     };
@@ -103,7 +113,16 @@ public final class ClusterNode implements ServingGate, SmartLifecycle, LockState
      * @param onFatal what a log failure does: halt the process (tests record it instead)
      */
     public ClusterNode(ClusterSettings settings, NanoClock clock, Runnable onFatal) {
+        this(settings, clock, onFatal, null);
+    }
+
+    /**
+     * @param onFatal what a log failure does: halt the process (tests record it instead)
+     * @param tls mutual TLS for every Raft connection, or null for plaintext
+     */
+    public ClusterNode(ClusterSettings settings, NanoClock clock, Runnable onFatal, RaftTls tls) {
         this.settings = settings;
+        this.tls = tls;
         this.clock = clock;
         this.onFatal = onFatal;
         this.selfId = RaftPeerId.valueOf(settings.nodeId());
@@ -158,8 +177,10 @@ public final class ClusterNode implements ServingGate, SmartLifecycle, LockState
             return t;
         });
         RaftProperties props = raftProperties();
+        checkPeersSpeakAsWeDo();
         try {
             raftServer = RaftServer.newBuilder().setServerId(selfId).setGroup(group).setProperties(props)
+                    .setParameters(tls == null ? new Parameters() : tls.serverParameters())
                     .setStateMachine(stateMachine).setOption(RaftStorage.StartupOption.RECOVER).build();
             raftServer.start();
         } catch (IOException e) {
@@ -170,8 +191,36 @@ public final class ClusterNode implements ServingGate, SmartLifecycle, LockState
         client = newClient();
         proposer.start();
         running = true;
-        LOG.info("Cluster node {} started: Raft on {}, peers {}, data in {}", settings.nodeId(),
-                settings.self().raftAddress(), settings.peers().keySet(), settings.raftDir());
+        LOG.info("Cluster node {} started: Raft on {} ({}), peers {}, data in {}", settings.nodeId(),
+                settings.self().raftAddress(), tls == null ? "plaintext" : "mutual TLS, " + tls.property(),
+                settings.peers().keySet(), settings.raftDir());
+    }
+
+    /**
+     * Mixed settings fail fast: a TLS node that reaches a plaintext peer, or a plaintext node that
+     * reaches a TLS peer, stops here naming the setting, rather than joining a cluster it can
+     * never talk to. Peers not up yet are not known and do not stop the start.
+     */
+    private void checkPeersSpeakAsWeDo() {
+        Duration timeout = Duration.ofMillis(Math.max(1000, settings.electionTimeoutMin().toMillis()));
+        for (Map.Entry<String, ClusterSettings.Peer> e : settings.peers().entrySet()) {
+            if (e.getKey().equals(settings.nodeId())) {
+                continue;
+            }
+            String address = e.getValue().raftAddress();
+            PeerProbe.Speaks speaks = PeerProbe.probe(address, tls == null ? null : tls.keyManager(), timeout);
+            if (tls == null && speaks == PeerProbe.Speaks.TLS) {
+                throw new IllegalStateException("Node " + settings.nodeId() + " has no leasehold.cluster.tls.bundle, "
+                        + "but peer " + e.getKey() + " at " + address + " speaks TLS on its Raft port: it would refuse "
+                        + "this node. Set leasehold.cluster.tls.bundle on every node of the cluster, or on none");
+            }
+            if (tls != null && speaks == PeerProbe.Speaks.PLAINTEXT) {
+                throw new IllegalStateException("Node " + settings.nodeId() + " has " + tls.property()
+                        + ", but peer " + e.getKey() + " at " + address + " speaks plaintext on its Raft port: set "
+                        + "leasehold.cluster.tls.bundle on every node of the cluster, or on none");
+            }
+            LOG.debug("Peer {} at {}: {}", e.getKey(), address, speaks);
+        }
     }
 
     /** The admin client (leadership transfer on drain), aimed at this node. */
@@ -179,7 +228,8 @@ public final class ClusterNode implements ServingGate, SmartLifecycle, LockState
         RaftProperties clientProps = new RaftProperties();
         RaftClientConfigKeys.Rpc.setRequestTimeout(clientProps,
                 TimeDuration.valueOf(settings.electionTimeoutMax().toMillis(), TimeUnit.MILLISECONDS));
-        return RaftClient.newBuilder().setProperties(clientProps).setRaftGroup(group).setClientId(ClientId.randomId())
+        return RaftClient.newBuilder().setProperties(clientProps).setRaftGroup(group)
+                .setParameters(tls == null ? new Parameters() : tls.clientParameters()).setClientId(ClientId.randomId())
                 .setLeaderId(selfId).setRetryPolicy(RetryPolicies.retryUpToMaximumCountWithFixedSleep(3,
                         TimeDuration.valueOf(20, TimeUnit.MILLISECONDS))).build();
     }
@@ -188,7 +238,12 @@ public final class ClusterNode implements ServingGate, SmartLifecycle, LockState
         RaftProperties p = new RaftProperties();
         RaftServerConfigKeys.setStorageDir(p, Collections.singletonList(settings.raftDir().toFile()));
         String raft = settings.self().raftAddress();
-        GrpcConfigKeys.Server.setPort(p, Integer.parseInt(raft.substring(raft.lastIndexOf(':') + 1)));
+        int port = Integer.parseInt(raft.substring(raft.lastIndexOf(':') + 1));
+        GrpcConfigKeys.Server.setPort(p, port);
+        // Ratis's admin service (setConfiguration, transferLeadership) and client service on the
+        // Raft port itself, behind its mutual TLS when on: never on a port of their own.
+        GrpcConfigKeys.Admin.setPort(p, port);
+        GrpcConfigKeys.Client.setPort(p, port);
         TimeDuration min = TimeDuration.valueOf(settings.electionTimeoutMin().toMillis(), TimeUnit.MILLISECONDS);
         TimeDuration max = TimeDuration.valueOf(settings.electionTimeoutMax().toMillis(), TimeUnit.MILLISECONDS);
         RaftServerConfigKeys.Rpc.setTimeoutMin(p, min);

@@ -25,8 +25,21 @@ public record ClusterSettings(String nodeId, Map<String, Peer> peers, Path raftD
      *
      * @param raftAddress host:port of its Raft (gRPC) endpoint
      * @param clientAddress host:port clients use for the lock protocol (named in {@code X 8} hints)
+     * @param identity with cluster TLS, the typed SAN ({@code dns:}, {@code ip:}, {@code uri:}) that
+     *        names this node in its certificate; null: its {@code raftAddress} host (see {@link PeerIdentities})
      */
-    public record Peer(String raftAddress, String clientAddress) {
+    public record Peer(String raftAddress, String clientAddress, String identity) {
+
+        /** A peer named by the host of its Raft address. */
+        public Peer(String raftAddress, String clientAddress) {
+            this(raftAddress, clientAddress, null);
+        }
+
+        /** The host part of {@code raftAddress} (brackets of an IPv6 literal removed). */
+        public String raftHost() {
+            String host = raftAddress.substring(0, raftAddress.lastIndexOf(':'));
+            return host.startsWith("[") && host.endsWith("]") ? host.substring(1, host.length() - 1) : host;
+        }
     }
 
     /** This node's addresses. */

@@ -4,7 +4,9 @@ import org.springframework.boot.autoconfigure.condition.ConditionalOnProperty;
 
 import dev.leasehold.cluster.ClusterNode;
 import dev.leasehold.health.ClusterHealthIndicator;
+import dev.leasehold.cluster.PeerRefusals;
 import dev.leasehold.metrics.ClusterMetrics;
+import dev.leasehold.metrics.PeerRefusalMetrics;
 
 import org.springframework.beans.factory.ObjectProvider;
 import org.springframework.context.annotation.Bean;
@@ -103,5 +105,12 @@ public class ActuatorConfiguration {
     @ConditionalOnProperty(prefix = "leasehold.cluster", name = "node-id")
     ClusterMetrics clusterMetrics(ClusterNode node) {
         return new ClusterMetrics(node);
+    }
+
+    /** Cluster mode: Raft connections refused by cluster TLS, by reason. */
+    @Bean
+    @ConditionalOnProperty(prefix = "leasehold.cluster", name = "node-id")
+    PeerRefusalMetrics peerRefusalMetrics(PeerRefusals refusals) {
+        return new PeerRefusalMetrics(refusals);
     }
 }

@@ -7,11 +7,14 @@ import java.util.Map;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnProperty;
+import org.springframework.boot.ssl.SslBundles;
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
 
 import dev.leasehold.cluster.ClusterNode;
 import dev.leasehold.cluster.ClusterSettings;
+import dev.leasehold.cluster.PeerRefusals;
+import dev.leasehold.cluster.RaftTls;
 import dev.leasehold.registry.DecisionLog;
 import dev.leasehold.registry.LeaseHorizon;
 import dev.leasehold.registry.LockRegistry;
@@ -32,9 +35,18 @@ public class ClusterConfiguration {
 
     private static final Logger LOG = LoggerFactory.getLogger(ClusterConfiguration.class);
 
+    /** Refused Raft connections (cluster TLS); the meter exists, at 0, on a plaintext cluster too. */
     @Bean
-    ClusterNode clusterNode(LeaseholdProperties props, NanoClock clock, Path leaseholdDataDir) {
-        return new ClusterNode(settings(props.cluster(), leaseholdDataDir), clock, () -> Runtime.getRuntime().halt(70));
+    PeerRefusals peerRefusals(NanoClock clock) {
+        return new PeerRefusals(clock);
+    }
+
+    @Bean
+    ClusterNode clusterNode(LeaseholdProperties props, NanoClock clock, Path leaseholdDataDir, SslBundles bundles,
+            PeerRefusals refusals) {
+        ClusterSettings settings = settings(props.cluster(), leaseholdDataDir);
+        RaftTls tls = ClusterTlsConfiguration.raftTls(props.cluster().tls(), settings, bundles, refusals);
+        return new ClusterNode(settings, clock, () -> Runtime.getRuntime().halt(70), tls);
     }
 
     @Bean
@@ -46,7 +58,7 @@ public class ClusterConfiguration {
     /** The node's settings from {@code leasehold.cluster.*} (already validated by name). */
     static ClusterSettings settings(LeaseholdProperties.Cluster c, Path dataDir) {
         Map<String, ClusterSettings.Peer> peers = new LinkedHashMap<>();
-        c.peers().forEach((id, p) -> peers.put(id, new ClusterSettings.Peer(p.raftAddress(), p.clientAddress())));
+        c.peers().forEach((id, p) -> peers.put(id, new ClusterSettings.Peer(p.raftAddress(), p.clientAddress(), p.identity())));
         return new ClusterSettings(c.nodeId(), peers, dataDir.resolve("raft"), c.electionTimeoutMin(),
                 c.electionTimeoutMax(), c.maxBatch(), c.maxInFlight(), c.maxPending(), c.snapshotEvery());
     }

@@ -142,7 +142,7 @@ public record LeaseholdProperties(
             }
             check(acl.get(identity) != null, "leasehold.acl", identity, "needs a list of key prefixes");
         }
-        cluster = cluster != null ? cluster : new Cluster(null, null, null, null, 256, 8, 65536, 100_000);
+        cluster = cluster != null ? cluster : new Cluster(null, null, null, null, 256, 8, 65536, 100_000, null);
         check(!cluster.enabled() || maxKeyBytes <= 65535, "leasehold.max-key-bytes", maxKeyBytes,
                 "must be at most 65535 in cluster mode");
         check(acl.isEmpty() || tls.clientAuth() != ClientAuth.NONE, "leasehold.acl", acl.keySet(),
@@ -191,13 +191,15 @@ public record LeaseholdProperties(
      *        nodes: W1 pipelined 3.6-8.3 k -> 7.6-15.3 k pairs/s against 8 in flight)
      * @param maxPending decisions waiting to be proposed; past it Acquires get {@code B}
      * @param snapshotEvery Raft log entries between snapshots; the log is purged up to each snapshot
+     * @param tls mutual TLS on every Raft connection (docs/security.md); off unless {@code tls.bundle} is set
      */
     public record Cluster(String nodeId, Map<String, Peer> peers, @DefaultValue("750ms") Duration electionTimeoutMin,
             @DefaultValue("1500ms") Duration electionTimeoutMax, @DefaultValue("256") int maxBatch,
             @DefaultValue("1") int maxInFlight, @DefaultValue("65536") int maxPending,
-            @DefaultValue("100000") long snapshotEvery) {
+            @DefaultValue("100000") long snapshotEvery, @DefaultValue ClusterTls tls) {
 
         public Cluster {
+            tls = tls != null ? tls : new ClusterTls(null);
             peers = peers == null ? Map.of() : Collections.unmodifiableMap(new LinkedHashMap<>(peers));
             electionTimeoutMin = electionTimeoutMin != null ? electionTimeoutMin : Duration.ofMillis(750);
             electionTimeoutMax = electionTimeoutMax != null ? electionTimeoutMax : Duration.ofMillis(1500);
@@ -216,6 +218,8 @@ public record LeaseholdProperties(
                             p == null ? null : p.raftAddress(), "must be host:port");
                     check(hostPort(p.clientAddress()), prefix + ".client-address", p.clientAddress(),
                             "must be host:port");
+                    check(p.identity() == null || p.identity().matches("(dns|ip|uri):.+"), prefix + ".identity",
+                            p.identity(), "must be dns:<name>, ip:<address> or uri:<uri> (a subject alternative name)");
                 }
             }
             check(!electionTimeoutMin.isNegative() && electionTimeoutMin.toMillis() >= 100,
@@ -256,8 +260,26 @@ public record LeaseholdProperties(
          *
          * @param raftAddress host:port of its Raft endpoint (gRPC)
          * @param clientAddress host:port of its lock protocol port, as clients reach it
+         * @param identity with cluster TLS, the subject alternative name ({@code dns:}, {@code ip:} or
+         *        {@code uri:}) its certificate must carry to be accepted as this member; unset: a DNS or
+         *        IP SAN equal to the host of {@code raft-address}
          */
-        public record Peer(String raftAddress, String clientAddress) {
+        public record Peer(String raftAddress, String clientAddress, String identity) {
+        }
+
+        /**
+         * Mutual TLS between the nodes.
+         *
+         * @param bundle the Spring SSL bundle ({@code spring.ssl.bundle.pem.<name>} or {@code .jks.<name>})
+         *        used to listen and to dial on every Raft connection: its key (a certificate with both
+         *        serverAuth and clientAuth usages that names this node) and its trust (the cluster's CA)
+         */
+        public record ClusterTls(String bundle) {
+
+            /** True when Raft connections use mutual TLS. */
+            public boolean enabled() {
+                return bundle != null && !bundle.isBlank();
+            }
         }
     }
 
