@@ -167,7 +167,8 @@ every peer by its stable DNS name. The node id comes from the pod name (LEASEHOL
       "max-batch" ($c.maxBatch | int64)
       "max-in-flight" ($c.maxInFlight | int64)
       "max-pending" ($c.maxPending | int64)
-      "snapshot-every" ($c.snapshotEvery | int64) }}
+      "snapshot-every" ($c.snapshotEvery | int64)
+      "initial-token" ($c.initialToken | default 0 | int64) }}
 {{- if .Values.cluster.enabled }}
 {{- $replicas := .Values.cluster.replicas | int }}
 {{- if eq (mod $replicas 2) 0 }}

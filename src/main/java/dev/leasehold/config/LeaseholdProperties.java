@@ -133,7 +133,7 @@ public record LeaseholdProperties(
             }
             check(acl.get(identity) != null, "leasehold.acl", identity, "needs a list of key prefixes");
         }
-        cluster = cluster != null ? cluster : new Cluster(null, null, null, null, 256, 8, 65536, 100_000);
+        cluster = cluster != null ? cluster : new Cluster(null, null, null, null, 256, 8, 65536, 100_000, 0);
         check(!cluster.enabled() || maxKeyBytes <= 65535, "leasehold.max-key-bytes", maxKeyBytes,
                 "must be at most 65535 in cluster mode");
         check(acl.isEmpty() || tls.clientAuth() != ClientAuth.NONE, "leasehold.acl", acl.keySet(),
@@ -182,11 +182,14 @@ public record LeaseholdProperties(
      *        nodes: W1 pipelined 3.6-8.3 k -> 7.6-15.3 k pairs/s against 8 in flight)
      * @param maxPending decisions waiting to be proposed; past it Acquires get {@code B}
      * @param snapshotEvery Raft log entries between snapshots; the log is purged up to each snapshot
+     * @param initialToken the cluster issues tokens above this (and above its replicated counter):
+     *        set it, on every node, above the last token the resources have seen when a cluster
+     *        starts from empty disks (after a single node, or after losing every disk)
      */
     public record Cluster(String nodeId, Map<String, Peer> peers, @DefaultValue("750ms") Duration electionTimeoutMin,
             @DefaultValue("1500ms") Duration electionTimeoutMax, @DefaultValue("256") int maxBatch,
             @DefaultValue("1") int maxInFlight, @DefaultValue("65536") int maxPending,
-            @DefaultValue("100000") long snapshotEvery) {
+            @DefaultValue("100000") long snapshotEvery, @DefaultValue("0") long initialToken) {
 
         public Cluster {
             peers = peers == null ? Map.of() : Collections.unmodifiableMap(new LinkedHashMap<>(peers));
@@ -209,6 +212,8 @@ public record LeaseholdProperties(
                             "must be host:port");
                 }
             }
+            check(initialToken >= 0 && initialToken <= Long.MAX_VALUE / 2, "leasehold.cluster.initial-token", initialToken,
+                    "must be 0..2^62");
             check(!electionTimeoutMin.isNegative() && electionTimeoutMin.toMillis() >= 100,
                     "leasehold.cluster.election-timeout-min", electionTimeoutMin, "must be at least 100ms");
             check(electionTimeoutMax.compareTo(electionTimeoutMin) > 0 && electionTimeoutMax.toSeconds() <= 60,
