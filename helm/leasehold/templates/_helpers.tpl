@@ -194,7 +194,8 @@ every peer by its stable DNS name. The node id comes from the pod name (LEASEHOL
       "max-in-flight" ($c.maxInFlight | int64)
       "max-pending" ($c.maxPending | int64)
       "snapshot-every" ($c.snapshotEvery | int64)
-      "tls" (dict "bundle" (include "leasehold.peerTlsBundle" .)) }}
+      "tls" (dict "bundle" (include "leasehold.peerTlsBundle" .))
+      "initial-token" ($c.initialToken | default 0 | int64) }}
 {{- if .Values.cluster.enabled }}
 {{- $replicas := .Values.cluster.replicas | int }}
 {{- if eq (mod $replicas 2) 0 }}

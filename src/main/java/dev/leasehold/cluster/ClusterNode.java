@@ -143,6 +143,16 @@ public final class ClusterNode implements ServingGate, SmartLifecycle, LockState
         return proposer;
     }
 
+    /**
+     * No token of this cluster that this node knows of is higher: the replicated counter, or the
+     * last token it issued as leader if that is not applied yet (metric
+     * {@code leasehold_token_high_water}; an operator records it to set
+     * {@code leasehold.cluster.initial-token} after losing every disk).
+     */
+    public long tokenHighWater() {
+        return Math.max(Math.max(stateMachine.counter(), proposer.lastIssued()), settings.initialToken());
+    }
+
     /** The registry's token source: the replicated counter, continued by the serving leader. */
     public TokenSource tokens() {
         return proposer;
@@ -378,11 +388,12 @@ public final class ClusterNode implements ServingGate, SmartLifecycle, LockState
         registry.reset();
         registry.promote(table.held(), settings.electionTimeoutMax().toNanos());
         long epoch = ++epochs; // a session from an older epoch is never served again: it gets X 9
-        proposer.open(table.counter());
+        long above = Math.max(table.counter(), settings.initialToken()); // a new cluster's floor
+        proposer.open(above);
         leaderId = selfId;
         servingEpoch = epoch;
         LOG.info("Node {} serves as leader (term {}): {} grants promoted, tokens continue above {} ({} ms)",
-                settings.nodeId(), info.getCurrentTerm(), table.held().size(), table.counter(),
+                settings.nodeId(), info.getCurrentTerm(), table.held().size(), above,
                 TimeUnit.NANOSECONDS.toMillis(clock.nanoTime() - start));
     }
 

@@ -16,9 +16,11 @@ import java.util.Map;
  * @param maxInFlight batches proposed and not yet committed at most
  * @param maxPending decisions waiting to be proposed before Acquires get {@code B}
  * @param snapshotEvery log entries between snapshots (the log is purged up to the snapshot)
+ * @param initialToken a serving leader issues tokens above this and above the replicated
+ *        counter, whichever is higher: the floor of a new cluster (docs/cluster.md, "Tokens never go back")
  */
 public record ClusterSettings(String nodeId, Map<String, Peer> peers, Path raftDir, Duration electionTimeoutMin,
-        Duration electionTimeoutMax, int maxBatch, int maxInFlight, int maxPending, long snapshotEvery) {
+        Duration electionTimeoutMax, int maxBatch, int maxInFlight, int maxPending, long snapshotEvery, long initialToken) {
 
     /**
      * One node's addresses.

@@ -151,6 +151,11 @@ final class LockStateMachine extends BaseStateMachine {
     record Snapshot(List<ReplicatedTable.Held> held, long counter, TermIndex applied) {
     }
 
+    /** The replicated token counter: the highest token of any grant applied. */
+    synchronized long counter() {
+        return table.counter();
+    }
+
     synchronized int heldKeys() {
         return table.size();
     }

@@ -167,6 +167,11 @@ final class Proposer implements DecisionLog, TokenSource {
         return tokens.incrementAndGet();
     }
 
+    /** The last token this node issued as leader (0 if it never led since it started). */
+    long lastIssued() {
+        return tokens.get();
+    }
+
     /** A refused token here is a replication matter (queue full, or not serving), not a disk failure. */
     @Override
     public BusyReason noneReason() {

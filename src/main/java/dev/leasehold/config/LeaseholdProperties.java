@@ -142,7 +142,7 @@ public record LeaseholdProperties(
             }
             check(acl.get(identity) != null, "leasehold.acl", identity, "needs a list of key prefixes");
         }
-        cluster = cluster != null ? cluster : new Cluster(null, null, null, null, 256, 8, 65536, 100_000, null);
+        cluster = cluster != null ? cluster : new Cluster(null, null, null, null, 256, 8, 65536, 100_000, null, 0);
         check(!cluster.enabled() || maxKeyBytes <= 65535, "leasehold.max-key-bytes", maxKeyBytes,
                 "must be at most 65535 in cluster mode");
         check(acl.isEmpty() || tls.clientAuth() != ClientAuth.NONE, "leasehold.acl", acl.keySet(),
@@ -192,11 +192,15 @@ public record LeaseholdProperties(
      * @param maxPending decisions waiting to be proposed; past it Acquires get {@code B}
      * @param snapshotEvery Raft log entries between snapshots; the log is purged up to each snapshot
      * @param tls mutual TLS on every Raft connection (docs/security.md); off unless {@code tls.bundle} is set
+     * @param initialToken the cluster issues tokens above this (and above its replicated counter):
+     *        set it, on every node, above the last token the resources have seen when a cluster
+     *        starts from empty disks (after a single node, or after losing every disk)
      */
     public record Cluster(String nodeId, Map<String, Peer> peers, @DefaultValue("750ms") Duration electionTimeoutMin,
             @DefaultValue("1500ms") Duration electionTimeoutMax, @DefaultValue("256") int maxBatch,
             @DefaultValue("1") int maxInFlight, @DefaultValue("65536") int maxPending,
-            @DefaultValue("100000") long snapshotEvery, @DefaultValue ClusterTls tls) {
+            @DefaultValue("100000") long snapshotEvery, @DefaultValue ClusterTls tls,
+            @DefaultValue("0") long initialToken) {
 
         public Cluster {
             tls = tls != null ? tls : new ClusterTls(null);
@@ -222,6 +226,8 @@ public record LeaseholdProperties(
                             p.identity(), "must be dns:<name>, ip:<address> or uri:<uri> (a subject alternative name)");
                 }
             }
+            check(initialToken >= 0 && initialToken <= Long.MAX_VALUE / 2, "leasehold.cluster.initial-token", initialToken,
+                    "must be 0..2^62");
             check(!electionTimeoutMin.isNegative() && electionTimeoutMin.toMillis() >= 100,
                     "leasehold.cluster.election-timeout-min", electionTimeoutMin, "must be at least 100ms");
             check(electionTimeoutMax.compareTo(electionTimeoutMin) > 0 && electionTimeoutMax.toSeconds() <= 60,

@@ -71,6 +71,9 @@ public final class LeaseholdMetrics implements MeterBinder {
                     .description("fsync'd writes of the fencing-token high-water mark (one at start, then one per half block)")
                     .baseUnit("writes")
                     .register(meters);
+            Gauge.builder("leasehold.token.high.water", tokens, ReservedTokens::highWater)
+                    .description("No fencing token issued exceeds this (fsync'd); record it to start a cluster above it")
+                    .register(meters);
         }
         Gauge.builder("leasehold.recovery.grace.remaining", registry, r -> r.graceRemainingNanos() / 1e9)
                 .description("Recovery grace left after this start (no key is granted until it ends); 0 when none")

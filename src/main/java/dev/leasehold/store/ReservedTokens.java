@@ -79,6 +79,31 @@ public final class ReservedTokens implements TokenSource, StorageStatus, AutoClo
         return tokens;
     }
 
+    /**
+     * The fsync'd high-water mark: every token issued, before or after a crash, is at most this.
+     * The number an operator records (metric {@code leasehold_token_high_water}).
+     */
+    public long highWater() {
+        return reservedUpTo;
+    }
+
+    /**
+     * The high-water mark a previous single-node run left in {@code dataDir} (its {@code tokens}
+     * file), read only, or 0 when there is none: a cluster formed on this directory must issue
+     * tokens above it.
+     */
+    public static long previousHighWater(Path dataDir) throws IOException {
+        Path file = dataDir.resolve("tokens");
+        if (!java.nio.file.Files.exists(file)) {
+            return 0;
+        }
+        long previous = DurableFiles.REAL.open(file, "tokens").read().orElse(0L);
+        if (previous < 0) {
+            throw new CorruptStateException(file, "negative high-water mark " + previous);
+        }
+        return previous;
+    }
+
     @Override
     public long next() {
         while (true) {

@@ -55,6 +55,7 @@ class ClusterActuatorIntegrationTests {
             assertThat(scrape.has("leasehold_raft_leader_changes_total")).isTrue();
             assertThat(scrape.has("leasehold_raft_apply_lag_entries")).isTrue();
             assertThat(scrape.value("leasehold_raft_commit_seconds_count")).isGreaterThanOrEqualTo(1.0);
+            assertThat(scrape.value("leasehold_token_high_water")).as("the grant's token").isGreaterThanOrEqualTo(1.0);
 
             assertThat(server.dataDir().resolve("tokens")).doesNotExist();
             assertThat(server.dataDir().resolve("lease-horizon")).doesNotExist();

@@ -73,7 +73,7 @@ public final class InProcessCluster implements AutoCloseable {
         settings = new ClusterSettings[n];
         for (int i = 0; i < n; i++) {
             settings[i] = new ClusterSettings(id(i), peers, dir.resolve(id(i)), electionMin, electionMax, 256, 1,
-                    65536, 100_000);
+                    65536, 100_000, 0);
             ClusterNode c = new ClusterNode(settings[i], NanoClock.SYSTEM, () -> fatal.set(true));
             // The production wiring of a cluster node (ClusterConfiguration, NodeMode), with test limits.
             NodeMode mode = new ClusterConfiguration.Cluster(c);

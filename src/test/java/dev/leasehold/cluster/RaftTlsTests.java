@@ -37,7 +37,7 @@ class RaftTlsTests {
             peers.put(id, new ClusterSettings.Peer("127.0.0.1:1", "127.0.0.1:2", "uri:" + PeerCerts.uri(id)));
         }
         return new ClusterSettings("n1", peers, Path.of("raft"), Duration.ofMillis(750), Duration.ofMillis(1500), 256,
-                1, 65536, 100_000);
+                1, 65536, 100_000, 0);
     }
 
     private static X509ExtendedKeyManager km(TestPki.Issued identity) throws Exception {

@@ -37,7 +37,7 @@ class ClusterTlsConfigurationTests {
         peers.put("n2", new ClusterSettings.Peer("127.0.0.1:3", "127.0.0.1:4", "uri:spiffe://t/n2"));
         peers.put("n3", new ClusterSettings.Peer("127.0.0.1:5", "127.0.0.1:6", "uri:spiffe://t/n3"));
         return new ClusterSettings("n1", peers, Path.of("raft"), Duration.ofMillis(750), Duration.ofMillis(1500), 256,
-                1, 65536, 100_000);
+                1, 65536, 100_000, 0);
     }
 
     private static TestPki.Issued cert(String id) {

@@ -66,6 +66,7 @@ class MetricsIntegrationTests {
                 Map.entry("leasehold_extends_total", "counter"),
                 Map.entry("leasehold_protocol_errors_total", "counter"),
                 Map.entry("leasehold_token_store_writes_total", "counter"),
+                Map.entry("leasehold_token_high_water", "gauge"),
                 Map.entry("leasehold_storage_failing", "gauge"));
         expected.forEach((name, type) -> {
             assertThat(s.types()).as(name).containsEntry(name, type);
@@ -89,6 +90,7 @@ class MetricsIntegrationTests {
         assertThat(s.has("leasehold_checks_total", "outcome", "not_current")).isTrue();
         assertThat(s.value("leasehold_storage_failing")).isZero();
         assertThat(s.value("leasehold_token_store_writes_total")).as("the reservation at start").isGreaterThanOrEqualTo(1);
+        assertThat(s.value("leasehold_token_high_water")).as("the first block, reserved at start").isGreaterThanOrEqualTo(1);
         assertThat(s.samples().keySet()).as("no per-key labels").noneMatch(series -> series.contains("key=\""));
     }
 
