@@ -56,17 +56,21 @@ bench_on_exit() {
 TARGETS=leasehold,client,redis,redisson,redisson-fair
 ARGS=("$@")
 for (( i = 0; i + 1 < ${#ARGS[@]}; i++ )); do
-    [[ ${ARGS[$i]} == --targets ]] && TARGETS=${ARGS[$((i + 1))]}
+    [[ ${ARGS[$i]} == --targets ]] && TARGETS=${ARGS[$((i + 1))]} && TARGETS_GIVEN=1
 done
+# etcd runs with CLUSTER=1 (unless ETCD=0), and only if --targets, when given, names it.
+RUN_ETCD=0
+[[ "${CLUSTER:-0}" == "1" && "${ETCD:-1}" == "1" ]] && RUN_ETCD=1
 wants() { # wants NAME...: one of these targets is asked for
     local n
     for n in "$@"; do [[ ",$TARGETS," == *",$n,"* ]] && return 0; done
     return 1
 }
 wants redis redisson redisson-fair && require_redis
-if [[ "${CLUSTER:-0}" == "1" && "${ETCD:-1}" == "1" ]]; then
-    require_etcd
+if [[ -n "${TARGETS_GIVEN:-}" ]] && ! wants etcd; then
+    RUN_ETCD=0
 fi
+[[ $RUN_ETCD == 1 ]] && require_etcd
 
 # W4 opens 10 k sessions: each side (load generator, server) needs that many descriptors.
 ulimit -n 65536 2>/dev/null || ulimit -n "$(ulimit -Hn)"
@@ -123,7 +127,7 @@ if [[ "${CLUSTER:-0}" == "1" ]]; then
     BENCH_ARGS+=(--cluster-port "$cluster_leader" --cluster-pid "$cluster_pids"
         --cluster-addresses "127.0.0.1:$BASE_PORT,127.0.0.1:$((BASE_PORT + 2)),127.0.0.1:$((BASE_PORT + 4))"
         --warmup 15)
-    if [[ "${ETCD:-1}" == "1" ]]; then
+    if [[ $RUN_ETCD == 1 ]]; then
         start_etcd "$OUT_DIR/etcd" "${ETCD_BASE_PORT:-23790}" "${SERVER_PIN[@]}"
         echo "== etcd $(etcd --version | head -1 | awk '{print $3}') members at $ETCD_ENDPOINTS; PIDs $ETCD_PIDS"
         BENCH_ARGS+=(--etcd-endpoints "$ETCD_ENDPOINTS" --etcd-pid "$ETCD_PIDS")
