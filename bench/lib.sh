@@ -120,3 +120,57 @@ start_redis() {
     echo "redis-server not answering on 127.0.0.1:$REDIS_PORT after 10 s" >&2
     return 1
 }
+
+# require_etcd: fails, naming the command that installs it, when etcd is missing.
+require_etcd() {
+    if ! command -v etcd >/dev/null; then
+        echo "etcd is needed for the etcd target (CLUSTER=1); install it, e.g." >&2
+        echo "    sudo apt-get install -y etcd-server      # Debian (etcd 3.4)" >&2
+        echo "or leave it out: ETCD=0 CLUSTER=1 bench/run.sh" >&2
+        exit 1
+    fi
+}
+
+# start_etcd DIR BASE [PREFIX...]: a three-member etcd cluster on loopback, members e1..e3 with
+# client ports BASE, BASE+2, BASE+4 and peer ports one above each (members must know each
+# other's peer addresses before they start, so these are fixed ports), data in DIR/eN, started
+# under PREFIX; waits until every member reports healthy. Defaults of etcd otherwise (fsync on
+# every commit, as Leasehold's cluster does). Sets ETCD_PIDS (comma-separated) and ETCD_ENDPOINTS.
+start_etcd() {
+    local dir=$1 base=$2 n i initial="" pids=() endpoints=()
+    shift 2
+    for n in 1 2 3; do
+        initial+="${initial:+,}e$n=http://127.0.0.1:$(( base + 2 * (n - 1) + 1 ))"
+    done
+    for n in 1 2 3; do
+        local client=$(( base + 2 * (n - 1) )) peer=$(( base + 2 * (n - 1) + 1 ))
+        mkdir -p "$dir/e$n"
+        "$@" etcd --name "e$n" --data-dir "$dir/e$n/data" \
+            --listen-client-urls "http://127.0.0.1:$client" --advertise-client-urls "http://127.0.0.1:$client" \
+            --listen-peer-urls "http://127.0.0.1:$peer" --initial-advertise-peer-urls "http://127.0.0.1:$peer" \
+            --initial-cluster "$initial" --initial-cluster-state new --initial-cluster-token leasehold-bench \
+            --log-level warn >"$dir/e$n/etcd.log" 2>&1 &
+        pids+=("$!")
+        STARTED_PIDS+=("$!")
+        endpoints+=("http://127.0.0.1:$client")
+    done
+    ETCD_PIDS=$(IFS=,; echo "${pids[*]}")
+    ETCD_ENDPOINTS=$(IFS=,; echo "${endpoints[*]}")
+    for (( i = 0; i < 300; i++ )); do
+        local healthy=0 e
+        for e in "${endpoints[@]}"; do
+            curl -sf "$e/health" 2>/dev/null | grep -q '"health":"true"' && healthy=$(( healthy + 1 ))
+        done
+        [[ $healthy == 3 ]] && return 0
+        for n in "${pids[@]}"; do
+            if ! kill -0 "$n" 2>/dev/null; then
+                echo "an etcd member died:" >&2
+                tail -10 "$dir"/e*/etcd.log >&2
+                return 1
+            fi
+        done
+        sleep 0.2
+    done
+    echo "etcd not healthy after 60 s; logs in $dir/e*/etcd.log" >&2
+    return 1
+}

@@ -23,6 +23,15 @@
 #                       leader → first grant on a fresh session. CLUSTER_BASE_PORT (default 27420)
 #                       and the 14 ports above it are the cluster's (its nodes must know each
 #                       other's addresses before they start, so they cannot bind port 0).
+#                       With CLUSTER=1 a three-member etcd runs too (ETCD=0 leaves it out; needs
+#                       Debian's etcd-server), measured through jetcd's Lock as target etcd, with
+#                       the cluster also through the official client (target cluster-client), and
+#                       a 15 s warm-up unless --warmup is given, so that every JVM is warm.
+#                       ETCD_BASE_PORT (default 23790) and the 5 ports above it are etcd's.
+#                       The comparison: CLUSTER=1 bench/run.sh --targets cluster,cluster-client,etcd
+#                       --workloads w1,w1p,w2,lat
+#   RAFT_TLS=1          with CLUSTER=1: the cluster's Raft port runs mutual TLS (bin/leasehold-cluster
+#                       makes the certificates); compare with a run without it for TLS's cost
 #
 # It builds the server and client (tests skipped: CI runs them) and this load generator, starts
 # the server (fresh temp data dir, ports it picks itself) and, for the Redis targets, redis-server
@@ -47,14 +56,21 @@ bench_on_exit() {
 TARGETS=leasehold,client,redis,redisson,redisson-fair
 ARGS=("$@")
 for (( i = 0; i + 1 < ${#ARGS[@]}; i++ )); do
-    [[ ${ARGS[$i]} == --targets ]] && TARGETS=${ARGS[$((i + 1))]}
+    [[ ${ARGS[$i]} == --targets ]] && TARGETS=${ARGS[$((i + 1))]} && TARGETS_GIVEN=1
 done
+# etcd runs with CLUSTER=1 (unless ETCD=0), and only if --targets, when given, names it.
+RUN_ETCD=0
+[[ "${CLUSTER:-0}" == "1" && "${ETCD:-1}" == "1" ]] && RUN_ETCD=1
 wants() { # wants NAME...: one of these targets is asked for
     local n
     for n in "$@"; do [[ ",$TARGETS," == *",$n,"* ]] && return 0; done
     return 1
 }
 wants redis redisson redisson-fair && require_redis
+if [[ -n "${TARGETS_GIVEN:-}" ]] && ! wants etcd; then
+    RUN_ETCD=0
+fi
+[[ $RUN_ETCD == 1 ]] && require_etcd
 
 # W4 opens 10 k sessions: each side (load generator, server) needs that many descriptors.
 ulimit -n 65536 2>/dev/null || ulimit -n "$(ulimit -Hn)"
@@ -108,7 +124,14 @@ if [[ "${CLUSTER:-0}" == "1" ]]; then
     [[ -n "$cluster_leader" ]] || { echo "cluster: no leader after 120 s; logs in $CLUSTER_DIR"; exit 1; }
     cluster_pids=$(cat "$CLUSTER_DIR"/n1.pid "$CLUSTER_DIR"/n2.pid "$CLUSTER_DIR"/n3.pid | paste -sd,)
     echo "== cluster leader on 127.0.0.1:$cluster_leader; node PIDs $cluster_pids"
-    BENCH_ARGS+=(--cluster-port "$cluster_leader" --cluster-pid "$cluster_pids")
+    BENCH_ARGS+=(--cluster-port "$cluster_leader" --cluster-pid "$cluster_pids"
+        --cluster-addresses "127.0.0.1:$BASE_PORT,127.0.0.1:$((BASE_PORT + 2)),127.0.0.1:$((BASE_PORT + 4))"
+        --warmup 15)
+    if [[ $RUN_ETCD == 1 ]]; then
+        start_etcd "$OUT_DIR/etcd" "${ETCD_BASE_PORT:-23790}" "${SERVER_PIN[@]}"
+        echo "== etcd $(etcd --version | head -1 | awk '{print $3}') members at $ETCD_ENDPOINTS; PIDs $ETCD_PIDS"
+        BENCH_ARGS+=(--etcd-endpoints "$ETCD_ENDPOINTS" --etcd-pid "$ETCD_PIDS")
+    fi
 fi
 
 echo "== machine: $(nproc) cores, $(grep MemTotal /proc/meminfo | awk '{print int($2/1024)" MB"}'), $(java -version 2>&1 | head -1)$(command -v redis-server >/dev/null && echo ", $(redis-server --version | cut -d' ' -f1-3)")"

@@ -125,6 +125,7 @@ they render as integers whichever way they were given (values file or --set).
       "recovery-lookahead" (toString $l.recoveryLookahead)
       "recovery-clock-slack" (toString $l.recoveryClockSlack)
       "drain-timeout" (toString $l.drainTimeout)
+      "lock-delay" (toString $l.lockDelay)
       "tls" (dict "bundle" $tlsBundle "client-auth" $clientAuth)
       "acl" $acl
       "cluster" (include "leasehold.clusterConfig" . | fromYaml) }}
@@ -138,6 +139,19 @@ they render as integers whichever way they were given (values file or --set).
 {{- $_ := set $bundle "truststore" (dict "certificate" (printf "file:%s/ca.crt" $dir)) }}
 {{- end }}
 {{- $_ := set $owned "spring" (dict "ssl" (dict "bundle" (dict "pem" (dict "leasehold" $bundle)))) }}
+{{- end }}
+{{- with .Values.cluster.tls.secretName }}
+{{- if not $.Values.cluster.enabled }}
+{{- fail "cluster.tls.secretName needs cluster.enabled: a single node has no Raft port" }}
+{{- end }}
+{{- $dir := trimSuffix "/" $.Values.cluster.tls.mountPath }}
+{{- $peer := dict
+      "reload-on-update" $.Values.cluster.tls.reloadOnUpdate
+      "keystore" (dict "certificate" (printf "file:%s/tls.crt" $dir) "private-key" (printf "file:%s/tls.key" $dir))
+      "truststore" (dict "certificate" (printf "file:%s/ca.crt" $dir)) }}
+{{- $spring := get $owned "spring" | default (dict "ssl" (dict "bundle" (dict "pem" dict))) }}
+{{- $_ := set $spring.ssl.bundle.pem "leasehold-peer" $peer }}
+{{- $_ := set $owned "spring" $spring }}
 {{- end }}
 {{- $config := mergeOverwrite (deepCopy (.Values.extraConfig | default dict)) $owned }}
 {{- toYaml $config }}
@@ -156,6 +170,18 @@ from tls.secretName) when a Secret is set, else "" (plaintext).
 {{- end }}
 
 {{/*
+The SSL bundle of the Raft port: leasehold.cluster.tls.bundle, else "leasehold-peer" (the
+chart's bundle from cluster.tls.secretName) when a Secret is set, else "" (plaintext Raft).
+*/}}
+{{- define "leasehold.peerTlsBundle" -}}
+{{- if .Values.leasehold.cluster.tls.bundle }}
+{{- .Values.leasehold.cluster.tls.bundle }}
+{{- else if .Values.cluster.tls.secretName }}
+{{- "leasehold-peer" }}
+{{- end }}
+{{- end }}
+
+{{/*
 leasehold.cluster.*: the tuning always (equal to the server's defaults), and in cluster mode
 every peer by its stable DNS name. The node id comes from the pod name (LEASEHOLD_CLUSTER_NODEID).
 */}}
@@ -167,7 +193,9 @@ every peer by its stable DNS name. The node id comes from the pod name (LEASEHOL
       "max-batch" ($c.maxBatch | int64)
       "max-in-flight" ($c.maxInFlight | int64)
       "max-pending" ($c.maxPending | int64)
-      "snapshot-every" ($c.snapshotEvery | int64) }}
+      "snapshot-every" ($c.snapshotEvery | int64)
+      "tls" (dict "bundle" (include "leasehold.peerTlsBundle" .))
+      "initial-token" ($c.initialToken | default 0 | int64) }}
 {{- if .Values.cluster.enabled }}
 {{- $replicas := .Values.cluster.replicas | int }}
 {{- if eq (mod $replicas 2) 0 }}

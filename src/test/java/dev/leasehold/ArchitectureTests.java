@@ -1,16 +1,22 @@
 package dev.leasehold;
 
 import static com.tngtech.archunit.base.DescribedPredicate.not;
+import static com.tngtech.archunit.core.domain.properties.HasType.Predicates.rawType;
+import static com.tngtech.archunit.lang.conditions.ArchPredicates.are;
 import static com.tngtech.archunit.core.domain.JavaClass.Predicates.resideInAPackage;
 import static com.tngtech.archunit.core.domain.properties.HasName.Predicates.nameStartingWith;
 import static com.tngtech.archunit.lang.syntax.ArchRuleDefinition.classes;
+import static com.tngtech.archunit.lang.syntax.ArchRuleDefinition.fields;
 import static com.tngtech.archunit.lang.syntax.ArchRuleDefinition.noClasses;
 
 import org.junit.jupiter.api.Test;
 
 import com.tngtech.archunit.core.domain.JavaClasses;
+import com.tngtech.archunit.core.domain.JavaModifier;
 import com.tngtech.archunit.core.importer.ClassFileImporter;
 import com.tngtech.archunit.core.importer.ImportOption;
+
+import dev.leasehold.testing.support.SuiteRules;
 
 /**
  * Dependencies go one way: server → protocol, registry; protocol and registry depend on nothing
@@ -50,7 +56,8 @@ class ArchitectureTests {
                 .should().dependOnClassesThat(resideInAPackage("dev.leasehold.client")
                         .and(not(nameStartingWith("dev.leasehold.client.AcquireOutcome")))
                         .and(not(nameStartingWith("dev.leasehold.client.ReleaseOutcome")))
-                        .and(not(nameStartingWith("dev.leasehold.client.ExtendOutcome"))))
+                        .and(not(nameStartingWith("dev.leasehold.client.ExtendOutcome")))
+                        .and(not(nameStartingWith("dev.leasehold.client.CheckOutcome"))))
                 .check(MAIN);
     }
 
@@ -112,6 +119,20 @@ class ArchitectureTests {
         noClasses().that().resideInAPackage("dev.leasehold.cluster..")
                 .should().dependOnClassesThat().resideInAnyPackage("dev.leasehold.config..",
                         "dev.leasehold.health..", "dev.leasehold.metrics..")
+                .check(MAIN);
+    }
+
+    @Test
+    void unitTestsStayInProcess() {
+        SuiteRules.checkTestsOf("dev.leasehold");
+    }
+
+    /** One name for a logger constant in every module: {@code LOG} (SLF4J here, System.Logger in the client). */
+    @Test
+    void loggersAreNamedLog() {
+        fields().that(are(rawType(org.slf4j.Logger.class).or(rawType(System.Logger.class))))
+                .and().doNotHaveModifier(JavaModifier.SYNTHETIC) // a lambda's captured local is no constant
+                .should().haveName("LOG").andShould().beStatic().andShould().beFinal()
                 .check(MAIN);
     }
 }

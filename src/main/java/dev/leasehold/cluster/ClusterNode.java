@@ -2,6 +2,7 @@ package dev.leasehold.cluster;
 
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Collections;
 import java.util.List;
@@ -16,6 +17,7 @@ import java.util.function.LongConsumer;
 
 import org.apache.ratis.client.RaftClient;
 import org.apache.ratis.client.RaftClientConfigKeys;
+import org.apache.ratis.conf.Parameters;
 import org.apache.ratis.conf.RaftProperties;
 import org.apache.ratis.grpc.GrpcConfigKeys;
 import org.apache.ratis.proto.RaftProtos;
@@ -69,12 +71,18 @@ import dev.leasehold.server.ServingGate;
  * cluster's first formation, or refuse for good when the cluster already holds data (a lost disk;
  * health {@code storage: REFUSED}).
  *
+ * <h2>Transport</h2>
+ * With a {@link RaftTls} every Raft connection (peers, and Ratis's admin and client services, which
+ * share the Raft port) is mutual TLS between member certificates; without one it is plaintext.
+ * Before it starts Raft, the node probes its reachable peers and refuses to start if one speaks
+ * the other transport ({@link PeerProbe}).
+ *
  * <h2>Failure of the log</h2>
  * {@code notifyLogFailed} halts the process: a node that cannot append must not go on serving.
  */
 public final class ClusterNode implements ServingGate, SmartLifecycle, LockStateMachine.Listener {
 
-    private static final Logger log = LoggerFactory.getLogger(ClusterNode.class);
+    private static final Logger LOG = LoggerFactory.getLogger(ClusterNode.class);
     /** One Raft group per cluster; the id only has to agree between the nodes. */
     static final RaftGroupId GROUP_ID = RaftGroupId.valueOf(
             UUID.nameUUIDFromBytes("leasehold-cluster".getBytes(StandardCharsets.UTF_8)));
@@ -86,6 +94,8 @@ public final class ClusterNode implements ServingGate, SmartLifecycle, LockState
     private final Proposer proposer;
     private final LockStateMachine stateMachine;
     private final Runnable onFatal;
+    /** Mutual TLS on the Raft port and to the peers; null: plaintext. */
+    private final RaftTls tls;
     private final AtomicLong leaderChanges = new AtomicLong();
     private volatile LongConsumer commitObserver = nanos -> {
     };
@@ -131,7 +141,16 @@ public final class ClusterNode implements ServingGate, SmartLifecycle, LockState
      * @param onFatal what a log failure does: halt the process (tests record it instead)
      */
     public ClusterNode(ClusterSettings settings, NanoClock clock, Runnable onFatal) {
+        this(settings, clock, onFatal, null);
+    }
+
+    /**
+     * @param onFatal what a log failure does: halt the process (tests record it instead)
+     * @param tls mutual TLS for every Raft connection, or null for plaintext
+     */
+    public ClusterNode(ClusterSettings settings, NanoClock clock, Runnable onFatal, RaftTls tls) {
         this.settings = settings;
+        this.tls = tls;
         this.clock = clock;
         this.onFatal = onFatal;
         this.selfId = RaftPeerId.valueOf(settings.nodeId());
@@ -150,6 +169,16 @@ public final class ClusterNode implements ServingGate, SmartLifecycle, LockState
     /** The registry's decision log: every state change becomes a Raft entry. */
     public DecisionLog decisions() {
         return proposer;
+    }
+
+    /**
+     * No token of this cluster that this node knows of is higher: the replicated counter, or the
+     * last token it issued as leader if that is not applied yet (metric
+     * {@code leasehold_token_high_water}; an operator records it to set
+     * {@code leasehold.cluster.initial-token} after losing every disk).
+     */
+    public long tokenHighWater() {
+        return Math.max(Math.max(stateMachine.counter(), proposer.lastIssued()), settings.initialToken());
     }
 
     /** The registry's token source: the replicated counter, continued by the serving leader. */
@@ -186,11 +215,13 @@ public final class ClusterNode implements ServingGate, SmartLifecycle, LockState
             return t;
         });
         RaftProperties props = raftProperties();
+        checkPeersSpeakAsWeDo();
         boolean stored = Formation.hasStorage(settings.raftDir(), GROUP_ID.getUuid().toString());
         try {
             // With storage: RECOVER it. Without: Raft runs without the group (no vote, no log) until
             // the formation probe decides (Formation): never a silent format of a lost disk.
             RaftServer.Builder b = RaftServer.newBuilder().setServerId(selfId).setProperties(props)
+                    .setParameters(tls == null ? new Parameters() : tls.serverParameters())
                     .setStateMachine(stateMachine).setOption(RaftStorage.StartupOption.RECOVER);
             raftServer = (stored ? b.setGroup(group) : b).build();
             raftServer.start();
@@ -207,13 +238,41 @@ public final class ClusterNode implements ServingGate, SmartLifecycle, LockState
         } else {
             storage = Storage.WAITING;
             formation = new Formation(peerIds());
-            log.warn("Node {}: no Raft storage in {}; asking the peers {} whether the cluster was already formed "
+            LOG.warn("Node {}: no Raft storage in {}; asking the peers {} whether the cluster was already formed "
                     + "before this node may format it and vote", settings.nodeId(), settings.raftDir(), peerIds());
             formationStart = clock.nanoTime();
             roles.execute(this::formationRound);
         }
-        log.info("Cluster node {} started: Raft on {}, peers {}, data in {}", settings.nodeId(),
-                settings.self().raftAddress(), settings.peers().keySet(), settings.raftDir());
+        LOG.info("Cluster node {} started: Raft on {} ({}), peers {}, data in {}", settings.nodeId(),
+                settings.self().raftAddress(), tls == null ? "plaintext" : "mutual TLS, " + tls.property(),
+                settings.peers().keySet(), settings.raftDir());
+    }
+
+    /**
+     * Mixed settings fail fast: a TLS node that reaches a plaintext peer, or a plaintext node that
+     * reaches a TLS peer, stops here naming the setting, rather than joining a cluster it can
+     * never talk to. Peers not up yet are not known and do not stop the start.
+     */
+    private void checkPeersSpeakAsWeDo() {
+        Duration timeout = Duration.ofMillis(Math.max(1000, settings.electionTimeoutMin().toMillis()));
+        for (Map.Entry<String, ClusterSettings.Peer> e : settings.peers().entrySet()) {
+            if (e.getKey().equals(settings.nodeId())) {
+                continue;
+            }
+            String address = e.getValue().raftAddress();
+            PeerProbe.Speaks speaks = PeerProbe.probe(address, tls == null ? null : tls.keyManager(), timeout);
+            if (tls == null && speaks == PeerProbe.Speaks.TLS) {
+                throw new IllegalStateException("Node " + settings.nodeId() + " has no leasehold.cluster.tls.bundle, "
+                        + "but peer " + e.getKey() + " at " + address + " speaks TLS on its Raft port: it would refuse "
+                        + "this node. Set leasehold.cluster.tls.bundle on every node of the cluster, or on none");
+            }
+            if (tls != null && speaks == PeerProbe.Speaks.PLAINTEXT) {
+                throw new IllegalStateException("Node " + settings.nodeId() + " has " + tls.property()
+                        + ", but peer " + e.getKey() + " at " + address + " speaks plaintext on its Raft port: set "
+                        + "leasehold.cluster.tls.bundle on every node of the cluster, or on none");
+            }
+            LOG.debug("Peer {} at {}: {}", e.getKey(), address, speaks);
+        }
     }
 
     private java.util.Set<String> peerIds() {
@@ -237,7 +296,7 @@ public final class ClusterNode implements ServingGate, SmartLifecycle, LockState
             case REFUSE -> {
                 closeProbes();
                 storage = Storage.REFUSED;
-                log.error("Node {} REFUSES to vote or serve: its Raft storage {} is empty, but peer {} holds the formed "
+                LOG.error("Node {} REFUSES to vote or serve: its Raft storage {} is empty, but peer {} holds the formed "
                         + "cluster (peers seen: {}). This node's disk was lost or replaced; under its old id it could help "
                         + "elect a leader that lacks committed grants and tokens. It stays out of the cluster. "
                         + "To bring it back, replace the member (docs/cluster.md, \"When a disk is lost\"); "
@@ -248,7 +307,7 @@ public final class ClusterNode implements ServingGate, SmartLifecycle, LockState
                 long now = clock.nanoTime();
                 if (now - lastFormationLog > TimeUnit.SECONDS.toNanos(10)) {
                     lastFormationLog = now;
-                    log.warn("Node {}: still waiting to hear from every peer before forming the cluster on empty "
+                    LOG.warn("Node {}: still waiting to hear from every peer before forming the cluster on empty "
                             + "storage {} ({} s; peers seen: {}; last probe error {})", settings.nodeId(),
                             settings.raftDir(), TimeUnit.NANOSECONDS.toSeconds(now - formationStart),
                             formation.lastSeen(), lastProbeError);
@@ -302,6 +361,7 @@ public final class ClusterNode implements ServingGate, SmartLifecycle, LockState
             RaftProperties clientProps = new RaftProperties();
             RaftClientConfigKeys.Rpc.setRequestTimeout(clientProps, TimeDuration.valueOf(1, TimeUnit.SECONDS));
             probes = RaftClient.newBuilder().setProperties(clientProps).setRaftGroup(group)
+                    .setParameters(tls == null ? new Parameters() : tls.clientParameters())
                     .setClientId(ClientId.randomId()).setRetryPolicy(RetryPolicies.noRetry()).build();
         }
         return probes;
@@ -317,14 +377,14 @@ public final class ClusterNode implements ServingGate, SmartLifecycle, LockState
                 throw new IOException(String.valueOf(r.getException()));
             }
         } catch (IOException e) {
-            log.error("Node {}: formatting the Raft storage in {} failed: {}", settings.nodeId(), settings.raftDir(),
+            LOG.error("Node {}: formatting the Raft storage in {} failed: {}", settings.nodeId(), settings.raftDir(),
                     e.toString());
             storage = Storage.REFUSED;
             return;
         }
         storage = Storage.FORMED;
         formation = null;
-        log.info("Node {}: first formation of the cluster: no peer holds data, Raft storage formatted in {}",
+        LOG.info("Node {}: first formation of the cluster: no peer holds data, Raft storage formatted in {}",
                 settings.nodeId(), settings.raftDir());
     }
 
@@ -335,7 +395,7 @@ public final class ClusterNode implements ServingGate, SmartLifecycle, LockState
             try {
                 p.close();
             } catch (IOException e) {
-                log.debug("Closing the formation probe client: {}", e.toString());
+                LOG.debug("Closing the formation probe client: {}", e.toString());
             }
         }
     }
@@ -345,7 +405,8 @@ public final class ClusterNode implements ServingGate, SmartLifecycle, LockState
         RaftProperties clientProps = new RaftProperties();
         RaftClientConfigKeys.Rpc.setRequestTimeout(clientProps,
                 TimeDuration.valueOf(settings.electionTimeoutMax().toMillis(), TimeUnit.MILLISECONDS));
-        return RaftClient.newBuilder().setProperties(clientProps).setRaftGroup(group).setClientId(ClientId.randomId())
+        return RaftClient.newBuilder().setProperties(clientProps).setRaftGroup(group)
+                .setParameters(tls == null ? new Parameters() : tls.clientParameters()).setClientId(ClientId.randomId())
                 .setLeaderId(selfId).setRetryPolicy(RetryPolicies.retryUpToMaximumCountWithFixedSleep(3,
                         TimeDuration.valueOf(20, TimeUnit.MILLISECONDS))).build();
     }
@@ -354,7 +415,12 @@ public final class ClusterNode implements ServingGate, SmartLifecycle, LockState
         RaftProperties p = new RaftProperties();
         RaftServerConfigKeys.setStorageDir(p, Collections.singletonList(settings.raftDir().toFile()));
         String raft = settings.self().raftAddress();
-        GrpcConfigKeys.Server.setPort(p, Integer.parseInt(raft.substring(raft.lastIndexOf(':') + 1)));
+        int port = Integer.parseInt(raft.substring(raft.lastIndexOf(':') + 1));
+        GrpcConfigKeys.Server.setPort(p, port);
+        // Ratis's admin service (setConfiguration, transferLeadership) and client service on the
+        // Raft port itself, behind its mutual TLS when on: never on a port of their own.
+        GrpcConfigKeys.Admin.setPort(p, port);
+        GrpcConfigKeys.Client.setPort(p, port);
         TimeDuration min = TimeDuration.valueOf(settings.electionTimeoutMin().toMillis(), TimeUnit.MILLISECONDS);
         TimeDuration max = TimeDuration.valueOf(settings.electionTimeoutMax().toMillis(), TimeUnit.MILLISECONDS);
         RaftServerConfigKeys.Rpc.setTimeoutMin(p, min);
@@ -397,10 +463,10 @@ public final class ClusterNode implements ServingGate, SmartLifecycle, LockState
                 }
                 RaftClientReply reply = client.admin().transferLeadership(target,
                         settings.electionTimeoutMax().toMillis() * 2);
-                log.info("Drain: leadership handed over in {} ms ({})",
+                LOG.info("Drain: leadership handed over in {} ms ({})",
                         TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - start), reply.isSuccess() ? "done" : reply);
             } catch (IOException | RuntimeException e) {
-                log.warn("Drain: leadership transfer failed ({}); stopping anyway", e.toString());
+                LOG.warn("Drain: leadership transfer failed ({}); stopping anyway", e.toString());
             }
         }
         stepDown("stopping");
@@ -412,7 +478,7 @@ public final class ClusterNode implements ServingGate, SmartLifecycle, LockState
             client.close();
             raftServer.close();
         } catch (IOException e) {
-            log.warn("Closing the Raft server: {}", e.toString());
+            LOG.warn("Closing the Raft server: {}", e.toString());
         }
     }
 
@@ -439,7 +505,7 @@ public final class ClusterNode implements ServingGate, SmartLifecycle, LockState
     public void leaderChanged(RaftPeerId leader) {
         leaderId = leader;
         leaderChanges.incrementAndGet();
-        log.info("Node {}: leader is now {}", settings.nodeId(), leader);
+        LOG.info("Node {}: leader is now {}", settings.nodeId(), leader);
         if (leader == null) {
             reconnectPeers();
         }
@@ -455,7 +521,7 @@ public final class ClusterNode implements ServingGate, SmartLifecycle, LockState
 
     @Override
     public void logFailed(Throwable cause) {
-        log.error("Raft log failed on node {}: stopping the process rather than serving on", settings.nodeId(), cause);
+        LOG.error("Raft log failed on node {}: stopping the process rather than serving on", settings.nodeId(), cause);
         onFatal.run();
     }
 
@@ -490,11 +556,12 @@ public final class ClusterNode implements ServingGate, SmartLifecycle, LockState
         registry.reset();
         registry.promote(table.held(), settings.electionTimeoutMax().toNanos());
         long epoch = ++epochs; // a session from an older epoch is never served again: it gets X 9
-        proposer.open(table.counter());
+        long above = Math.max(table.counter(), settings.initialToken()); // a new cluster's floor
+        proposer.open(above);
         leaderId = selfId;
         servingEpoch = epoch;
-        log.info("Node {} serves as leader (term {}): {} grants promoted, tokens continue above {} ({} ms)",
-                settings.nodeId(), info.getCurrentTerm(), table.held().size(), table.counter(),
+        LOG.info("Node {} serves as leader (term {}): {} grants promoted, tokens continue above {} ({} ms)",
+                settings.nodeId(), info.getCurrentTerm(), table.held().size(), above,
                 TimeUnit.NANOSECONDS.toMillis(clock.nanoTime() - start));
     }
 
@@ -508,7 +575,7 @@ public final class ClusterNode implements ServingGate, SmartLifecycle, LockState
         registry.drain(); // B to queued Acquires (they need no commit)
         server.leadershipLost();
         registry.reset();
-        log.info("Node {} stopped serving: {}", settings.nodeId(), why);
+        LOG.info("Node {} stopped serving: {}", settings.nodeId(), why);
     }
 
     /**
@@ -542,7 +609,7 @@ public final class ClusterNode implements ServingGate, SmartLifecycle, LockState
                             rs.getServerRpc().handleException(p.getId(),
                                     new IOException("leader lost: new channel to " + p.getId()), true);
                         } catch (RuntimeException e) {
-                            log.debug("Resetting the channel to {}: {}", p.getId(), e.toString());
+                            LOG.debug("Resetting the channel to {}: {}", p.getId(), e.toString());
                         }
                     }
                 }

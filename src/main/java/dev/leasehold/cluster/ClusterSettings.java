@@ -16,17 +16,32 @@ import java.util.Map;
  * @param maxInFlight batches proposed and not yet committed at most
  * @param maxPending decisions waiting to be proposed before Acquires get {@code B}
  * @param snapshotEvery log entries between snapshots (the log is purged up to the snapshot)
+ * @param initialToken a serving leader issues tokens above this and above the replicated
+ *        counter, whichever is higher: the floor of a new cluster (docs/cluster.md, "Tokens never go back")
  */
 public record ClusterSettings(String nodeId, Map<String, Peer> peers, Path raftDir, Duration electionTimeoutMin,
-        Duration electionTimeoutMax, int maxBatch, int maxInFlight, int maxPending, long snapshotEvery) {
+        Duration electionTimeoutMax, int maxBatch, int maxInFlight, int maxPending, long snapshotEvery, long initialToken) {
 
     /**
      * One node's addresses.
      *
      * @param raftAddress host:port of its Raft (gRPC) endpoint
      * @param clientAddress host:port clients use for the lock protocol (named in {@code X 8} hints)
+     * @param identity with cluster TLS, the typed SAN ({@code dns:}, {@code ip:}, {@code uri:}) that
+     *        names this node in its certificate; null: its {@code raftAddress} host (see {@link PeerIdentities})
      */
-    public record Peer(String raftAddress, String clientAddress) {
+    public record Peer(String raftAddress, String clientAddress, String identity) {
+
+        /** A peer named by the host of its Raft address. */
+        public Peer(String raftAddress, String clientAddress) {
+            this(raftAddress, clientAddress, null);
+        }
+
+        /** The host part of {@code raftAddress} (brackets of an IPv6 literal removed). */
+        public String raftHost() {
+            String host = raftAddress.substring(0, raftAddress.lastIndexOf(':'));
+            return host.startsWith("[") && host.endsWith("]") ? host.substring(1, host.length() - 1) : host;
+        }
     }
 
     /** This node's addresses. */

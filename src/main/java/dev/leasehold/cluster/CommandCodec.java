@@ -9,6 +9,7 @@ import java.io.UncheckedIOException;
 import java.util.ArrayList;
 import java.util.List;
 
+import dev.leasehold.registry.ReplicatedTable.Check;
 import dev.leasehold.registry.ReplicatedTable.Command;
 import dev.leasehold.registry.ReplicatedTable.Expire;
 import dev.leasehold.registry.ReplicatedTable.Extend;
@@ -17,8 +18,9 @@ import dev.leasehold.registry.ReplicatedTable.Release;
 
 /**
  * The binary form of a batch of commands, one Raft log entry: a version byte, then per command
- * an op byte ({@code G R E X}), the token (8 bytes), the lease (1 byte, 0 where unused), the
- * key length (2 bytes) and the key. Durations only, never clock values (section 10).
+ * an op byte ({@code G R E X C}), the token (8 bytes), the lease (1 byte, 0 where unused), the
+ * key length (2 bytes) and the key. An Expire's lease byte is its lock-delay in seconds (PROTOCOL.md
+ * section 12; 0 before lock-delay existed). Durations only, never clock values (section 10).
  */
 final class CommandCodec {
 
@@ -47,9 +49,13 @@ final class CommandCodec {
                     op = 'E';
                     token = e.token();
                     lease = e.leaseSeconds();
+                } else if (c instanceof Check k) {
+                    op = 'C';
+                    token = k.token();
                 } else {
                     op = 'X';
                     token = ((Expire) c).token();
+                    lease = ((Expire) c).delaySeconds(); // 0 in entries of earlier versions
                 }
                 out.writeByte(op);
                 out.writeLong(token);
@@ -81,7 +87,8 @@ final class CommandCodec {
                     case 'G' -> new Grant(key, token, lease);
                     case 'R' -> new Release(key, token);
                     case 'E' -> new Extend(key, token, lease);
-                    case 'X' -> new Expire(key, token);
+                    case 'X' -> new Expire(key, token, lease);
+                    case 'C' -> new Check(key, token);
                     default -> throw new IllegalArgumentException("unknown command " + op);
                 });
             }

@@ -42,7 +42,7 @@ import dev.leasehold.registry.ReplicatedTable;
  */
 final class LockStateMachine extends BaseStateMachine {
 
-    private static final Logger log = LoggerFactory.getLogger(LockStateMachine.class);
+    private static final Logger LOG = LoggerFactory.getLogger(LockStateMachine.class);
 
     /** Leadership and failure events, called on Ratis threads: must not block for long. */
     interface Listener {
@@ -89,7 +89,7 @@ final class LockStateMachine extends BaseStateMachine {
             table = ReplicatedTable.readFrom(in);
         }
         setLastAppliedTermIndex(snapshot.getTermIndex());
-        log.info("Loaded snapshot {}: {} held keys, token counter {}", snapshot.getTermIndex(), table.size(),
+        LOG.info("Loaded snapshot {}: {} held keys, token counter {}", snapshot.getTermIndex(), table.size(),
                 table.counter());
     }
 
@@ -113,7 +113,7 @@ final class LockStateMachine extends BaseStateMachine {
             updateLastAppliedTermIndex(entry.getTerm(), entry.getIndex());
         }
         if (rejected > 0) {
-            log.error("Log entry {} had {} grants on keys that were still held: the leader's view was wrong",
+            LOG.error("Log entry {} had {} grants on keys that were still held: the leader's view was wrong",
                     entry.getIndex(), rejected);
         }
         return CompletableFuture.completedFuture(Message.EMPTY);
@@ -138,7 +138,7 @@ final class LockStateMachine extends BaseStateMachine {
             storage.updateLatestSnapshot(new SingleFileSnapshotInfo(new FileInfo(f.toPath(), md5), last));
             copy = table;
         }
-        log.info("Snapshot at {}: {} held keys", last, copy.size());
+        LOG.info("Snapshot at {}: {} held keys", last, copy.size());
         return last.getIndex();
     }
 
@@ -149,6 +149,11 @@ final class LockStateMachine extends BaseStateMachine {
 
     /** A consistent read of the table. */
     record Snapshot(List<ReplicatedTable.Held> held, long counter, TermIndex applied) {
+    }
+
+    /** The replicated token counter: the highest token of any grant applied. */
+    synchronized long counter() {
+        return table.counter();
     }
 
     synchronized int heldKeys() {

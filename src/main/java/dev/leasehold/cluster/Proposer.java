@@ -17,6 +17,7 @@ import org.slf4j.LoggerFactory;
 import dev.leasehold.registry.BusyReason;
 import dev.leasehold.registry.DecisionLog;
 import dev.leasehold.registry.NanoClock;
+import dev.leasehold.registry.ReplicatedTable.Check;
 import dev.leasehold.registry.ReplicatedTable.Command;
 import dev.leasehold.registry.ReplicatedTable.Expire;
 import dev.leasehold.registry.ReplicatedTable.Extend;
@@ -42,7 +43,7 @@ import dev.leasehold.server.ServingGate;
  */
 final class Proposer implements DecisionLog, TokenSource {
 
-    private static final Logger log = LoggerFactory.getLogger(Proposer.class);
+    private static final Logger LOG = LoggerFactory.getLogger(Proposer.class);
 
     private final Function<byte[], CompletableFuture<?>> sink;
     private final int maxBatch;
@@ -166,6 +167,11 @@ final class Proposer implements DecisionLog, TokenSource {
         return tokens.incrementAndGet();
     }
 
+    /** The last token this node issued as leader (0 if it never led since it started). */
+    long lastIssued() {
+        return tokens.get();
+    }
+
     /** A refused token here is a replication matter (queue full, or not serving), not a disk failure. */
     @Override
     public BusyReason noneReason() {
@@ -190,8 +196,22 @@ final class Proposer implements DecisionLog, TokenSource {
     }
 
     @Override
-    public void expired(byte[] key, long token) {
-        append(new Expire(key, token));
+    public void expired(byte[] key, long token, int delaySeconds) {
+        append(new Expire(key, token, delaySeconds));
+    }
+
+    /**
+     * Logged as an Expire of the delayed token with no delay: the table ends the delay. A node of
+     * an earlier version applies it as the Expire of a token that is not held: no change.
+     */
+    @Override
+    public void delayEnded(byte[] key, long token) {
+        append(new Expire(key, token, 0));
+    }
+
+    @Override
+    public void checked(byte[] key, long token) {
+        append(new Check(key, token));
     }
 
     private void append(Command c) {
@@ -290,7 +310,7 @@ final class Proposer implements DecisionLog, TokenSource {
         inFlight.release();
         if (error != null) {
             failedEpoch = batch.epoch();
-            log.warn("Raft proposal of {} decisions failed: {}", batch.commands().size(), error.toString());
+            LOG.warn("Raft proposal of {} decisions failed: {}", batch.commands().size(), error.toString());
             onFailure.accept(error);
             return;
         }

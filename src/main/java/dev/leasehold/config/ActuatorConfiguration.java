@@ -4,13 +4,18 @@ import org.springframework.boot.autoconfigure.condition.ConditionalOnProperty;
 
 import dev.leasehold.cluster.ClusterNode;
 import dev.leasehold.health.ClusterHealthIndicator;
+import dev.leasehold.cluster.PeerRefusals;
 import dev.leasehold.metrics.ClusterMetrics;
+import dev.leasehold.metrics.PeerRefusalMetrics;
 
 import org.springframework.beans.factory.ObjectProvider;
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
 
+import org.springframework.boot.actuate.autoconfigure.endpoint.condition.ConditionalOnAvailableEndpoint;
+
 import dev.leasehold.health.LeaseholdHealthIndicator;
+import dev.leasehold.inspect.LocksEndpoint;
 import dev.leasehold.health.LeaseholdReadinessHealthIndicator;
 import dev.leasehold.metrics.LeaseholdMetrics;
 import dev.leasehold.metrics.RegistryEventMetrics;
@@ -66,6 +71,24 @@ public class ActuatorConfiguration {
         return new LeaseholdReadinessHealthIndicator(server, registry, stats, cluster.getIfAvailable());
     }
 
+    /**
+     * The {@code locks} endpoint, made only when it is exposed (not by default: docs/security.md).
+     * In cluster mode it answers on the serving leader only; elsewhere it names the leader.
+     */
+    @Bean
+    @ConditionalOnAvailableEndpoint(LocksEndpoint.class)
+    LocksEndpoint locksEndpoint(LockRegistry registry, ObjectProvider<ClusterNode> cluster) {
+        ClusterNode node = cluster.getIfAvailable();
+        if (node == null) {
+            return new LocksEndpoint(registry, () -> LocksEndpoint.Serving.ALWAYS);
+        }
+        return new LocksEndpoint(registry, () -> {
+            String hint = node.leaderHint();
+            return new LocksEndpoint.Serving(node.servingEpoch() != 0,
+                    hint.startsWith("leader=") ? hint.substring("leader=".length()) : hint);
+        });
+    }
+
     /** Cluster mode: the {@code cluster} health component. */
     @Bean
     // The same condition as the ClusterNode bean: @ConditionalOnBean would depend on the order in
@@ -82,5 +105,12 @@ public class ActuatorConfiguration {
     @ConditionalOnProperty(prefix = "leasehold.cluster", name = "node-id")
     ClusterMetrics clusterMetrics(ClusterNode node) {
         return new ClusterMetrics(node);
+    }
+
+    /** Cluster mode: Raft connections refused by cluster TLS, by reason. */
+    @Bean
+    @ConditionalOnProperty(prefix = "leasehold.cluster", name = "node-id")
+    PeerRefusalMetrics peerRefusalMetrics(PeerRefusals refusals) {
+        return new PeerRefusalMetrics(refusals);
     }
 }

@@ -1,5 +1,6 @@
 package dev.leasehold.config;
 
+import java.io.IOException;
 import java.nio.file.Path;
 import java.util.LinkedHashMap;
 import java.util.Map;
@@ -7,11 +8,14 @@ import java.util.Map;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnProperty;
+import org.springframework.boot.ssl.SslBundles;
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
 
 import dev.leasehold.cluster.ClusterNode;
 import dev.leasehold.cluster.ClusterSettings;
+import dev.leasehold.cluster.PeerRefusals;
+import dev.leasehold.cluster.RaftTls;
 import dev.leasehold.registry.DecisionLog;
 import dev.leasehold.registry.LeaseHorizon;
 import dev.leasehold.registry.LockRegistry;
@@ -19,6 +23,8 @@ import dev.leasehold.registry.NanoClock;
 import dev.leasehold.registry.TokenSource;
 import dev.leasehold.server.LeaseholdServer;
 import dev.leasehold.server.Outboxes;
+import dev.leasehold.store.DataDirectory;
+import dev.leasehold.store.ReservedTokens;
 
 /**
  * Cluster mode ({@code leasehold.cluster.node-id} set, PROTOCOL.md section 10): the Raft node, its
@@ -30,25 +36,54 @@ import dev.leasehold.server.Outboxes;
 @ConditionalOnProperty(prefix = "leasehold.cluster", name = "node-id")
 public class ClusterConfiguration {
 
-    private static final Logger log = LoggerFactory.getLogger(ClusterConfiguration.class);
+    private static final Logger LOG = LoggerFactory.getLogger(ClusterConfiguration.class);
+
+    /** Refused Raft connections (cluster TLS); the meter exists, at 0, on a plaintext cluster too. */
+    @Bean
+    PeerRefusals peerRefusals(NanoClock clock) {
+        return new PeerRefusals(clock);
+    }
 
     @Bean
-    ClusterNode clusterNode(LeaseholdProperties props, NanoClock clock, Path leaseholdDataDir) {
-        return new ClusterNode(settings(props.cluster(), leaseholdDataDir), clock, () -> Runtime.getRuntime().halt(70));
+    ClusterNode clusterNode(LeaseholdProperties props, NanoClock clock, Path leaseholdDataDir, SslBundles bundles,
+            PeerRefusals refusals) {
+        ClusterSettings settings = settings(props.cluster(), leaseholdDataDir);
+        RaftTls tls = ClusterTlsConfiguration.raftTls(props.cluster().tls(), settings, bundles, refusals);
+        return new ClusterNode(settings, clock, () -> Runtime.getRuntime().halt(70), tls);
     }
 
     @Bean
     NodeMode clusterMode(ClusterNode node) {
-        log.info("Cluster mode: node {} of {}", node.settings().nodeId(), node.settings().peers().keySet());
+        LOG.info("Cluster mode: node {} of {}", node.settings().nodeId(), node.settings().peers().keySet());
         return new Cluster(node);
     }
 
-    /** The node's settings from {@code leasehold.cluster.*} (already validated by name). */
+    /**
+     * The node's settings from {@code leasehold.cluster.*} (already validated by name). A data
+     * directory that a single node used (its {@code tokens} file) must not start a cluster whose
+     * tokens could fall below the single node's: start-up fails, naming
+     * {@code leasehold.cluster.initial-token} and the value it needs, unless it is set that high.
+     * The rule is checked where the file is, but the setting must be the same on every node: any
+     * of them may lead first (docs/cluster.md).
+     */
     static ClusterSettings settings(LeaseholdProperties.Cluster c, Path dataDir) {
+        long previous;
+        try {
+            previous = ReservedTokens.previousHighWater(dataDir);
+        } catch (IOException e) {
+            throw DataDirectory.openFailure(dataDir.resolve("tokens"), "read the single-node token high-water mark", e);
+        }
+        if (previous > c.initialToken()) {
+            throw new IllegalArgumentException("Invalid leasehold.cluster.initial-token = " + c.initialToken()
+                    + ": this data directory holds a single node's tokens up to " + previous
+                    + " (" + dataDir.resolve("tokens") + "); set leasehold.cluster.initial-token to at least " + previous
+                    + " on every node of the cluster, so that its tokens stay above them");
+        }
         Map<String, ClusterSettings.Peer> peers = new LinkedHashMap<>();
-        c.peers().forEach((id, p) -> peers.put(id, new ClusterSettings.Peer(p.raftAddress(), p.clientAddress())));
+        c.peers().forEach((id, p) -> peers.put(id, new ClusterSettings.Peer(p.raftAddress(), p.clientAddress(), p.identity())));
         return new ClusterSettings(c.nodeId(), peers, dataDir.resolve("raft"), c.electionTimeoutMin(),
-                c.electionTimeoutMax(), c.maxBatch(), c.maxInFlight(), c.maxPending(), c.snapshotEvery());
+                c.electionTimeoutMax(), c.maxBatch(), c.maxInFlight(), c.maxPending(), c.snapshotEvery(),
+                c.initialToken());
     }
 
     /**

@@ -27,7 +27,7 @@ import dev.leasehold.store.DataDirectory;
 @Configuration(proxyBeanMethods = false)
 public class LeaseholdConfiguration {
 
-    private static final Logger log = LoggerFactory.getLogger(LeaseholdConfiguration.class);
+    private static final Logger LOG = LoggerFactory.getLogger(LeaseholdConfiguration.class);
 
     @Bean
     NanoClock nanoClock() {
@@ -48,7 +48,7 @@ public class LeaseholdConfiguration {
     LockRegistry lockRegistry(NodeMode mode, LeaseholdProperties props, NanoClock clock,
             ObjectProvider<RegistryObserver> observer) {
         RegistryLimits limits = new RegistryLimits(props.maxWaitersPerKey(), props.maxWaitersTotal(),
-                props.maxPendingPerSession(), props.maxHeldKeys());
+                props.maxPendingPerSession(), props.maxHeldKeys(), props.lockDelay().toNanos());
         return NodeMode.registry(mode, limits, clock, observer.getIfAvailable(() -> RegistryObserver.NONE));
     }
 
@@ -64,10 +64,10 @@ public class LeaseholdConfiguration {
         if (budget.lowered() && props.maxConnections() != LeaseholdProperties.DEFAULT_MAX_CONNECTIONS) {
             // Only a value someone chose is worth a WARN: the default is lowered on most machines
             // (20,000 is a common open-file limit), and a WARN on every first start alarms new users.
-            log.warn("{}. Raise the open-file limit (ulimit -n; LimitNOFILE in systemd; see README) to serve"
+            LOG.warn("{}. Raise the open-file limit (ulimit -n; LimitNOFILE in systemd; see README) to serve"
                     + " more sessions", budget.describe());
         } else {
-            log.info("{}", budget.describe());
+            LOG.info("{}", budget.describe());
         }
         LeaseholdServer.Settings settings = new LeaseholdServer.Settings(props.address(), props.port(),
                 props.maxKeyBytes(), props.frameTimeout(), budget.effective(), props.effectiveIoThreads(),

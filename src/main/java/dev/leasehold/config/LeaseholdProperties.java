@@ -58,6 +58,11 @@ import dev.leasehold.server.KeyAcl;
  * @param drainTimeout bound on the graceful stop (SIGTERM, context close): the server stops
  *        accepting sessions, answers {@code B} to every queued Acquire, flushes and closes
  *        sessions; sessions still not flushed when it runs out are closed anyway.
+ * @param lockDelay after a lease <em>expires</em> (its holder neither released nor extended it),
+ *        the key is granted to nobody for this long, so a holder that lost its lease while its
+ *        writes were still in flight cannot be overtaken at once (PROTOCOL.md section 12; Chubby's
+ *        lock-delay). A Release ends a grant without delay. {@code 0s} (the default) = off; whole
+ *        seconds up to {@code 60s}.
  * @param tls TLS on the protocol port from a Spring SSL bundle; off unless {@code tls.bundle} is set.
  * @param acl key ACLs for mutual-TLS clients: identity ({@code subject:<DN>}, {@code dns:<name>},
  *        {@code uri:<uri>}, {@code email:<address>} or {@code ip:<address>}; in YAML write the key in
@@ -84,6 +89,7 @@ public record LeaseholdProperties(
         @DefaultValue("10s") Duration recoveryLookahead,
         @DefaultValue("2s") Duration recoveryClockSlack,
         @DefaultValue("10s") Duration drainTimeout,
+        @DefaultValue("0s") Duration lockDelay,
         @DefaultValue Tls tls,
         Map<String, List<String>> acl,
         @DefaultValue Cluster cluster) {
@@ -123,6 +129,9 @@ public record LeaseholdProperties(
         check(drainTimeout != null && !drainTimeout.isNegative() && !drainTimeout.isZero()
                 && drainTimeout.compareTo(Duration.ofMinutes(10)) <= 0,
                 "leasehold.drain-timeout", drainTimeout, "must be more than 0 and at most 10m");
+        check(lockDelay != null && !lockDelay.isNegative() && lockDelay.compareTo(Duration.ofSeconds(60)) <= 0
+                && lockDelay.toNanosPart() == 0, "leasehold.lock-delay", lockDelay,
+                "must be whole seconds from 0s (off) to 60s");
         tls = tls != null ? tls : new Tls(null, ClientAuth.NONE);
         acl = acl == null ? Map.of() : Collections.unmodifiableMap(new LinkedHashMap<>(acl));
         for (String identity : acl.keySet()) {
@@ -133,7 +142,7 @@ public record LeaseholdProperties(
             }
             check(acl.get(identity) != null, "leasehold.acl", identity, "needs a list of key prefixes");
         }
-        cluster = cluster != null ? cluster : new Cluster(null, null, null, null, 256, 8, 65536, 100_000);
+        cluster = cluster != null ? cluster : new Cluster(null, null, null, null, 256, 8, 65536, 100_000, null, 0);
         check(!cluster.enabled() || maxKeyBytes <= 65535, "leasehold.max-key-bytes", maxKeyBytes,
                 "must be at most 65535 in cluster mode");
         check(acl.isEmpty() || tls.clientAuth() != ClientAuth.NONE, "leasehold.acl", acl.keySet(),
@@ -182,13 +191,19 @@ public record LeaseholdProperties(
      *        nodes: W1 pipelined 3.6-8.3 k -> 7.6-15.3 k pairs/s against 8 in flight)
      * @param maxPending decisions waiting to be proposed; past it Acquires get {@code B}
      * @param snapshotEvery Raft log entries between snapshots; the log is purged up to each snapshot
+     * @param tls mutual TLS on every Raft connection (docs/security.md); off unless {@code tls.bundle} is set
+     * @param initialToken the cluster issues tokens above this (and above its replicated counter):
+     *        set it, on every node, above the last token the resources have seen when a cluster
+     *        starts from empty disks (after a single node, or after losing every disk)
      */
     public record Cluster(String nodeId, Map<String, Peer> peers, @DefaultValue("750ms") Duration electionTimeoutMin,
             @DefaultValue("1500ms") Duration electionTimeoutMax, @DefaultValue("256") int maxBatch,
             @DefaultValue("1") int maxInFlight, @DefaultValue("65536") int maxPending,
-            @DefaultValue("100000") long snapshotEvery) {
+            @DefaultValue("100000") long snapshotEvery, @DefaultValue ClusterTls tls,
+            @DefaultValue("0") long initialToken) {
 
         public Cluster {
+            tls = tls != null ? tls : new ClusterTls(null);
             peers = peers == null ? Map.of() : Collections.unmodifiableMap(new LinkedHashMap<>(peers));
             electionTimeoutMin = electionTimeoutMin != null ? electionTimeoutMin : Duration.ofMillis(750);
             electionTimeoutMax = electionTimeoutMax != null ? electionTimeoutMax : Duration.ofMillis(1500);
@@ -207,8 +222,12 @@ public record LeaseholdProperties(
                             p == null ? null : p.raftAddress(), "must be host:port");
                     check(hostPort(p.clientAddress()), prefix + ".client-address", p.clientAddress(),
                             "must be host:port");
+                    check(p.identity() == null || p.identity().matches("(dns|ip|uri):.+"), prefix + ".identity",
+                            p.identity(), "must be dns:<name>, ip:<address> or uri:<uri> (a subject alternative name)");
                 }
             }
+            check(initialToken >= 0 && initialToken <= Long.MAX_VALUE / 2, "leasehold.cluster.initial-token", initialToken,
+                    "must be 0..2^62");
             check(!electionTimeoutMin.isNegative() && electionTimeoutMin.toMillis() >= 100,
                     "leasehold.cluster.election-timeout-min", electionTimeoutMin, "must be at least 100ms");
             check(electionTimeoutMax.compareTo(electionTimeoutMin) > 0 && electionTimeoutMax.toSeconds() <= 60,
@@ -247,8 +266,26 @@ public record LeaseholdProperties(
          *
          * @param raftAddress host:port of its Raft endpoint (gRPC)
          * @param clientAddress host:port of its lock protocol port, as clients reach it
+         * @param identity with cluster TLS, the subject alternative name ({@code dns:}, {@code ip:} or
+         *        {@code uri:}) its certificate must carry to be accepted as this member; unset: a DNS or
+         *        IP SAN equal to the host of {@code raft-address}
          */
-        public record Peer(String raftAddress, String clientAddress) {
+        public record Peer(String raftAddress, String clientAddress, String identity) {
+        }
+
+        /**
+         * Mutual TLS between the nodes.
+         *
+         * @param bundle the Spring SSL bundle ({@code spring.ssl.bundle.pem.<name>} or {@code .jks.<name>})
+         *        used to listen and to dial on every Raft connection: its key (a certificate with both
+         *        serverAuth and clientAuth usages that names this node) and its trust (the cluster's CA)
+         */
+        public record ClusterTls(String bundle) {
+
+            /** True when Raft connections use mutual TLS. */
+            public boolean enabled() {
+                return bundle != null && !bundle.isBlank();
+            }
         }
     }
 

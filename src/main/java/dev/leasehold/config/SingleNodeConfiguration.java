@@ -33,7 +33,7 @@ import dev.leasehold.store.ReservedTokens;
 @Conditional(SingleNodeConfiguration.NotCluster.class)
 public class SingleNodeConfiguration {
 
-    private static final Logger log = LoggerFactory.getLogger(SingleNodeConfiguration.class);
+    private static final Logger LOG = LoggerFactory.getLogger(SingleNodeConfiguration.class);
 
     /** Matches when {@code leasehold.cluster.node-id} is not set: the opposite of {@link ClusterConfiguration}. */
     static final class NotCluster extends NoneNestedConditions {
@@ -69,7 +69,7 @@ public class SingleNodeConfiguration {
             ObjectProvider<DurableFiles> files) {
         boolean firstStart = !DataDirectory.holdsState(leaseholdDataDir);
         if (firstStart) {
-            log.warn("Data directory {} holds no state of a previous run: treating it as new, so no recovery grace"
+            LOG.warn("Data directory {} holds no state of a previous run: treating it as new, so no recovery grace"
                     + " (if it held locks before and was lost or replaced, leases of that run are not waited for)",
                     leaseholdDataDir);
         }
@@ -130,17 +130,17 @@ public class SingleNodeConfiguration {
             ReservedTokens tokens) {
         Duration grace = plan.grace();
         if (plan.reason().equals("off")) {
-            log.warn("Recovery grace is OFF (leasehold.recovery-grace=0s): keys are granted at once, so a lease"
+            LOG.warn("Recovery grace is OFF (leasehold.recovery-grace=0s): keys are granted at once, so a lease"
                     + " handed out before this start may still be in use and a key can have two holders");
             return;
         }
         if (grace.isZero()) {
-            log.info("Recovery grace 0 ms ({}): keys are granted at once ({}); tokens continue above {}",
+            LOG.info("Recovery grace 0 ms ({}): keys are granted at once ({}); tokens continue above {}",
                     plan.reason(), plan.detail(), tokens.lastIssued());
             return;
         }
         registry.holdAllUntil(previous.readNanos() + grace.toNanos());
-        log.info("Recovery grace {} ms ({}): no key is granted until leases of the previous run have ended ({});"
+        LOG.info("Recovery grace {} ms ({}): no key is granted until leases of the previous run have ended ({});"
                 + " tokens continue above {}", grace.toMillis(), plan.reason(), plan.detail(), tokens.lastIssued());
     }
 }

@@ -33,7 +33,7 @@ import io.netty.handler.ssl.SslContextBuilder;
 @Configuration(proxyBeanMethods = false)
 public class TlsConfiguration {
 
-    private static final Logger log = LoggerFactory.getLogger(TlsConfiguration.class);
+    private static final Logger LOG = LoggerFactory.getLogger(TlsConfiguration.class);
 
     @Bean
     ServerSecurity leaseholdServerSecurity(LeaseholdProperties props, SslBundles bundles) {
@@ -62,14 +62,14 @@ public class TlsConfiguration {
                     + name + "' (spring.ssl.bundle.*." + name + "): " + e.getMessage(), e);
         }
         ServerTls serverTls = new ServerTls(initial);
-        log.info("TLS on the protocol port from SSL bundle '{}': {}; client certificates: {}", name,
+        LOG.info("TLS on the protocol port from SSL bundle '{}': {}; client certificates: {}", name,
                 describe(bundle), tls.clientAuth().name().toLowerCase(java.util.Locale.ROOT));
         bundles.addBundleUpdateHandler(name, updated -> {
             try {
                 serverTls.update(context(updated, tls.clientAuth(), name));
-                log.info("SSL bundle '{}' reloaded: new sessions use {}", name, describe(updated));
+                LOG.info("SSL bundle '{}' reloaded: new sessions use {}", name, describe(updated));
             } catch (RuntimeException e) {
-                log.error("SSL bundle '{}' changed but cannot be used ({}); new sessions keep the previous "
+                LOG.error("SSL bundle '{}' changed but cannot be used ({}); new sessions keep the previous "
                         + "certificate", name, e.getMessage(), e);
             }
         });

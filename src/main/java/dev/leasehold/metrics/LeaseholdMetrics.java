@@ -45,6 +45,9 @@ public final class LeaseholdMetrics implements MeterBinder {
         Gauge.builder("leasehold.locks.held", registry, LockRegistry::heldKeys)
                 .description("Keys with an active grant")
                 .register(meters);
+        Gauge.builder("leasehold.locks.delayed", registry, LockRegistry::delayedKeys)
+                .description("Keys in lock-delay: their lease expired less than leasehold.lock-delay ago, granted to nobody")
+                .register(meters);
         Gauge.builder("leasehold.waiters", registry, LockRegistry::waiters)
                 .description("Acquires waiting in a queue, all keys together (queue depth)")
                 .baseUnit("waiters")
@@ -67,6 +70,9 @@ public final class LeaseholdMetrics implements MeterBinder {
             FunctionCounter.builder("leasehold.token.store.writes", tokens, ReservedTokens::writes)
                     .description("fsync'd writes of the fencing-token high-water mark (one at start, then one per half block)")
                     .baseUnit("writes")
+                    .register(meters);
+            Gauge.builder("leasehold.token.high.water", tokens, ReservedTokens::highWater)
+                    .description("No fencing token issued exceeds this (fsync'd); record it to start a cluster above it")
                     .register(meters);
         }
         Gauge.builder("leasehold.recovery.grace.remaining", registry, r -> r.graceRemainingNanos() / 1e9)

@@ -59,6 +59,8 @@ public final class RegistryEventMetrics implements RegistryObserver {
     private final Counter extended;
     private final Counter extendNotHeld;
     private final Timer handoff;
+    private final Counter checkCurrent;
+    private final Counter checkNotCurrent;
 
     public RegistryEventMetrics(MeterRegistry meters) {
         acquired = acquires(meters, "acquired");
@@ -86,6 +88,8 @@ public final class RegistryEventMetrics implements RegistryObserver {
         releaseNotHeld = releases(meters, "not_held");
         extended = extendsCounter(meters, "extended");
         extendNotHeld = extendsCounter(meters, "not_held");
+        checkCurrent = checks(meters, "current");
+        checkNotCurrent = checks(meters, "not_current");
         handoff = Timer.builder("leasehold.handoff")
                 .description("Hand-off gap: from reading a Release that grants a queued Acquire to that Acquire's A being"
                         + " flushed to its socket")
@@ -127,6 +131,19 @@ public final class RegistryEventMetrics implements RegistryObserver {
                 .baseUnit("extends")
                 .tag("outcome", outcome)
                 .register(meters);
+    }
+
+    private static Counter checks(MeterRegistry meters, String outcome) {
+        return Counter.builder("leasehold.checks")
+                .description("Check answers: C (current: the token is the active grant) or N (not_current)")
+                .baseUnit("checks")
+                .tag("outcome", outcome)
+                .register(meters);
+    }
+
+    @Override
+    public void checked(boolean current) {
+        (current ? checkCurrent : checkNotCurrent).increment();
     }
 
     @Override

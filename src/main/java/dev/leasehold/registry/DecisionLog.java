@@ -19,8 +19,21 @@ public interface DecisionLog {
     /** An Extend of {@code token} was decided (whether it was the active grant or not). */
     void extended(byte[] key, long token, int leaseSeconds);
 
-    /** The lease of {@code token} ran out. */
-    void expired(byte[] key, long token);
+    /**
+     * The lease of {@code token} ran out; the key is now in lock-delay for {@code delaySeconds}
+     * (0: no lock-delay, the key is free for the next waiter at once).
+     */
+    void expired(byte[] key, long token, int delaySeconds);
+
+    /** The lock-delay after {@code token}'s expiry ended: the key may be granted again. */
+    void delayEnded(byte[] key, long token);
+
+    /**
+     * A Check of {@code token} was decided. It changes no state; the cluster logs it as a no-op
+     * entry whose commit proves this node still led after the Check arrived (PROTOCOL.md
+     * section 11), so its answer waits for that commit like any other.
+     */
+    void checked(byte[] key, long token);
 
     /** Single-node mode: nothing is replicated. */
     DecisionLog NONE = new DecisionLog() {
@@ -37,7 +50,15 @@ public interface DecisionLog {
         }
 
         @Override
-        public void expired(byte[] key, long token) {
+        public void expired(byte[] key, long token, int delaySeconds) {
+        }
+
+        @Override
+        public void delayEnded(byte[] key, long token) {
+        }
+
+        @Override
+        public void checked(byte[] key, long token) {
         }
     };
 }

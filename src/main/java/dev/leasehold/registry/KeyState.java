@@ -30,6 +30,8 @@ final class KeyState extends TimerNode {
     final int hash;
     /** Active grant's token, or 0 when no grant is active (only transiently, or during a grace). */
     long token;
+    /** The session that took the active grant, for inspect; {@link SessionHandle.Peer#UNKNOWN} if not known. */
+    SessionHandle.Peer holder = SessionHandle.Peer.UNKNOWN;
     long grantNanos;
     long leaseEndNanos;
     /**
@@ -37,8 +39,16 @@ final class KeyState extends TimerNode {
      * A new cluster leader runs every lease for this long again (PROTOCOL.md section 10).
      */
     int maxLeaseSeconds;
-    /** Whether this key counts against max-held-keys (from a grant until it has none). */
+    /** Whether this key counts against max-held-keys (from a grant until it has none, lock-delay included). */
     boolean countedHeld;
+    /**
+     * Lock-delay (PROTOCOL.md section 12): the token whose lease expired, while the key is granted
+     * to nobody until {@link #delayEndNanos}; 0 when not delayed. In the replicated table the
+     * delay is a duration only ({@link #delaySeconds}); the leader times it.
+     */
+    long delayedToken;
+    long delayEndNanos;
+    int delaySeconds;
 
     Waiter head;
     Waiter tail;
@@ -58,9 +68,32 @@ final class KeyState extends TimerNode {
         return now - leaseEndNanos >= 0;
     }
 
-    /** FREE: no active grant and nobody waiting. */
+    /** FREE: no active grant, no lock-delay and nobody waiting. */
     boolean isFree() {
-        return token == 0 && head == null;
+        return token == 0 && delayedToken == 0 && head == null;
+    }
+
+    /** In lock-delay: no grant, and none until the delay ends. */
+    boolean isDelayed() {
+        return delayedToken != 0;
+    }
+
+    /** Starts a lock-delay of {@code delayNanos} after {@code expired}'s lease ran out at {@code now}. */
+    void delay(long expired, long now, long delayNanos, int seconds) {
+        delayedToken = expired;
+        delayEndNanos = now + delayNanos;
+        delaySeconds = seconds;
+        maxLeaseSeconds = 0; // no grant: nothing for a new leader to run again
+    }
+
+    /** Ends the lock-delay if it is over at {@code now}: true if it ended now. */
+    boolean endDelay(long now) {
+        if (delayedToken == 0 || now - delayEndNanos < 0) {
+            return false;
+        }
+        delayedToken = 0;
+        delaySeconds = 0;
+        return true;
     }
 
     // ------------------------------------------------------------------ transitions
@@ -70,6 +103,7 @@ final class KeyState extends TimerNode {
      * as HELD during a recovery grace (section 5).
      */
     Admission admit(int waitSeconds, boolean heldByGrace) {
+        // A delayed key behaves as HELD (section 12): settled before this, so the delay is still running.
         if (isFree() && !heldByGrace) {
             return Admission.GRANT;
         }
@@ -127,7 +161,7 @@ final class KeyState extends TimerNode {
 
     /** The waiter to grant next: the head of the queue when no grant is active, else null. */
     Waiter nextToGrant(boolean heldByGrace) {
-        return isHeld() || heldByGrace ? null : head;
+        return isHeld() || isDelayed() || heldByGrace ? null : head;
     }
 
     // ------------------------------------------------------------------ the FIFO queue

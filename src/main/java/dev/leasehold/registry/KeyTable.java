@@ -117,6 +117,28 @@ final class KeyTable {
         return size;
     }
 
+    /**
+     * Visits the entries in slots {@code from} to {@code from + count - 1} (a walk in chunks
+     * under the lane lock, letting it go between chunks) without changing the table. Every 64
+     * slots it asks {@code yield} and stops early if it says so (a request waits for the lock).
+     *
+     * @return the slot to continue from, or -1 when the table's end was reached
+     */
+    int scan(int from, int count, java.util.function.Consumer<KeyState> visit,
+            java.util.function.BooleanSupplier yield) {
+        KeyState[] t = slots;
+        int end = (int) Math.min(t.length, (long) from + count);
+        for (int i = from; i < end; i++) {
+            if (t[i] != null) {
+                visit.accept(t[i]);
+            }
+            if ((i & 63) == 63 && i + 1 < end && yield.getAsBoolean()) {
+                return i + 1;
+            }
+        }
+        return end >= t.length ? -1 : end;
+    }
+
     /** A copy of the entries, for walks that may change the table. */
     List<KeyState> snapshot() {
         List<KeyState> all = new ArrayList<>(size);

@@ -46,7 +46,9 @@ public final class LockRegistry {
     private final RegistryLimits limits;
     private final DecisionLog decisions;
 
+    /** Keys counted against max-held-keys: held, or in lock-delay. */
     private final AtomicInteger heldKeys = new AtomicInteger();
+    private final AtomicInteger delayedKeys = new AtomicInteger();
     private final AtomicInteger waiters = new AtomicInteger();
     private volatile long graceEndNanos;
     private volatile boolean graceActive;
@@ -191,6 +193,21 @@ public final class LockRegistry {
     }
 
     /**
+     * Check of {@code token} (PROTOCOL.md section 11): true ({@code C}) if it is the key's active
+     * grant now, false ({@code N}) otherwise. Changes nothing: a lease that has reached its end is
+     * settled as every operation on the key settles it, and that expiry is the only effect. In
+     * cluster mode the Check is logged as a no-op, so its answer waits for a commit made after it.
+     */
+    public boolean check(byte[] key, long token) {
+        boolean current = onKey(key, (lane, s, hash, now) -> {
+            decisions.checked(key, token);
+            return s != null && s.holds(token);
+        });
+        observer.checked(current);
+        return current;
+    }
+
+    /**
      * Drops every Acquire still queued by {@code session}, without answers, and marks the
      * session closed so none of them can be granted from now on. Its grants are untouched.
      */
@@ -298,12 +315,21 @@ public final class LockRegistry {
                 if (k.isHeld()) {
                     return null; // not empty: keep what is there rather than shorten it
                 }
-                k.grant(h.token(), now, h.maxLeaseSeconds(), TimeUnit.SECONDS.toNanos(h.maxLeaseSeconds()) + extraNanos);
+                if (h.token() == 0) {
+                    // In lock-delay when the old leader stopped: the whole delay again from now,
+                    // never shorter than what was left of it (the delay is a duration, section 12).
+                    k.delay(h.delayedToken(), now, TimeUnit.SECONDS.toNanos(h.delaySeconds()), h.delaySeconds());
+                    delayedKeys.incrementAndGet();
+                } else {
+                    k.grant(h.token(), now, h.maxLeaseSeconds(),
+                            TimeUnit.SECONDS.toNanos(h.maxLeaseSeconds()) + extraNanos);
+                    k.holder = SessionHandle.Peer.PREVIOUS_LEADER;
+                }
                 if (!k.countedHeld) {
                     k.countedHeld = true;
                     heldKeys.incrementAndGet(); // committed grants are not refused by the limit
                 }
-                lane.wheel.schedule(k, k.leaseEndNanos);
+                lane.wheel.schedule(k, k.isDelayed() ? k.delayEndNanos : k.leaseEndNanos);
                 lane.keys.putIfAbsent(k);
                 return null;
             });
@@ -329,6 +355,11 @@ public final class LockRegistry {
                         s.release(s.token);
                         lane.wheel.cancel(s);
                     }
+                    if (s.isDelayed()) {
+                        s.endDelay(s.delayEndNanos);
+                        delayedKeys.decrementAndGet();
+                        lane.wheel.cancel(s);
+                    }
                     uncountIfFree(s);
                     lane.keys.remove(s);
                 }
@@ -344,7 +375,16 @@ public final class LockRegistry {
 
     /** Keys with an active grant (counted when granted, uncounted when released or expired). */
     public int heldKeys() {
-        return heldKeys.get();
+        return heldKeys.get() - delayedKeys.get();
+    }
+
+    /**
+     * Keys in lock-delay now (PROTOCOL.md section 12): their lease expired less than the
+     * lock-delay ago, and they are granted to nobody until it ends. Each keeps its
+     * max-held-keys slot meanwhile, so their number is bounded like held keys.
+     */
+    public int delayedKeys() {
+        return delayedKeys.get();
     }
 
     /** Acquires waiting in any queue. */
@@ -366,6 +406,107 @@ public final class LockRegistry {
             max = Math.max(max, longest);
         }
         return max;
+    }
+
+    // ---------------------------------------------------------------- inspect (read-only)
+
+    /**
+     * What an operator sees of one key now (the {@code locks} endpoint, {@code leasehold
+     * inspect}): one lane lock for a few field reads and the first {@code maxWaits} waiters, so
+     * it costs a grant no more than a Check does. Settles the key first, as every request does.
+     *
+     * @param maxWaits how many of the oldest waiters' remaining waits to report
+     */
+    public KeyView inspect(byte[] key, int maxWaits) {
+        return onKey(key, (lane, s, hash, now) -> s == null ? KeyView.free(key) : KeyView.of(s, now, maxWaits));
+    }
+
+    /**
+     * The {@code n} keys with the longest queues and the {@code n} held longest, for operators.
+     * Walks every key, so it is for a diagnostic thread, never an event loop nor the timer
+     * thread: each lane is scanned {@code chunk} table slots per lock hold, and the lock is let
+     * go between chunks, and early (after 64 slots) whenever a request is waiting for it, so a
+     * grant on the same lane waits for at most 64 slots' scan (about a microsecond), not for
+     * the whole lane. The price: keys that move between chunks may be missed or seen twice (the
+     * result is deduplicated); each key shown is then read again, consistently, as by
+     * {@link #inspect}.
+     */
+    public Top top(int n, int chunk, int maxWaits) {
+        return top(n, chunk, maxWaits, () -> { });
+    }
+
+    /**
+     * As {@link #top(int, int, int)}, running {@code betweenChunks} after each chunk with no lane
+     * lock held: the caller's pacing (the endpoint leaves the CPU to the event loops there).
+     */
+    public Top top(int n, int chunk, int maxWaits, Runnable betweenChunks) {
+        if (n < 1 || chunk < 1) {
+            throw new IllegalArgumentException("n and chunk must be at least 1: " + n + ", " + chunk);
+        }
+        long started = clock.nanoTime();
+        java.util.PriorityQueue<Candidate> queues = new java.util.PriorityQueue<>(
+                java.util.Comparator.comparingLong(Candidate::score));
+        java.util.PriorityQueue<Candidate> oldest = new java.util.PriorityQueue<>(
+                java.util.Comparator.comparingLong(Candidate::score));
+        long scanned = 0;
+        for (Lane l : lanes) {
+            int from = 0;
+            while (from >= 0) {
+                int start = from;
+                long[] seen = new long[1];
+                from = inLane(l, (lane, now) -> lane.keys.scan(start, chunk, s -> {
+                    seen[0]++;
+                    if (s.waiters > 0) {
+                        offer(queues, s, s.waiters, n);
+                    }
+                    if (s.isHeld()) {
+                        offer(oldest, s, now - s.grantNanos, n);
+                    }
+                }, lane.lock::hasQueuedThreads)); // a request waits: let it in after at most 64 slots
+                scanned += seen[0];
+                betweenChunks.run();
+            }
+        }
+        return new Top(views(queues, maxWaits), views(oldest, maxWaits), scanned, clock.nanoTime() - started);
+    }
+
+    /** A key that may make the top, with its score (higher is better) when it was seen. */
+    private record Candidate(KeyState state, long score) {
+    }
+
+    /** Allocates only for a key that enters the top: a walk over a million keys makes a handful of objects. */
+    private static void offer(java.util.PriorityQueue<Candidate> top, KeyState s, long score, int n) {
+        if (top.size() < n) {
+            top.add(new Candidate(s, score));
+        } else if (score > top.peek().score()) {
+            top.poll();
+            top.add(new Candidate(s, score));
+        }
+    }
+
+    /** Best first, each key once, each read again under its lane lock. */
+    private List<KeyView> views(java.util.PriorityQueue<Candidate> top, int maxWaits) {
+        List<Candidate> best = new ArrayList<>(top);
+        best.sort(java.util.Comparator.comparingLong(Candidate::score).reversed());
+        java.util.Set<KeyState> once = java.util.Collections.newSetFromMap(new java.util.IdentityHashMap<>());
+        List<KeyView> out = new ArrayList<>(best.size());
+        for (Candidate c : best) {
+            if (once.add(c.state())) {
+                out.add(inspect(c.state().key, maxWaits));
+            }
+        }
+        return out;
+    }
+
+    /**
+     * The result of {@link #top}.
+     *
+     * @param longestQueues keys with waiters, the longest queue first (as read again)
+     * @param heldLongest held keys, the oldest grant first
+     * @param scannedKeys keys the walk visited
+     * @param tookNanos how long the walk took
+     */
+    public record Top(List<KeyView> longestQueues, List<KeyView> heldLongest, long scannedKeys, long tookNanos) {
     }
 
     // ---------------------------------------------------------------- the lane prologue
@@ -453,6 +594,7 @@ public final class LockRegistry {
             uncountIfFree(s);
             return busy(refused);
         }
+        s.holder = session.peer();
         observer.granted(0, false);
         if (lane.grantAwaitsHorizon) {
             // Granted now; the A goes out through the notifier once the horizon covers the lease.
@@ -532,7 +674,21 @@ public final class LockRegistry {
         long held = s.expire(now);
         if (held >= 0) {
             observer.ended(held, true);
-            decisions.expired(s.key, expiring);
+            lane.wheel.cancel(s);
+            long delay = limits.lockDelayNanos();
+            int delaySeconds = (int) TimeUnit.NANOSECONDS.toSeconds(delay);
+            decisions.expired(s.key, expiring, delaySeconds);
+            if (delay > 0) {
+                // From the lease's end, not from when the timer got to it (section 12).
+                s.delay(expiring, s.leaseEndNanos, delay, delaySeconds);
+                delayedKeys.incrementAndGet();
+                lane.wheel.schedule(s, s.delayEndNanos);
+            }
+        }
+        long delayedToken = s.delayedToken;
+        if (s.endDelay(now)) {
+            delayedKeys.decrementAndGet();
+            decisions.delayEnded(s.key, delayedToken);
             lane.wheel.cancel(s);
         }
         boolean grace = inGrace(now);
@@ -549,6 +705,7 @@ public final class LockRegistry {
             } else {
                 w.handedOffBy(lane.releaseReadNanos);
                 w.granted(s.token, now);
+                s.holder = w.session().peer();
                 if (lane.grantAwaitsHorizon) {
                     w.awaitHorizon();
                 }
@@ -556,7 +713,7 @@ public final class LockRegistry {
             }
             lane.answer(w);
         }
-        if (!s.isHeld()) {
+        if (!s.isHeld() && !s.isDelayed()) {
             uncountIfFree(s);
             if (s.head == null) {
                 lane.keys.remove(s); // by identity: a no-op if s is not (or no longer) in the table
@@ -567,7 +724,7 @@ public final class LockRegistry {
     }
 
     private void uncountIfFree(KeyState s) {
-        if (s.countedHeld && !s.isHeld()) {
+        if (s.countedHeld && !s.isHeld() && !s.isDelayed()) {
             s.countedHeld = false;
             heldKeys.decrementAndGet();
         }
@@ -583,7 +740,9 @@ public final class LockRegistry {
     /** A timer of {@code lane} is due at {@code now}: a lease end or a wait end. */
     private void fire(Lane lane, TimerNode node, long now) {
         if (node instanceof KeyState s) {
-            if (s.isHeld() && !s.leaseOver(now)) {
+            if (s.isDelayed() && now - s.delayEndNanos < 0) {
+                lane.wheel.schedule(s, s.delayEndNanos); // not yet (cannot happen: armed at its end)
+            } else if (s.isHeld() && !s.leaseOver(now)) {
                 lane.wheel.schedule(s, s.leaseEndNanos); // extended since it was armed
             } else {
                 settle(lane, s, now);

@@ -6,9 +6,20 @@ package dev.leasehold.registry;
  * @param maxWaitersPerKey queued Acquires on one key
  * @param maxWaitersTotal queued Acquires on all keys
  * @param maxPendingPerSession queued Acquires of one session
- * @param maxHeldKeys keys with an active grant
+ * @param maxHeldKeys keys with an active grant (a key in lock-delay keeps its slot)
+ * @param lockDelayNanos after a lease <em>expires</em>, the key is granted to nobody for this long
+ *        (PROTOCOL.md section 12); 0 = off. Whole seconds, at most 60 s.
  */
-public record RegistryLimits(int maxWaitersPerKey, int maxWaitersTotal, int maxPendingPerSession, int maxHeldKeys) {
+public record RegistryLimits(int maxWaitersPerKey, int maxWaitersTotal, int maxPendingPerSession, int maxHeldKeys,
+        long lockDelayNanos) {
+
+    /** The largest lock-delay: 60 s. */
+    public static final long MAX_LOCK_DELAY_NANOS = 60_000_000_000L;
+
+    /** Limits without lock-delay. */
+    public RegistryLimits(int maxWaitersPerKey, int maxWaitersTotal, int maxPendingPerSession, int maxHeldKeys) {
+        this(maxWaitersPerKey, maxWaitersTotal, maxPendingPerSession, maxHeldKeys, 0);
+    }
 
     public RegistryLimits {
         if (maxWaitersPerKey < 0 || maxWaitersTotal < 0 || maxPendingPerSession < 0 || maxHeldKeys < 1) {
@@ -16,6 +27,11 @@ public record RegistryLimits(int maxWaitersPerKey, int maxWaitersTotal, int maxP
             throw new IllegalArgumentException("limits must be >= 0 (held keys >= 1): maxWaitersPerKey="
                     + maxWaitersPerKey + ", maxWaitersTotal=" + maxWaitersTotal + ", maxPendingPerSession="
                     + maxPendingPerSession + ", maxHeldKeys=" + maxHeldKeys);
+        }
+        if (lockDelayNanos < 0 || lockDelayNanos > MAX_LOCK_DELAY_NANOS || lockDelayNanos % 1_000_000_000L != 0) {
+            // whole seconds: the cluster's expiry entry carries the delay in its one-byte duration field
+            throw new IllegalArgumentException("lock-delay must be whole seconds from 0 to 60 s, not "
+                    + lockDelayNanos + " ns");
         }
     }
 }

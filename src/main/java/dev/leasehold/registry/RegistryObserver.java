@@ -28,6 +28,10 @@ public interface RegistryObserver {
     default void extended(ExtendResult result) {
     }
 
+    /** A Check was answered: {@code current} for {@code C}, else {@code N}. */
+    default void checked(boolean current) {
+    }
+
     /**
      * The {@code A} of a waiter granted by a Release was flushed to its socket {@code gapNanos}
      * after the server read that Release (the hand-off gap). Called by the server's I/O layer on

@@ -36,8 +36,24 @@ public final class ReplicatedTable {
     public record Extend(byte[] key, long token, int leaseSeconds) implements Command {
     }
 
-    /** The lease of {@code token} ran out on the leader. */
-    public record Expire(byte[] key, long token) implements Command {
+    /**
+     * The lease of {@code token} ran out on the leader, which then keeps the key in lock-delay for
+     * {@code delaySeconds} (PROTOCOL.md section 12; 0 = none). With {@code delaySeconds} 0 on a key
+     * in lock-delay after {@code token}: that delay has ended.
+     */
+    public record Expire(byte[] key, long token, int delaySeconds) implements Command {
+
+        /** An expiry without lock-delay. */
+        public Expire(byte[] key, long token) {
+            this(key, token, 0);
+        }
+    }
+
+    /**
+     * A Check of {@code token}: changes nothing. Logged only so that its commit proves the
+     * leader still led after the Check arrived (PROTOCOL.md section 11).
+     */
+    public record Check(byte[] key, long token) implements Command {
     }
 
     /** What applying a command did. */
@@ -46,6 +62,10 @@ public final class ReplicatedTable {
         RELEASED,
         EXTENDED,
         EXPIRED,
+        /** A Check: never a change. */
+        CHECKED,
+        /** The lock-delay after an expiry ended: the key is free. */
+        DELAY_ENDED,
         /** Release/Extend/Expire of a token that is not the key's active grant: no change. */
         NOT_HELD,
         /**
@@ -55,8 +75,16 @@ public final class ReplicatedTable {
         REJECTED
     }
 
-    /** One held key, as promotion on a new leader needs it. */
-    public record Held(byte[] key, long token, int maxLeaseSeconds) {
+    /**
+     * One held key, as promotion on a new leader needs it; or, with {@code token} 0, a key in
+     * lock-delay after the expiry of {@code delayedToken}, for {@code delaySeconds}.
+     */
+    public record Held(byte[] key, long token, int maxLeaseSeconds, long delayedToken, int delaySeconds) {
+
+        /** A held key (no lock-delay). */
+        public Held(byte[] key, long token, int maxLeaseSeconds) {
+            this(key, token, maxLeaseSeconds, 0, 0);
+        }
     }
 
     private final KeyTable keys = new KeyTable();
@@ -77,10 +105,14 @@ public final class ReplicatedTable {
                 return Outcome.REJECTED;
             }
             KeyState k = s != null ? s : new KeyState(key, hash);
+            k.endDelay(k.delayEndNanos); // the leader logs the delay's end first; a Grant ends it anyway
             k.grant(g.token(), 0, g.leaseSeconds(), 0);
             keys.putIfAbsent(k);
             counter = Math.max(counter, g.token());
             return Outcome.GRANTED;
+        }
+        if (c instanceof Check) {
+            return Outcome.CHECKED;
         }
         if (c instanceof Extend e) {
             if (s == null || !s.holds(e.token())) {
@@ -90,8 +122,18 @@ public final class ReplicatedTable {
             return Outcome.EXTENDED;
         }
         long token = c instanceof Release r ? r.token() : ((Expire) c).token();
+        if (c instanceof Expire x && s != null && !s.holds(token) && s.delayedToken == token && token != 0
+                && x.delaySeconds() == 0) {
+            s.endDelay(s.delayEndNanos);
+            keys.remove(s);
+            return Outcome.DELAY_ENDED;
+        }
         if (s == null || !s.release(token)) {
             return Outcome.NOT_HELD;
+        }
+        if (c instanceof Expire x && x.delaySeconds() > 0) {
+            s.delay(token, 0, 0, x.delaySeconds()); // a duration only: the leader times it
+            return Outcome.EXPIRED;
         }
         keys.remove(s);
         return c instanceof Release ? Outcome.RELEASED : Outcome.EXPIRED;
@@ -107,23 +149,30 @@ public final class ReplicatedTable {
         return rejected;
     }
 
-    /** Held keys. */
+    /** Held keys and keys in lock-delay. */
     public int size() {
         return keys.size();
     }
 
-    /** Every held key, for promotion on a new leader. */
+    /** Every held key and every key in lock-delay, for promotion on a new leader. */
     public List<Held> held() {
         List<Held> out = new ArrayList<>(keys.size());
         for (KeyState s : keys.snapshot()) {
-            out.add(new Held(s.key, s.token, s.maxLeaseSeconds));
+            out.add(new Held(s.key, s.token, s.maxLeaseSeconds, s.delayedToken, s.delaySeconds));
         }
         return out;
     }
 
-    /** Writes the whole table (a snapshot): counter, then every held key. */
+    /** The snapshot format {@link #writeTo} writes: 2 adds lock-delay to each row. */
+    static final int SNAPSHOT_FORMAT = 2;
+
+    /**
+     * Writes the whole table (a snapshot): counter, then every key. Format 2 (lock-delay): each
+     * row is key, token (0 while in lock-delay), longest lease, delayed token, delay seconds.
+     * {@link #readFrom} still reads format 1 (rows without the last two), written before.
+     */
     public void writeTo(DataOutput out) throws IOException {
-        out.writeInt(1); // format version
+        out.writeInt(SNAPSHOT_FORMAT);
         out.writeLong(counter);
         out.writeLong(rejected);
         List<Held> held = held();
@@ -133,13 +182,15 @@ public final class ReplicatedTable {
             out.write(h.key());
             out.writeLong(h.token());
             out.writeShort(h.maxLeaseSeconds());
+            out.writeLong(h.delayedToken());
+            out.writeByte(h.delaySeconds());
         }
     }
 
     /** Reads a table written by {@link #writeTo}. */
     public static ReplicatedTable readFrom(DataInput in) throws IOException {
         int version = in.readInt();
-        if (version != 1) {
+        if (version != 1 && version != 2) {
             throw new IOException("unknown snapshot format " + version);
         }
         ReplicatedTable t = new ReplicatedTable();
@@ -150,7 +201,18 @@ public final class ReplicatedTable {
             byte[] key = new byte[in.readInt()];
             in.readFully(key);
             KeyState s = new KeyState(key, KeyTable.hash(key));
-            s.grant(in.readLong(), 0, in.readUnsignedShort(), 0);
+            long token = in.readLong();
+            int maxLease = in.readUnsignedShort();
+            if (token != 0) {
+                s.grant(token, 0, maxLease, 0);
+            }
+            if (version >= 2) {
+                long delayed = in.readLong();
+                int delaySeconds = in.readUnsignedByte();
+                if (delayed != 0) {
+                    s.delay(delayed, 0, 0, delaySeconds);
+                }
+            }
             t.keys.putIfAbsent(s);
         }
         return t;

@@ -13,7 +13,7 @@ import io.netty.channel.Channel;
  */
 final class ConnectionLimiter {
 
-    private static final Logger log = LoggerFactory.getLogger(ConnectionLimiter.class);
+    private static final Logger LOG = LoggerFactory.getLogger(ConnectionLimiter.class);
     private static final long WARN_EVERY_NANOS = 10_000_000_000L;
 
     private final int max;
@@ -31,7 +31,7 @@ final class ConnectionLimiter {
             long now = System.nanoTime();
             if (now - lastWarnNanos > WARN_EVERY_NANOS) {
                 lastWarnNanos = now;
-                log.warn("Refusing connection from {}: leasehold.max-connections ({}) reached", ch.remoteAddress(), max);
+                LOG.warn("Refusing connection from {}: leasehold.max-connections ({}) reached", ch.remoteAddress(), max);
             }
             ch.close();
             return false;

@@ -44,7 +44,7 @@ import reactor.netty.tcp.TcpServer;
  */
 public final class LeaseholdServer implements SmartLifecycle {
 
-    private static final Logger log = LoggerFactory.getLogger(LeaseholdServer.class);
+    private static final Logger LOG = LoggerFactory.getLogger(LeaseholdServer.class);
 
     static final String DECODER = "leasehold.decoder";
     static final String SESSION = "leasehold.session";
@@ -130,7 +130,7 @@ public final class LeaseholdServer implements SmartLifecycle {
             throw new IllegalStateException("Cannot bind the protocol port " + settings.host() + ":" + settings.port()
                     + " (leasehold.address, leasehold.port): " + e.getMessage(), e);
         }
-        log.info("Leasehold protocol listening on {}:{} ({}{}; max-connections {}, listen backlog {})", settings.host(),
+        LOG.info("Leasehold protocol listening on {}:{} ({}{}; max-connections {}, listen backlog {})", settings.host(),
                 server.port(), tls != null ? "TLS" : "plaintext TCP", security.acl() != null ? ", key ACLs" : "",
                 settings.maxConnections(), settings.listenBacklog());
     }
@@ -171,7 +171,7 @@ public final class LeaseholdServer implements SmartLifecycle {
                 f.channel().close(); // not flushed in time (a client that does not read): close anyway
             }
         }
-        log.info("Drained in {} ms: {} queued Acquires answered B, {} sessions closed{}",
+        LOG.info("Drained in {} ms: {} queued Acquires answered B, {} sessions closed{}",
                 TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - start), waiters, closing.size(),
                 stuck == 0 ? "" : " (" + stuck + " closed before their answers were flushed: leasehold.drain-timeout)");
     }

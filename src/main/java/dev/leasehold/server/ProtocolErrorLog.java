@@ -20,7 +20,7 @@ import dev.leasehold.registry.NanoClock;
  */
 final class ProtocolErrorLog {
 
-    private static final Logger log = LoggerFactory.getLogger(SessionHandler.class);
+    private static final Logger LOG = LoggerFactory.getLogger(SessionHandler.class);
     static final long WARN_EVERY_SECONDS = 10;
 
     private final WarnLimit limit;
@@ -34,9 +34,9 @@ final class ProtocolErrorLog {
         String extra = detail == null ? "" : ": " + detail;
         long more = limit.tryWarn();
         if (more < 0) {
-            log.debug("Closing {}: protocol error {} ({}){}", peer, error.code().code(), error.message(), extra);
+            LOG.debug("Closing {}: protocol error {} ({}){}", peer, error.code().code(), error.message(), extra);
         } else {
-            log.warn("Closing {}: protocol error {} ({}){}{}", peer, error.code().code(), error.message(), extra,
+            LOG.warn("Closing {}: protocol error {} ({}){}{}", peer, error.code().code(), error.message(), extra,
                     more == 0 ? "" : " (and " + more + " more since the last warning, logged at DEBUG; at most one"
                             + " WARN per " + WARN_EVERY_SECONDS + " s)");
         }

@@ -16,7 +16,7 @@ import dev.leasehold.registry.LockRegistry;
  */
 public final class RegistryTimer implements SmartLifecycle {
 
-    private static final Logger log = LoggerFactory.getLogger(RegistryTimer.class);
+    private static final Logger LOG = LoggerFactory.getLogger(RegistryTimer.class);
     static final long PERIOD_MILLIS = 5;
 
     private final LockRegistry registry;
@@ -40,7 +40,7 @@ public final class RegistryTimer implements SmartLifecycle {
         try {
             registry.advance();
         } catch (RuntimeException e) {
-            log.error("Registry timer pass failed; continuing", e); // a dead timer would stop every lease end
+            LOG.error("Registry timer pass failed; continuing", e); // a dead timer would stop every lease end
         }
     }
 

@@ -149,7 +149,7 @@ final class RequestDecoder extends ByteToMessageDecoder {
                 lease = in.readUnsignedByte();
                 number = in.readLong();
             }
-            case RELEASE -> number = in.readLong();
+            case RELEASE, CHECK -> number = in.readLong();
             case EXTEND -> {
                 lease = in.readUnsignedByte();
                 number = in.readLong();
@@ -193,6 +193,7 @@ final class RequestDecoder extends ByteToMessageDecoder {
             case ACQUIRE -> new Request.Acquire(wait, lease, number, key);
             case RELEASE -> new Request.Release(number, key);
             case EXTEND -> new Request.Extend(lease, number, key);
+            case CHECK -> new Request.Check(number, key);
             case PING -> throw new IllegalStateException("Ping has no key");
         });
         state = State.OP;
@@ -269,6 +270,7 @@ final class RequestDecoder extends ByteToMessageDecoder {
             case ACQUIRE -> "Acquire";
             case RELEASE -> "Release";
             case EXTEND -> "Extend";
+            case CHECK -> "Check";
             case PING -> "Ping";
         };
     }

@@ -32,7 +32,7 @@ import io.netty.handler.ssl.SslHandshakeCompletionEvent;
  */
 public final class ServerTls {
 
-    private static final Logger log = LoggerFactory.getLogger(ServerTls.class);
+    private static final Logger LOG = LoggerFactory.getLogger(ServerTls.class);
     static final long WARN_EVERY_SECONDS = 60;
     private static final long WARN_EVERY_NANOS = WARN_EVERY_SECONDS * 1_000_000_000L;
 
@@ -78,10 +78,10 @@ public final class ServerTls {
         boolean plaintext = t instanceof NotSslRecordException;
         String why = plaintext ? "not a TLS client (plaintext?): this port accepts TLS only"
                 : t.getClass().getSimpleName() + (t.getMessage() == null ? "" : ": " + t.getMessage());
-        log.debug("TLS handshake with {} failed: {}", channel.remoteAddress(), why);
+        LOG.debug("TLS handshake with {} failed: {}", channel.remoteAddress(), why);
         long more = (plaintext ? plaintextWarnings : otherWarnings).tryWarn();
         if (more >= 0) {
-            log.warn("TLS handshake with {} failed: {}{}; further such failures are logged at DEBUG, and at most "
+            LOG.warn("TLS handshake with {} failed: {}{}; further such failures are logged at DEBUG, and at most "
                     + "once per {} s at WARN", channel.remoteAddress(), why,
                     more > 0 ? " (" + more + " more since the last warning)" : "", WARN_EVERY_SECONDS);
         }

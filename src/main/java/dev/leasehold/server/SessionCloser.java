@@ -34,7 +34,7 @@ import io.netty.handler.ssl.SslHandler;
  */
 final class SessionCloser {
 
-    private static final Logger log = LoggerFactory.getLogger(SessionHandler.class);
+    private static final Logger LOG = LoggerFactory.getLogger(SessionHandler.class);
 
     private final SessionHandler.Shared shared;
     private final ServerSession session;
@@ -108,7 +108,7 @@ final class SessionCloser {
         if (!ctx.channel().isOpen()) {
             return;
         }
-        log.debug("Force-closing {}: still open {} ms after its X ({})", ctx.channel().remoteAddress(),
+        LOG.debug("Force-closing {}: still open {} ms after its X ({})", ctx.channel().remoteAddress(),
                 TimeUnit.NANOSECONDS.toMillis(shared.closeBoundNanos()),
                 errorFlushed ? "flushed" : "never flushed: not reading");
         if (!errorFlushed) {

@@ -15,6 +15,7 @@ import dev.leasehold.registry.ExtendResult;
 import dev.leasehold.registry.LockRegistry;
 import dev.leasehold.registry.NanoClock;
 import dev.leasehold.registry.ReleaseResult;
+import dev.leasehold.registry.SessionHandle;
 import io.netty.channel.ChannelHandlerContext;
 import io.netty.channel.ChannelInboundHandlerAdapter;
 import io.netty.handler.codec.DecoderException;
@@ -42,7 +43,7 @@ import io.netty.handler.codec.DecoderException;
  */
 final class SessionHandler extends ChannelInboundHandlerAdapter {
 
-    private static final Logger log = LoggerFactory.getLogger(SessionHandler.class);
+    private static final Logger LOG = LoggerFactory.getLogger(SessionHandler.class);
 
     /**
      * What every session of one server shares.
@@ -98,6 +99,9 @@ final class SessionHandler extends ChannelInboundHandlerAdapter {
     }
 
     private void handle(ChannelHandlerContext ctx, Object msg) {
+        if (session.peer() == SessionHandle.Peer.UNKNOWN) {
+            describe(ctx); // on the first request: a TLS session's handshake is done by then
+        }
         if (msg instanceof ProtocolError error) {
             reject(ctx, error, null);
             return;
@@ -125,6 +129,9 @@ final class SessionHandler extends ChannelInboundHandlerAdapter {
             }
             AnswerType t = result == ExtendResult.EXTENDED ? AnswerType.EXTENDED : AnswerType.NOT_HELD;
             Answers.appendWithLong(session.batch(), t, e.token());
+        } else if (msg instanceof Request.Check c) {
+            AnswerType t = registry.check(c.key(), c.token()) ? AnswerType.CURRENT : AnswerType.NOT_HELD;
+            Answers.appendWithLong(session.batch(), t, c.token());
         } else if (msg instanceof Request.Ping p) {
             Answers.appendWithLong(session.batch(), AnswerType.PONG, p.nonce());
         } else {
@@ -151,6 +158,16 @@ final class SessionHandler extends ChannelInboundHandlerAdapter {
         reject(ctx, new ProtocolError(ErrorCode.FORBIDDEN, "forbidden"),
                 "key " + Keys.printable(request.key()) + " denied to " + grant.describe());
         return false;
+    }
+
+    /** Who this session is, for inspect: once per session, so a grant only copies a reference. */
+    private void describe(ChannelHandlerContext ctx) {
+        java.net.SocketAddress remote = ctx.channel().remoteAddress();
+        String address = remote instanceof java.net.InetSocketAddress i
+                ? i.getAddress().getHostAddress() + ":" + i.getPort() : String.valueOf(remote);
+        java.security.cert.X509Certificate cert = ServerTls.peerCertificate(ctx.channel());
+        session.describe(new SessionHandle.Peer(address,
+                cert == null ? null : cert.getSubjectX500Principal().getName()));
     }
 
     private void acquire(Request.Acquire a) {
@@ -267,9 +284,9 @@ final class SessionHandler extends ChannelInboundHandlerAdapter {
     public void exceptionCaught(ChannelHandlerContext ctx, Throwable cause) {
         if (isIoNoise(cause)) {
             // Resets, broken pipes, a bad TLS record: what a network or a hostile client can always cause.
-            log.debug("I/O error on {}: {}", ctx.channel().remoteAddress(), cause.toString());
+            LOG.debug("I/O error on {}: {}", ctx.channel().remoteAddress(), cause.toString());
         } else {
-            log.warn("Closing {} after an unexpected error", ctx.channel().remoteAddress(), cause);
+            LOG.warn("Closing {} after an unexpected error", ctx.channel().remoteAddress(), cause);
         }
         ctx.close(); // channelInactive drops the session's waiters
     }

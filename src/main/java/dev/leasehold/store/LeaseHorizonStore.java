@@ -71,7 +71,7 @@ import dev.leasehold.registry.NanoClock;
  */
 public final class LeaseHorizonStore implements LeaseHorizon, StorageStatus, AutoCloseable {
 
-    private static final Logger log = LoggerFactory.getLogger(LeaseHorizonStore.class);
+    private static final Logger LOG = LoggerFactory.getLogger(LeaseHorizonStore.class);
 
     /** The longest lease the protocol allows (lease is a u8 of seconds). */
     public static final Duration MAX_LEASE = Duration.ofSeconds(255);
@@ -199,13 +199,13 @@ public final class LeaseHorizonStore implements LeaseHorizon, StorageStatus, Aut
             stored = file.read();
         } catch (IOException e) {
             unreadable = e.getMessage();
-            log.warn("Ignoring the lease horizon: {}. The recovery grace falls back to the full 255 s", e.getMessage());
+            LOG.warn("Ignoring the lease horizon: {}. The recovery grace falls back to the full 255 s", e.getMessage());
         }
         OptionalLong stop = OptionalLong.empty();
         try {
             stop = cleanStop.read();
         } catch (IOException e) {
-            log.warn("Ignoring the clean-stop marker: {}", e.getMessage());
+            LOG.warn("Ignoring the clean-stop marker: {}", e.getMessage());
         }
         PreviousRun previous = PreviousRun.classify(file.file(), firstStart, stored, unreadable, stop,
                 wallMillis.getAsLong(), mono.nanoTime());
@@ -334,12 +334,12 @@ public final class LeaseHorizonStore implements LeaseHorizon, StorageStatus, Aut
             try {
                 write(now);
                 if (lastFailure != null) {
-                    log.info("Lease horizon {} is writable again", file.file());
+                    LOG.info("Lease horizon {} is writable again", file.file());
                 }
                 lastFailure = null;
             } catch (IOException | RuntimeException e) {
                 if (lastFailure == null) {
-                    log.warn("Cannot write the lease horizon {} ({}); grants continue only while the last written"
+                    LOG.warn("Cannot write the lease horizon {} ({}); grants continue only while the last written"
                             + " horizon covers their lease, retrying every second", file.file(), e.toString());
                 }
                 lastFailure = e instanceof IOException io ? io : new IOException(e);
@@ -369,7 +369,7 @@ public final class LeaseHorizonStore implements LeaseHorizon, StorageStatus, Aut
         writes.incrementAndGet();
         lastWrittenMillis = horizon;
         coveredUntilNanos = target;
-        log.debug("Lease horizon {} written: {}", file.file(), Instant.ofEpochMilli(horizon));
+        LOG.debug("Lease horizon {} written: {}", file.file(), Instant.ofEpochMilli(horizon));
     }
 
     private synchronized void answerCovered() {
@@ -404,7 +404,7 @@ public final class LeaseHorizonStore implements LeaseHorizon, StorageStatus, Aut
         try {
             w.then().then(onDisk);
         } catch (RuntimeException e) {
-            log.error("An answer waiting for the lease horizon failed", e);
+            LOG.error("An answer waiting for the lease horizon failed", e);
         } finally {
             unfinished.decrementAndGet();
         }
@@ -465,19 +465,19 @@ public final class LeaseHorizonStore implements LeaseHorizon, StorageStatus, Aut
         long covered = coveredUntilNanos;
         long answered = last - covered > 0 ? covered : last; // an end above coverage was never answered
         long horizon = Math.max(nowMillis + ceilMillis(answered - nowNanos) + slackMillis, floorMillis);
-        log.info("Lease horizon {}: {} durable writes in {} s since start, {} answers waited for one",
+        LOG.info("Lease horizon {}: {} durable writes in {} s since start, {} answers waited for one",
                 file.file(), writes.get(), (nowNanos - previous.readNanos()) / 1_000_000_000L, deferredAnswers.get());
         try {
             if (horizon < lastWrittenMillis) {
                 file.write(horizon);
                 writes.incrementAndGet();
                 lastWrittenMillis = horizon;
-                log.info("Lease horizon lowered to {} (latest lease end handed out, plus {} ms slack)",
+                LOG.info("Lease horizon lowered to {} (latest lease end handed out, plus {} ms slack)",
                         Instant.ofEpochMilli(horizon), slackMillis);
             }
             cleanStop.write(lastWrittenMillis);
         } catch (IOException e) {
-            log.warn("Could not lower the lease horizon {} at shutdown ({}); the next start waits for the last"
+            LOG.warn("Could not lower the lease horizon {} at shutdown ({}); the next start waits for the last"
                     + " written horizon", file.file(), e.toString());
         }
     }

@@ -30,7 +30,7 @@ import dev.leasehold.registry.TokenSource;
  */
 public final class ReservedTokens implements TokenSource, StorageStatus, AutoCloseable {
 
-    private static final Logger log = LoggerFactory.getLogger(ReservedTokens.class);
+    private static final Logger LOG = LoggerFactory.getLogger(ReservedTokens.class);
     static final long RETRY_AFTER_FAILURE_MILLIS = 1000;
 
     private final DurableValue highWater;
@@ -77,6 +77,31 @@ public final class ReservedTokens implements TokenSource, StorageStatus, AutoClo
         ReservedTokens tokens = new ReservedTokens(file, blockSize, previous, reserved);
         tokens.writes.incrementAndGet();
         return tokens;
+    }
+
+    /**
+     * The fsync'd high-water mark: every token issued, before or after a crash, is at most this.
+     * The number an operator records (metric {@code leasehold_token_high_water}).
+     */
+    public long highWater() {
+        return reservedUpTo;
+    }
+
+    /**
+     * The high-water mark a previous single-node run left in {@code dataDir} (its {@code tokens}
+     * file), read only, or 0 when there is none: a cluster formed on this directory must issue
+     * tokens above it.
+     */
+    public static long previousHighWater(Path dataDir) throws IOException {
+        Path file = dataDir.resolve("tokens");
+        if (!java.nio.file.Files.exists(file)) {
+            return 0;
+        }
+        long previous = DurableFiles.REAL.open(file, "tokens").read().orElse(0L);
+        if (previous < 0) {
+            throw new CorruptStateException(file, "negative high-water mark " + previous);
+        }
+        return previous;
     }
 
     @Override
@@ -144,12 +169,12 @@ public final class ReservedTokens implements TokenSource, StorageStatus, AutoClo
             writes.incrementAndGet();
             reservedUpTo = target;
             if (lastFailure != null) {
-                log.info("Fencing-token store {} is writable again; tokens up to {} reserved", highWater.file(), target);
+                LOG.info("Fencing-token store {} is writable again; tokens up to {} reserved", highWater.file(), target);
             }
             lastFailure = null;
         } catch (IOException e) {
             if (lastFailure == null) {
-                log.warn("Cannot reserve fencing tokens in {} ({}); Acquires get B once the {} reserved tokens left"
+                LOG.warn("Cannot reserve fencing tokens in {} ({}); Acquires get B once the {} reserved tokens left"
                         + " are used, retrying every second", highWater.file(), e.toString(),
                         Math.max(0, reservedUpTo - lastIssued.get()));
             }
@@ -171,7 +196,7 @@ public final class ReservedTokens implements TokenSource, StorageStatus, AutoClo
 
     @Override
     public void close() {
-        log.info("Fencing-token store {}: {} durable writes since start, {} tokens issued, last {}",
+        LOG.info("Fencing-token store {}: {} durable writes since start, {} tokens issued, last {}",
                 highWater.file(), writes.get(), lastIssued.get() - firstIssued, lastIssued.get());
         writer.shutdown(); // a write in progress completes; a pending retry is dropped
         try {

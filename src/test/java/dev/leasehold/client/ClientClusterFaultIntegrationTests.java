@@ -66,7 +66,7 @@ class ClientClusterFaultIntegrationTests {
             proxies[i] = FaultProxy.start(ports[i]); // connects to its node per accepted connection
             advertised[i] = "127.0.0.1:" + proxies[i].port();
         }
-        // Election timeouts as in ClusterInProcessTests: long enough that two busy cores do not
+        // Election timeouts as in ClusterInProcessIntegrationTests: long enough that two busy cores do not
         // cause spurious elections in the middle of a test.
         cluster = InProcessCluster.start(dir, ports, advertised, Duration.ofMillis(1000), Duration.ofMillis(2000));
     }

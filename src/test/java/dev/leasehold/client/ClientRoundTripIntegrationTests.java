@@ -12,6 +12,7 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.condition.EnabledIfSystemProperty;
 
 import dev.leasehold.testing.TestServer;
 
@@ -19,8 +20,10 @@ import dev.leasehold.testing.TestServer;
  * Measures (prints, does not assert timing) the round trip of an uncontended acquire + release
  * through the client against a ping, on loopback against the real server, plus pipelined
  * throughput. Numbers land in the test's output file
- * ({@code target/surefire-reports/*ClientRoundTripIntegrationTests-output.txt}).
+ * ({@code target/failsafe-reports/*ClientRoundTripIntegrationTests-output.txt}). A measurement,
+ * so it runs only with {@code -Dleasehold.measure=true}.
  */
+@EnabledIfSystemProperty(named = "leasehold.measure", matches = "true")
 class ClientRoundTripIntegrationTests {
 
     private static final int WARMUP = 2_000;

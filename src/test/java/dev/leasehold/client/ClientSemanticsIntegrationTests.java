@@ -526,14 +526,14 @@ class ClientSemanticsIntegrationTests {
             waiting.add(c.acquireAsync(key, 30, 5));
         }
         await().atMost(Duration.ofSeconds(5)).until(() -> proxy.acquireCount() == 10);
-        assertThat(ClientMechanicsTests.threadsNamed("semantics-close")).isNotEmpty();
+        assertThat(ClientMechanicsIntegrationTests.threadsNamed("semantics-close")).isNotEmpty();
         c.close();
         for (CompletableFuture<AcquireOutcome> f : waiting) {
             assertThat(f.get(2, TimeUnit.SECONDS)).isInstanceOf(AcquireOutcome.Indeterminate.class);
         }
         // A pool thread that has just finished its last task is still alive for a moment.
         await().atMost(Duration.ofSeconds(2)).untilAsserted(
-                () -> assertThat(ClientMechanicsTests.threadsNamed("semantics-close")).isEmpty());
+                () -> assertThat(ClientMechanicsIntegrationTests.threadsNamed("semantics-close")).isEmpty());
         await().atMost(Duration.ofSeconds(2)).until(() -> proxy.openConnections() == 0);
         held.release();
         assertFreeSoon(key);

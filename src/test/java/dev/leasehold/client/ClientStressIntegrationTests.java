@@ -17,7 +17,7 @@ import org.junit.jupiter.api.Test;
 
 import dev.leasehold.testing.FaultProxy;
 import dev.leasehold.testing.TestServer;
-import dev.leasehold.testing.Seeds;
+import dev.leasehold.testing.support.Seeds;
 
 /**
  * A seeded randomized run: several clients contend for a few keys through fault-injecting

@@ -17,6 +17,7 @@ import org.bouncycastle.asn1.x509.GeneralName;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.condition.EnabledIfSystemProperty;
 import org.junit.jupiter.api.TestInstance;
 
 import dev.leasehold.testing.TestPki;
@@ -27,7 +28,7 @@ import dev.leasehold.testing.TestServer;
  * client identity from a PKCS#12 store or PEM files, hostname verification, an untrusted server,
  * a key outside the ACL. Also measures (prints, does not assert) what TLS costs an uncontended
  * acquire + release and a session set-up, against plaintext
- * ({@code target/surefire-reports/*ClientTlsIntegrationTests-output.txt}).
+ * ({@code target/failsafe-reports/*ClientTlsIntegrationTests-output.txt, with -Dleasehold.measure=true}).
  */
 @TestInstance(TestInstance.Lifecycle.PER_CLASS)
 class ClientTlsIntegrationTests {
@@ -157,7 +158,9 @@ class ClientTlsIntegrationTests {
 
     // ---------------------------------------------------------------- cost of TLS
 
+    /** A measurement (prints, asserts nothing of time): only with {@code -Dleasehold.measure=true}. */
     @Test
+    @EnabledIfSystemProperty(named = "leasehold.measure", matches = "true")
     void measureTheCostOfTls() throws IOException {
         ClientTls serverAuth = ClientTls.builder().trustCertificates(caPem).build();
         ClientTls mutual = ClientTls.builder().trustCertificates(caPem).keyStore(appP12, TestPki.PASSWORD).build();

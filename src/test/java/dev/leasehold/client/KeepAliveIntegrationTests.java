@@ -20,10 +20,11 @@ import dev.leasehold.testing.FaultProxy;
 import dev.leasehold.testing.TestServer;
 
 /**
- * {@link LeaseholdClient#keepAlive}: Extends every lease/3 on the keep-alive thread, LOST once
- * (NotHeld, validity ended, client closed), AT_RISK when an Extend is late, and nothing after the
- * owner's own release. Real server; the proxy stalls answers where a test needs a silent server.
- * Leases are 1-3 s, so some tests must let real seconds pass.
+ * {@link LeaseholdClient#keepAlive} against a real server, end to end: a lease kept well past its
+ * length, NotHeld heard on the keep-alive thread, a silent server (the proxy stalls answers), the
+ * client's close. The rules at their exact instants (periods, AT_RISK, once-only loss, silence
+ * after the owner's release, arguments) are in {@code KeepAliveTests} on a manual clock; here
+ * leases are 1-3 s because the server's lease is real time.
  */
 class KeepAliveIntegrationTests {
 
@@ -74,7 +75,7 @@ class KeepAliveIntegrationTests {
     void keepsALeaseAliveWellPastItsLengthUntilClosed() throws Exception {
         Ticket ticket = acquire("ka/alive", 1);
         try (KeepAlive keepAlive = client.keepAlive(ticket, 1, listener)) {
-            Thread.sleep(3000); // real time: the server's 1 s lease must run out three times over (KeepAlive is on the real clock)
+            Thread.sleep(3000); // real time: the server's 1 s lease must run out three times over (the server keeps real time)
             assertThat(ticket.isValid()).isTrue();
             assertThat(keepAlive.isLost()).isFalse();
             assertThat(other.acquire("ka/alive", 0, 1)).isInstanceOf(AcquireOutcome.TimedOut.class);
@@ -94,9 +95,6 @@ class KeepAliveIntegrationTests {
         assertThat(keepAlive.lossReason()).contains(LossReason.NOT_HELD);
         assertThat(events).containsExactly("LOST NOT_HELD");
         assertThat(threads).allMatch(n -> n.equals("ka-keepalive"));
-        // a lost ticket stays lost: nothing more is heard, even after its validity ends
-        Thread.sleep(3000); // real time: the 3 s validity must end, and still nothing may be heard
-        assertThat(events).containsExactly("LOST NOT_HELD");
     }
 
     @Test
@@ -111,16 +109,6 @@ class KeepAliveIntegrationTests {
     }
 
     @Test
-    void theOwnersReleaseEndsTheKeepAliveSilently() throws Exception {
-        Ticket ticket = acquire("ka/release", 1);
-        KeepAlive keepAlive = client.keepAlive(ticket, 1, listener);
-        assertThat(ticket.release()).isEqualTo(ReleaseOutcome.RELEASED);
-        Thread.sleep(1500); // real time: nothing may be heard while the 1 s lease and a few keep-alive periods pass
-        assertThat(keepAlive.isLost()).isFalse();
-        assertThat(events).isEmpty();
-    }
-
-    @Test
     void closingTheClientLosesWhatItKeptAlive() {
         Ticket ticket = acquire("ka/close", 30);
         KeepAlive keepAlive = client.keepAlive(ticket, 30, listener);
@@ -128,14 +116,5 @@ class KeepAliveIntegrationTests {
         assertThat(keepAlive.lossReason()).contains(LossReason.CLIENT_CLOSED);
         assertThat(events).containsExactly("LOST CLIENT_CLOSED");
         assertThatThrownBy(() -> client.keepAlive(ticket, 30, listener)).isInstanceOf(IllegalStateException.class);
-    }
-
-    @Test
-    void badArgumentsAreRejected() {
-        Ticket ticket = acquire("ka/args", 5);
-        assertThatThrownBy(() -> client.keepAlive(ticket, 0, listener)).isInstanceOf(IllegalArgumentException.class);
-        assertThatThrownBy(() -> client.keepAlive(ticket, 256, listener)).isInstanceOf(IllegalArgumentException.class);
-        assertThatThrownBy(() -> client.keepAlive(ticket, 5, null)).isInstanceOf(IllegalArgumentException.class);
-        ticket.release();
     }
 }

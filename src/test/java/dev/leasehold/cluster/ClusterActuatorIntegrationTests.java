@@ -32,7 +32,8 @@ class ClusterActuatorIntegrationTests {
         try (TestServer server = TestServer.start(Map.of("leasehold.port", String.valueOf(port),
                 "leasehold.cluster.node-id", "n1",
                 "leasehold.cluster.peers.n1.raft-address", "127.0.0.1:" + raft,
-                "leasehold.cluster.peers.n1.client-address", "127.0.0.1:" + port))) {
+                "leasehold.cluster.peers.n1.client-address", "127.0.0.1:" + port,
+                "management.endpoints.web.exposure.include", "health,prometheus,locks"))) {
             Actuator actuator = new Actuator(server.httpPort());
             await().atMost(Duration.ofSeconds(30)).until(() -> Boolean.TRUE.equals(
                     actuator.get("/actuator/health").json("components.cluster.details.serving")));
@@ -46,11 +47,15 @@ class ClusterActuatorIntegrationTests {
                 c.send(ClusterFaultIntegrationTests.acquire(0, 5, 1, "k"));
                 assertThat((char) c.read(5000).op()).isEqualTo('A');
             }
+            Actuator.Response locks = actuator.get("/actuator/locks/k");
+            assertThat(locks.<Boolean>json("serving")).as("the serving leader answers inspect").isTrue();
+            assertThat(locks.<String>json("state")).isEqualTo("held");
             Actuator.Scrape scrape = actuator.scrape();
             assertThat(scrape.value("leasehold_raft_role")).isEqualTo(3.0);
             assertThat(scrape.has("leasehold_raft_leader_changes_total")).isTrue();
             assertThat(scrape.has("leasehold_raft_apply_lag_entries")).isTrue();
             assertThat(scrape.value("leasehold_raft_commit_seconds_count")).isGreaterThanOrEqualTo(1.0);
+            assertThat(scrape.value("leasehold_token_high_water")).as("the grant's token").isGreaterThanOrEqualTo(1.0);
 
             assertThat(server.dataDir().resolve("tokens")).doesNotExist();
             assertThat(server.dataDir().resolve("lease-horizon")).doesNotExist();

@@ -71,6 +71,7 @@ class ClusterFaultIntegrationTests {
     private final ConcurrentLinkedQueue<Ticket> tickets = new ConcurrentLinkedQueue<>();
     private final ConcurrentLinkedQueue<String> violations = new ConcurrentLinkedQueue<>();
     private final AtomicLong sent = new AtomicLong();
+    private final AtomicLong grants = new AtomicLong();
     private final AtomicLong outcomes = new AtomicLong();
     private final Map<String, AtomicLong> outcomeCounts = Collections.synchronizedMap(new HashMap<>());
     private final AtomicBoolean stop = new AtomicBoolean();
@@ -105,7 +106,7 @@ class ClusterFaultIntegrationTests {
                 th.start();
                 workers.add(th);
             }
-            Thread.sleep(1500); // real traffic before the first fault
+            awaitMoreGrants(50, 60_000); // real traffic before the first fault
 
             List<Long> failoverMs = new ArrayList<>();
             Map<String, List<Long>> byFault = new HashMap<>();
@@ -162,7 +163,7 @@ class ClusterFaultIntegrationTests {
                     failoverMs.add(took);
                     byFault.computeIfAbsent(fault, k -> new ArrayList<>()).add(took);
                 }
-                Thread.sleep(1000); // traffic on the new configuration
+                awaitMoreGrants(20, 30_000); // traffic on the new configuration before the tokens are compared
                 long maxTokenAfter = maxToken();
                 if (took >= 0) {
                     assertThat(maxTokenAfter).as("tokens grow across the failover (%s)", fault)
@@ -326,10 +327,11 @@ class ClusterFaultIntegrationTests {
                 long releaseAt = Math.min(seen + hold, validUntil);
                 long sleep = releaseAt - System.nanoTime();
                 if (sleep > 0) {
-                    Thread.sleep(TimeUnit.NANOSECONDS.toMillis(sleep), (int) (sleep % 1_000_000));
+                    Thread.sleep(TimeUnit.NANOSECONDS.toMillis(sleep), (int) (sleep % 1_000_000)); // the holder works for its random hold: real time
                 }
                 long end = Math.min(validUntil, System.nanoTime()); // stop acting as holder, then release
                 tickets.add(new Ticket(key, a.token, seen, end));
+                grants.incrementAndGet();
                 try {
                     conn.send(release(a.token, key));
                     Answer r = conn.read(3000);
@@ -390,7 +392,7 @@ class ClusterFaultIntegrationTests {
                 // down or paused: next node
             }
             i = (i + 1) % 3;
-            Thread.sleep(backoff);
+            Thread.sleep(backoff); // back off before the next node: an election takes real time
             backoff = Math.min(500, backoff * 2);
         }
         return null;
@@ -456,6 +458,19 @@ class ClusterFaultIntegrationTests {
         }
     }
 
+    /** Waits until the load threads have seen {@code n} more grants (they record every one). */
+    private void awaitMoreGrants(int n, long timeoutMs) throws InterruptedException {
+        long target = grants.get() + n;
+        long deadline = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(timeoutMs);
+        while (grants.get() < target) {
+            if (System.nanoTime() - deadline > 0) {
+                throw new AssertionError("only " + (n - (target - grants.get())) + " of " + n + " grants in " + timeoutMs
+                        + " ms; outcomes " + outcomeCounts);
+            }
+            Thread.sleep(10); // polling a counter the load threads move
+        }
+    }
+
     /** The node that grants now. */
     private int leaderIndex(long timeoutMs) throws Exception {
         long deadline = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(timeoutMs);
@@ -471,7 +486,7 @@ class ClusterFaultIntegrationTests {
                     // next
                 }
             }
-            Thread.sleep(50);
+            Thread.sleep(50); // no node grants yet: an election takes real time, poll again
         }
         throw new AssertionError("no leader within " + timeoutMs + " ms");
     }

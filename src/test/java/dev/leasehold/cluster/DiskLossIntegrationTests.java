@@ -16,7 +16,7 @@ import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
-import dev.leasehold.testing.Seeds;
+import dev.leasehold.testing.support.Seeds;
 import dev.leasehold.testing.ServerProcess;
 
 /**

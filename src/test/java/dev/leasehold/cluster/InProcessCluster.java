@@ -62,7 +62,7 @@ public final class InProcessCluster implements AutoCloseable {
      *        {@code client-address}; a proxy's address, or {@code 127.0.0.1:clientPort})
      */
     private InProcessCluster(Path dir, int[] clientPorts, String[] clientAddresses, Duration electionMin,
-            Duration electionMax) throws IOException {
+            Duration electionMax, long lockDelayNanos) throws IOException {
         int n = clientPorts.length;
         Map<String, ClusterSettings.Peer> peers = new LinkedHashMap<>();
         for (int i = 0; i < n; i++) {
@@ -73,11 +73,11 @@ public final class InProcessCluster implements AutoCloseable {
         settings = new ClusterSettings[n];
         for (int i = 0; i < n; i++) {
             settings[i] = new ClusterSettings(id(i), peers, dir.resolve(id(i)), electionMin, electionMax, 256, 1,
-                    65536, 100_000);
+                    65536, 100_000, 0);
             ClusterNode c = new ClusterNode(settings[i], NanoClock.SYSTEM, () -> fatal.set(true));
             // The production wiring of a cluster node (ClusterConfiguration, NodeMode), with test limits.
             NodeMode mode = new ClusterConfiguration.Cluster(c);
-            LockRegistry r = NodeMode.registry(mode, new RegistryLimits(100, 1000, 100, 1000), NanoClock.SYSTEM,
+            LockRegistry r = NodeMode.registry(mode, new RegistryLimits(100, 1000, 100, 1000, lockDelayNanos), NanoClock.SYSTEM,
                     RegistryObserver.NONE);
             LeaseholdServer srv = NodeMode.server(mode, new LeaseholdServer.Settings("127.0.0.1", clientPorts[i], 512,
                     Duration.ofSeconds(10), 100, 1, Duration.ofSeconds(2), 128), r, NanoClock.SYSTEM, new ServerStats(),
@@ -97,7 +97,14 @@ public final class InProcessCluster implements AutoCloseable {
      */
     public static InProcessCluster start(Path dir, int[] clientPorts, String[] clientAddresses, Duration electionMin,
             Duration electionMax) throws IOException {
-        InProcessCluster c = new InProcessCluster(dir, clientPorts, clientAddresses, electionMin, electionMax);
+        return start(dir, clientPorts, clientAddresses, electionMin, electionMax, Duration.ZERO);
+    }
+
+    /** As above, with {@code leasehold.lock-delay} on every node (PROTOCOL.md section 12). */
+    public static InProcessCluster start(Path dir, int[] clientPorts, String[] clientAddresses, Duration electionMin,
+            Duration electionMax, Duration lockDelay) throws IOException {
+        InProcessCluster c = new InProcessCluster(dir, clientPorts, clientAddresses, electionMin, electionMax,
+                lockDelay.toNanos());
         try {
             for (Node n : c.nodes) {
                 n.timer().start();

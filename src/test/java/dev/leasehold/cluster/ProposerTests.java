@@ -51,6 +51,57 @@ class ProposerTests {
         return k.getBytes(UTF_8);
     }
 
+    /**
+     * PROTOCOL.md section 11: with everything committed, a Check still waits for an entry of its
+     * own, proposed after it arrived; its commit is the proof that this node still led then.
+     */
+    @Test
+    void aCheckWaitsForANewEntryEvenWhenEverythingHasCommitted() throws Exception {
+        proposer.start();
+        proposer.open(0);
+        proposer.granted(key("a"), 1, 10);
+        proposals.poll(5, TimeUnit.SECONDS).complete("ok");
+        await().atMost(Duration.ofSeconds(5)).until(() -> proposer.committed(proposer.barrier()));
+
+        proposer.checked(key("a"), 1);
+        long barrier = proposer.barrier();
+        assertThat(proposer.committed(barrier)).as("the C must not leave before a fresh commit").isFalse();
+        CompletableFuture<Object> entry = proposals.poll(5, TimeUnit.SECONDS);
+        assertThat(batches.get(1)).hasSize(1).first().isInstanceOf(ReplicatedTable.Check.class);
+        entry.complete("ok");
+        await().atMost(Duration.ofSeconds(5)).until(() -> proposer.committed(barrier));
+    }
+
+    @Test
+    void aCheckThatNeverCommitsIsNeverAnswered() throws Exception {
+        proposer.start();
+        proposer.open(0);
+        proposer.checked(key("a"), 1);
+        long barrier = proposer.barrier();
+        List<Boolean> outcome = new CopyOnWriteArrayList<>();
+        proposer.whenCommitted(barrier, outcome::add);
+        proposals.poll(5, TimeUnit.SECONDS).completeExceptionally(new IllegalStateException("not leader"));
+        await().atMost(Duration.ofSeconds(5)).until(() -> !failures.isEmpty());
+        assertThat(proposer.committed(barrier)).isFalse();
+        proposer.close(); // what the node does on the failure: it stops serving
+        await().atMost(Duration.ofSeconds(5)).until(() -> !outcome.isEmpty());
+        assertThat(outcome).containsExactly(false);
+    }
+
+    @Test
+    void theCheckCommandSurvivesTheLogCodec() {
+        List<ReplicatedTable.Command> back = CommandCodec.decode(
+                CommandCodec.encode(List.of(new ReplicatedTable.Check(key("orders/42"), 1000))));
+        assertThat(back).hasSize(1);
+        ReplicatedTable.Check c = (ReplicatedTable.Check) back.get(0);
+        assertThat(c.token()).isEqualTo(1000);
+        assertThat(new String(c.key(), UTF_8)).isEqualTo("orders/42");
+        ReplicatedTable table = new ReplicatedTable();
+        table.apply(new ReplicatedTable.Grant(key("k"), 5, 10));
+        assertThat(table.apply(new ReplicatedTable.Check(key("k"), 5))).isEqualTo(ReplicatedTable.Outcome.CHECKED);
+        assertThat(table.size()).as("a check changes nothing").isEqualTo(1);
+    }
+
     @Test
     void answersWaitForTheirCommitAndComeInOrder() throws Exception {
         proposer.start();
@@ -103,7 +154,7 @@ class ProposerTests {
     void aFailedProposalIsReported() throws Exception {
         proposer.start();
         proposer.open(0);
-        proposer.expired(key("a"), 3);
+        proposer.expired(key("a"), 3, 0);
         proposals.poll(5, TimeUnit.SECONDS).completeExceptionally(new IllegalStateException("not leader"));
         await().atMost(Duration.ofSeconds(5)).until(() -> failures.size() == 1);
     }

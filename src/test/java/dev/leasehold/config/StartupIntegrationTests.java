@@ -63,8 +63,11 @@ class StartupIntegrationTests {
             // application.yml, which must not change any of them)
             LeaseholdProperties defaults = new Binder().bindOrCreate("leasehold", LeaseholdProperties.class);
             assertThat(p).usingRecursiveComparison()
-                    .ignoringFields("port", "dataDir", "ioThreads", "recoveryGrace", "tls.bundle").isEqualTo(defaults);
+                    .ignoringFields("port", "dataDir", "ioThreads", "recoveryGrace", "tls.bundle", "cluster.tls.bundle")
+                    .isEqualTo(defaults);
             assertThat(p.tls().bundle()).as("no bundle: \"\" in application.yml, null without it").isEmpty();
+            assertThat(p.cluster().tls().bundle()).as("no peer bundle: \"\" in application.yml").isEmpty();
+            assertThat(p.cluster().tls().enabled()).isFalse();
             assertThat(p.maxKeyBytes()).isEqualTo(512);
             assertThat(p.frameTimeout()).hasSeconds(10);
             HttpResponse<String> health = HttpClient.newHttpClient().send(

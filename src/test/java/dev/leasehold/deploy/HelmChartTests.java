@@ -493,6 +493,44 @@ class HelmChartTests {
     }
 
     @Test
+    void clusterTlsSecretIsMountedAsADirectoryAndBecomesThePeerBundle() throws IOException {
+        List<Map<String, Object>> docs = render(t -> t.set("cluster.enabled", true)
+                .set("cluster.tls.secretName", "leasehold-peer-tls"));
+        Rendered r = Rendered.of(docs);
+        Map<String, Object> sts = r.one("StatefulSet");
+        Map<String, Object> pod = map(map(map(sts, "spec"), "template"), "spec");
+        assertThat(map(volumes(pod).get("peer-tls"), "secret")).containsEntry("secretName", "leasehold-peer-tls")
+                .containsEntry("defaultMode", 0440);
+        Map<String, Object> mount = list(container(sts), "volumeMounts").stream()
+                .filter(m -> "peer-tls".equals(m.get("name"))).findFirst().orElseThrow();
+        assertThat(mount).containsEntry("mountPath", "/etc/leasehold/peer-tls").containsEntry("readOnly", true)
+                .doesNotContainKey("subPath"); // a renewed certificate must reach the pod
+        assertThat(volumes(pod)).doesNotContainKey("tls"); // the protocol port stays as configured
+
+        Map<String, Object> app = applicationYml(r.one("ConfigMap"));
+        assertThat(map(map(map(app, "leasehold"), "cluster"), "tls")).containsEntry("bundle", "leasehold-peer");
+        Map<String, Object> bundle = map(map(map(map(map(app, "spring"), "ssl"), "bundle"), "pem"), "leasehold-peer");
+        assertThat(bundle).containsEntry("reload-on-update", true);
+        assertThat(map(bundle, "keystore")).containsEntry("certificate", "file:/etc/leasehold/peer-tls/tls.crt")
+                .containsEntry("private-key", "file:/etc/leasehold/peer-tls/tls.key");
+        assertThat(map(bundle, "truststore")).containsEntry("certificate", "file:/etc/leasehold/peer-tls/ca.crt");
+
+        // Both Secrets at once: two bundles side by side.
+        Map<String, Object> both = applicationYml(Rendered.of(render(t -> t.set("cluster.enabled", true)
+                .set("cluster.tls.secretName", "p").set("tls.secretName", "c"))).one("ConfigMap"));
+        assertThat(map(map(map(map(both, "spring"), "ssl"), "bundle"), "pem")).containsOnlyKeys("leasehold",
+                "leasehold-peer");
+    }
+
+    @Test
+    void clusterTlsWithoutClusterModeFailsTheRender() {
+        assertThatThrownBy(() -> render(t -> t.set("cluster.tls.secretName", "p")))
+                .hasMessageContaining("cluster.tls.secretName needs cluster.enabled");
+        assertThat(map(map(map(applicationYml(Rendered.of(render(t -> t)).one("ConfigMap")), "leasehold"), "cluster"),
+                "tls")).containsEntry("bundle", "");
+    }
+
+    @Test
     void clusterModeRefusesAnEvenNumberOfNodes() {
         assertThatThrownBy(() -> render(t -> t.set("cluster.enabled", true).set("cluster.replicas", 4)))
                 .hasMessageContaining("odd number");

@@ -35,7 +35,7 @@ import dev.leasehold.client.LeaseholdClient;
 import dev.leasehold.client.Ticket;
 import dev.leasehold.testing.ServerProcess;
 import dev.leasehold.testing.TestServer;
-import dev.leasehold.testing.Seeds;
+import dev.leasehold.testing.support.Seeds;
 
 /**
  * A Jepsen-style fault-injection run of our own: real server processes, the official client,

@@ -51,6 +51,8 @@ class MetricsIntegrationTests {
         Scrape s = actuator.scrape();
         Map<String, String> expected = Map.ofEntries(
                 Map.entry("leasehold_locks_held", "gauge"),
+                Map.entry("leasehold_locks_delayed", "gauge"),
+                Map.entry("leasehold_checks_total", "counter"),
                 Map.entry("leasehold_waiters", "gauge"),
                 Map.entry("leasehold_waiters_max_per_key", "gauge"),
                 Map.entry("leasehold_sessions", "gauge"),
@@ -64,6 +66,7 @@ class MetricsIntegrationTests {
                 Map.entry("leasehold_extends_total", "counter"),
                 Map.entry("leasehold_protocol_errors_total", "counter"),
                 Map.entry("leasehold_token_store_writes_total", "counter"),
+                Map.entry("leasehold_token_high_water", "gauge"),
                 Map.entry("leasehold_storage_failing", "gauge"));
         expected.forEach((name, type) -> {
             assertThat(s.types()).as(name).containsEntry(name, type);
@@ -83,8 +86,11 @@ class MetricsIntegrationTests {
         }
         assertThat(s.has("leasehold_releases_total", "outcome", "not_held")).isTrue();
         assertThat(s.has("leasehold_extends_total", "outcome", "not_held")).isTrue();
+        assertThat(s.has("leasehold_checks_total", "outcome", "current")).isTrue();
+        assertThat(s.has("leasehold_checks_total", "outcome", "not_current")).isTrue();
         assertThat(s.value("leasehold_storage_failing")).isZero();
         assertThat(s.value("leasehold_token_store_writes_total")).as("the reservation at start").isGreaterThanOrEqualTo(1);
+        assertThat(s.value("leasehold_token_high_water")).as("the first block, reserved at start").isGreaterThanOrEqualTo(1);
         assertThat(s.samples().keySet()).as("no per-key labels").noneMatch(series -> series.contains("key=\""));
     }
 

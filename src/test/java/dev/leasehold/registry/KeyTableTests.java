@@ -11,7 +11,7 @@ import java.util.Map;
 import java.util.Random;
 
 import org.junit.jupiter.api.Test;
-import dev.leasehold.testing.Seeds;
+import dev.leasehold.testing.support.Seeds;
 
 /** The lane key table against a HashMap model: seeded random puts, removes and lookups. */
 class KeyTableTests {

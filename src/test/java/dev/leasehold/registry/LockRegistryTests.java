@@ -49,6 +49,41 @@ class LockRegistryTests {
         }
     }
 
+    /** PROTOCOL.md section 11 on a manual clock. */
+    @Nested
+    class Check {
+        @Test
+        void currentOnlyForTheActiveGrantAndNothingChanges() {
+            long token = token(h.acquire("k", 0, 5, 1, s1));
+            assertThat(h.registry.check(RegistryHarness.key("k"), token)).isTrue();
+            assertThat(h.registry.check(RegistryHarness.key("k"), token + 1)).isFalse();
+            assertThat(h.registry.check(RegistryHarness.key("other"), token)).isFalse();
+            assertThat(h.registry.heldKeys()).isEqualTo(1);
+            assertThat(h.release("k", token)).as("still held after checks").isEqualTo(ReleaseResult.RELEASED);
+            assertThat(h.registry.check(RegistryHarness.key("k"), token)).as("after release").isFalse();
+            assertThat(h.registry.heldKeys()).as("a check on a free key creates nothing").isZero();
+        }
+
+        @Test
+        void notCurrentFromTheLeaseEndEvenBeforeTheTimerRan() {
+            long token = token(h.acquire("k", 0, 1, 1, s1));
+            h.clock.advanceMillis(999);
+            assertThat(h.registry.check(RegistryHarness.key("k"), token)).as("1 ms before the end").isTrue();
+            h.clock.advanceMillis(1);
+            assertThat(h.registry.check(RegistryHarness.key("k"), token)).as("at the end, timer not run").isFalse();
+        }
+
+        @Test
+        void theWaiterGrantedAtExpiryIsCurrentAndTheOldTokenIsNot() {
+            long token = token(h.acquire("k", 0, 1, 1, s1));
+            h.acquire("k", 10, 5, 2, s2);
+            h.tick(1000);
+            long next = h.takeAnswers().get(0).token();
+            assertThat(h.registry.check(RegistryHarness.key("k"), token)).isFalse();
+            assertThat(h.registry.check(RegistryHarness.key("k"), next)).isTrue();
+        }
+    }
+
     @Nested
     class Held {
         long token;

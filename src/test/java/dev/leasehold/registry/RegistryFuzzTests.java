@@ -10,7 +10,7 @@ import java.util.Random;
 import java.util.concurrent.TimeUnit;
 
 import org.junit.jupiter.api.Test;
-import dev.leasehold.testing.Seeds;
+import dev.leasehold.testing.support.Seeds;
 
 /**
  * Seeded random operation sequences against a reference model of PROTOCOL.md sections 5 and 6:

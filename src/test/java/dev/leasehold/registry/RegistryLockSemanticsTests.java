@@ -106,6 +106,9 @@ class RegistryLockSemanticsTests implements LockSemanticsContract {
             return h.registry.extend(e.key(), e.token(), e.leaseSeconds()) == ExtendResult.EXTENDED
                     ? new Answer.Extended(e.token()) : new Answer.NotHeld(e.token());
         }
+        if (r instanceof Request.Check c) {
+            return h.registry.check(c.key(), c.token()) ? new Answer.Current(c.token()) : new Answer.NotHeld(c.token());
+        }
         return new Answer.Pong(((Request.Ping) r).nonce());
     }
 

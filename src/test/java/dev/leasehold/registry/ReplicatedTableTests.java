@@ -111,6 +111,49 @@ class ReplicatedTableTests {
         assertThat(t.counter()).isEqualTo(5);
     }
 
+    /** PROTOCOL.md section 12: an expiry with lock-delay keeps the key (as a duration) until the delay's end. */
+    @Test
+    void anExpiryWithLockDelayKeepsTheKeyUntilTheDelayEnds() throws IOException {
+        ReplicatedTable t = new ReplicatedTable();
+        byte[] k = "k".getBytes(UTF_8);
+        t.apply(new Grant(k, 5, 10));
+        assertThat(t.apply(new Expire(k, 5, 15))).isEqualTo(Outcome.EXPIRED);
+        assertThat(t.held()).singleElement().satisfies(h -> {
+            assertThat(h.token()).as("no grant").isZero();
+            assertThat(h.delayedToken()).isEqualTo(5);
+            assertThat(h.delaySeconds()).isEqualTo(15);
+        });
+        assertThat(t.apply(new Release(k, 5))).isEqualTo(Outcome.NOT_HELD);
+        ReplicatedTable copy = roundTrip(t);
+        assertThat(canonical(copy)).as("snapshot format 2 keeps the delay").isEqualTo(canonical(t));
+        assertThat(t.apply(new Expire(k, 4, 0))).as("another token's delay end").isEqualTo(Outcome.NOT_HELD);
+        assertThat(t.apply(new Expire(k, 5, 0))).isEqualTo(Outcome.DELAY_ENDED);
+        assertThat(t.size()).isZero();
+        assertThat(copy.apply(new Grant(k, 6, 10))).as("a grant ends a delay too").isEqualTo(Outcome.GRANTED);
+        assertThat(copy.held()).singleElement().satisfies(h -> assertThat(h.delayedToken()).isZero());
+    }
+
+    /** Snapshots written before lock-delay (format 1) are still read. */
+    @Test
+    void aFormatOneSnapshotIsStillRead() throws IOException {
+        ByteArrayOutputStream bytes = new ByteArrayOutputStream();
+        try (DataOutputStream out = new DataOutputStream(bytes)) {
+            out.writeInt(1);
+            out.writeLong(42); // counter
+            out.writeLong(0); // rejected
+            out.writeInt(1);
+            byte[] k = "orders/42".getBytes(UTF_8);
+            out.writeInt(k.length);
+            out.write(k);
+            out.writeLong(41);
+            out.writeShort(30);
+        }
+        ReplicatedTable t = ReplicatedTable.readFrom(new java.io.DataInputStream(
+                new java.io.ByteArrayInputStream(bytes.toByteArray())));
+        assertThat(t.counter()).isEqualTo(42);
+        assertThat(canonical(t)).isEqualTo("counter=42 rejected=0 {orders/42=41/30/0/0}");
+    }
+
     /**
      * A leader's log: grants on free keys with increasing tokens, releases, extends and expiries
      * of held tokens, plus stale or wrong ones (a Release of an old token, a Grant on a held key).
@@ -136,8 +179,13 @@ class ReplicatedTableTests {
                 }
                 case 5, 6 -> log.add(new Extend(k, t != null && random.nextInt(5) > 0 ? t : token + 7, lease));
                 case 7 -> {
-                    log.add(new Expire(k, t != null ? t : token));
+                    long expired = t != null ? t : token;
+                    int delay = random.nextInt(3) == 0 ? 1 + random.nextInt(60) : 0;
+                    log.add(new Expire(k, expired, delay));
                     held.remove(key);
+                    if (delay > 0 && random.nextBoolean()) {
+                        log.add(new Expire(k, expired, 0)); // the delay's end
+                    }
                 }
                 default -> log.add(new Release(k, t != null ? t - 1 : 0)); // a stale token
             }
@@ -149,7 +197,8 @@ class ReplicatedTableTests {
     static String canonical(ReplicatedTable t) {
         TreeMap<String, String> sorted = new TreeMap<>();
         for (ReplicatedTable.Held h : t.held()) {
-            sorted.put(new String(h.key(), UTF_8), h.token() + "/" + h.maxLeaseSeconds());
+            sorted.put(new String(h.key(), UTF_8), h.token() + "/" + h.maxLeaseSeconds() + "/" + h.delayedToken()
+                    + "/" + h.delaySeconds());
         }
         return "counter=" + t.counter() + " rejected=" + t.rejected() + " " + sorted;
     }

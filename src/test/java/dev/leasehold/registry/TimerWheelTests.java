@@ -7,7 +7,7 @@ import java.util.List;
 import java.util.Random;
 
 import org.junit.jupiter.api.Test;
-import dev.leasehold.testing.Seeds;
+import dev.leasehold.testing.support.Seeds;
 
 class TimerWheelTests {
 

@@ -32,6 +32,9 @@ class RequestDecoderTests {
                 new Object[] {"45 3C 00 00 00 00 00 00 03 E8 6F 72 64 65 72 73 2F 34 32 0A",
                         new Request.Extend(60, 1000, Request.key("orders/42"))},
                 new Object[] {"50 00 00 00 00 00 00 00 07 0A", new Request.Ping(7)},
+                new Object[] {"43 00 00 00 00 00 00 03 E8 6F 72 64 65 72 73 2F 34 32 0A",
+                        new Request.Check(1000, Request.key("orders/42"))},
+                new Object[] {"43 00 00 00 00 00 00 00 0A 6B 0A", new Request.Check(10, Request.key("k"))},
                 new Object[] {"41 00 05 00 00 00 00 00 00 00 01 63 61 66 C3 A9 0A",
                         new Request.Acquire(0, 5, 1, Request.key("café"))});
     }

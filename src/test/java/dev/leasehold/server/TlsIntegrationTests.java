@@ -204,6 +204,32 @@ class TlsIntegrationTests {
                 .doesNotContain("\u0001");
     }
 
+    /** PROTOCOL.md section 11: a Check is subject to the key ACL like every keyed request. */
+    @Test
+    void aCheckIsCheckedToo() throws IOException {
+        try (RawClient c = new RawClient(connect(mtls, ca.sslContext(billing)))) {
+            assertThat(c.send(new Request.Check(1, key("orders/42"))).next())
+                    .isEqualTo(new Answer.Error(ErrorCode.FORBIDDEN.code(), "forbidden"));
+        }
+        try (RawClient c = new RawClient(connect(mtls, ca.sslContext(orders)))) {
+            assertThat(c.send(new Request.Check(1, key("orders/42"))).next()).isEqualTo(new Answer.NotHeld(1));
+        }
+    }
+
+    /** Inspect names the holder's client certificate. */
+    @Test
+    void theHoldersCertificateSubjectIsRecordedForInspect() throws IOException {
+        try (RawClient c = new RawClient(connect(mtls, ca.sslContext(orders)))) {
+            c.send(new Request.Acquire(0, 5, 21, key("orders/inspected")));
+            long token = ((Answer.Acquired) c.next()).token();
+            dev.leasehold.registry.KeyView v = mtls.bean(dev.leasehold.registry.LockRegistry.class)
+                    .inspect(key("orders/inspected"), 1);
+            assertThat(v.holder().identity()).isEqualTo("CN=orders,O=Leasehold tests");
+            c.send(new Request.Release(token, key("orders/inspected")));
+            c.next();
+        }
+    }
+
     @Test
     void releaseAndExtendAreCheckedToo() throws IOException {
         try (RawClient c = new RawClient(connect(mtls, ca.sslContext(billing)))) {

@@ -211,6 +211,10 @@ public final class FakeLockServer implements AutoCloseable {
             } else {
                 c.send(new Answer.NotHeld(token));
             }
+        } else if (r instanceof Request.Check k) {
+            KeyState s = keys.get(new String(k.key(), StandardCharsets.UTF_8));
+            boolean current = s != null && s.token == k.token() && k.token() != 0;
+            c.send(current ? new Answer.Current(k.token()) : new Answer.NotHeld(k.token()));
         } else if (r instanceof Request.Ping p) {
             c.send(new Answer.Pong(p.nonce()));
         }

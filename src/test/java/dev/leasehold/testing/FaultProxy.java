@@ -509,6 +509,9 @@ public final class FaultProxy implements AutoCloseable {
             } else if (r instanceof Request.Extend e) {
                 requests.add(new SeenRequest(connection, r.type(), e.token(),
                         new String(e.key(), StandardCharsets.UTF_8), now));
+            } else if (r instanceof Request.Check k) {
+                requests.add(new SeenRequest(connection, r.type(), k.token(),
+                        new String(k.key(), StandardCharsets.UTF_8), now));
             } else if (r instanceof Request.Ping p) {
                 requests.add(new SeenRequest(connection, r.type(), p.nonce(), null, now));
             }

@@ -209,6 +209,34 @@ public interface LockSemanticsContract {
         }
     }
 
+    /** PROTOCOL.md section 11: C for the active grant only, N after Release and after expiry; never a change. */
+    @Test
+    default void checkSaysCurrentForTheActiveGrantOnlyAndChangesNothing() throws Exception {
+        String key = newKey();
+        try (LockDriver.Conn c = driver().open(); LockDriver.Conn waiter = driver().open()) {
+            long token = grant(c, key, 1);
+            assertThat(c.call(new Request.Check(token, key(key)))).isEqualTo(new Answer.Current(token));
+            assertThat(c.call(new Request.Check(token, key(key)))).as("a check changes nothing").isEqualTo(
+                    new Answer.Current(token));
+            assertThat(c.call(new Request.Check(token - 1, key(key)))).isEqualTo(new Answer.NotHeld(token - 1));
+            assertThat(c.call(new Request.Check(token, key("other/" + key)))).isEqualTo(new Answer.NotHeld(token));
+            assertThat(c.call(new Request.Check(0, key(key)))).isEqualTo(new Answer.NotHeld(0));
+            // Expiry: the 1 s lease runs out and the waiter gets the key.
+            Request.Acquire queued = acquire(key, 5, 30);
+            assertThat(waiter.call(queued)).as("queued").isNull();
+            Answer.Acquired next = (Answer.Acquired) waiter.await(1000 + driver().lateSlackMillis());
+            assertThat(c.call(new Request.Check(token, key(key)))).as("expired").isEqualTo(new Answer.NotHeld(token));
+            assertThat(c.call(new Request.Check(next.token(), key(key)))).isEqualTo(new Answer.Current(next.token()));
+            // Release: N from then on.
+            assertThat(waiter.call(new Request.Release(next.token(), key(key)))).isEqualTo(
+                    new Answer.Released(next.token()));
+            assertThat(c.call(new Request.Check(next.token(), key(key)))).as("released").isEqualTo(
+                    new Answer.NotHeld(next.token()));
+            assertThat(c.call(acquire(key, 0, 5))).as("the key is free: checks held nothing").isInstanceOf(
+                    Answer.Acquired.class);
+        }
+    }
+
     @Test
     default void tokensOnlyGrowAcrossKeys() throws Exception {
         try (LockDriver.Conn c = driver().open()) {

@@ -93,12 +93,37 @@ public final class TestPki {
                 new GeneralName(GeneralName.dNSName, "localhost"), new GeneralName(GeneralName.iPAddress, "127.0.0.1"));
     }
 
+    /**
+     * A cluster node's certificate: serverAuth and clientAuth usages (it listens and dials with
+     * the same identity) and these SANs.
+     */
+    public Issued peer(String commonName, GeneralName... sans) {
+        return issue("CN=" + commonName + ",O=Leasehold tests",
+                new KeyPurposeId[] {KeyPurposeId.id_kp_serverAuth, KeyPurposeId.id_kp_clientAuth}, sans);
+    }
+
+    /** A server-only certificate (serverAuth usage alone) with these SANs. */
+    public Issued serverOnly(String commonName, GeneralName... sans) {
+        return issue("CN=" + commonName + ",O=Leasehold tests", new KeyPurposeId[] {KeyPurposeId.id_kp_serverAuth},
+                sans);
+    }
+
+    /** A key manager that always presents {@code identity}, whatever CAs the peer names. */
+    public static KeyManager keyManager(Issued identity) {
+        return new AlwaysPresent(identity);
+    }
+
     /** A client certificate with this subject and these SANs (e.g. a URI SAN). */
     public Issued client(String subject, GeneralName... sans) {
         return issue(subject, false, sans);
     }
 
     private Issued issue(String subject, boolean server, GeneralName... sans) {
+        return issue(subject, new KeyPurposeId[] {server ? KeyPurposeId.id_kp_serverAuth : KeyPurposeId.id_kp_clientAuth},
+                sans);
+    }
+
+    private Issued issue(String subject, KeyPurposeId[] usages, GeneralName... sans) {
         try {
             KeyPair k = newKey();
             JcaX509v3CertificateBuilder b = builder(name, x500(subject), k);
@@ -106,7 +131,7 @@ public final class TestPki {
             b.addExtension(Extension.basicConstraints, true, new BasicConstraints(false));
             b.addExtension(Extension.keyUsage, true, new KeyUsage(KeyUsage.digitalSignature));
             b.addExtension(Extension.extendedKeyUsage, false,
-                    new ExtendedKeyUsage(server ? KeyPurposeId.id_kp_serverAuth : KeyPurposeId.id_kp_clientAuth));
+                    new ExtendedKeyUsage(usages));
             b.addExtension(Extension.authorityKeyIdentifier, false, ext.createAuthorityKeyIdentifier(certificate));
             if (sans.length > 0) {
                 b.addExtension(Extension.subjectAlternativeName, false, new GeneralNames(sans));
@@ -184,6 +209,11 @@ public final class TestPki {
 
         @Override
         public String chooseServerAlias(String keyType, Principal[] issuers, Socket socket) {
+            return null;
+        }
+
+        @Override
+        public String chooseEngineServerAlias(String keyType, Principal[] issuers, SSLEngine engine) {
             return null;
         }
     }

@@ -70,6 +70,11 @@ public final class Bench {
                                          cluster = the leader of a 3-node cluster (w1, w1p, w2, lat;
                                          on by default when --cluster-port is given)
                   --cluster-port P --cluster-pid PID1,PID2,PID3   the cluster's leader, all nodes' PIDs
+                  --cluster-addresses H:P,H:P,H:P  all three nodes, for cluster-client = the official
+                                         client on the cluster (w1, w2, lat; on by default with them)
+                  --etcd-endpoints URL,URL,URL --etcd-pid PID1,PID2,PID3   a three-member etcd:
+                                         target etcd = jetcd Lock, a kept-alive lease per thread
+                                         (w1, w2, lat; on by default when --etcd-endpoints is given)
                   --client-pool N        the official client's poolSize (default: the client's default)
                   --out FILE             also write the table (markdown) here
                 """;
@@ -97,6 +102,10 @@ public final class Bench {
             case "client" -> new ClientConn((dev.leasehold.client.LeaseholdClient) shared.computeIfAbsent("client",
                     k -> dev.leasehold.client.LeaseholdClient.create(clientOptions(), host() + ":" + t.port())));
             case "redisson", "redisson-fair" -> new RedissonConn(redisson(t), t.name().equals("redisson-fair"));
+            case "cluster-client" -> new ClientConn((dev.leasehold.client.LeaseholdClient) shared.computeIfAbsent(
+                    "cluster-client", k -> dev.leasehold.client.LeaseholdClient.create(clientOptions(),
+                            opt("cluster-addresses", "").split(","))));
+            case "etcd" -> new EtcdConn(etcd(), LEASE);
             default -> new RedisConn(host(), t.port(), pollMicros);
         };
     }
@@ -106,6 +115,12 @@ public final class Bench {
         int pool = intOpt("client-pool", 0);
         return pool > 0 ? dev.leasehold.client.ClientOptions.builder().poolSize(pool).build()
                 : dev.leasehold.client.ClientOptions.defaults();
+    }
+
+    /** One jetcd client for every load thread, as an application holds it. */
+    io.etcd.jetcd.Client etcd() {
+        return (io.etcd.jetcd.Client) shared.computeIfAbsent("etcd", k -> io.etcd.jetcd.Client.builder()
+                .endpoints(opt("etcd-endpoints", "").split(",")).build());
     }
 
     org.redisson.api.RedissonClient redisson(Target t) {
@@ -124,7 +139,8 @@ public final class Bench {
     static String server(String target) {
         return switch (target) {
             case "leasehold", "client" -> "leasehold";
-            case "cluster" -> "cluster";
+            case "cluster", "cluster-client" -> "cluster";
+            case "etcd" -> "etcd";
             default -> "redis";
         };
     }
@@ -134,7 +150,7 @@ public final class Bench {
         return switch (target) {
             case "leasehold", "redis" -> true;
             case "cluster" -> workload.equals("w1") || workload.equals("w1p") || workload.equals("w2") || workload.equals("lat");
-            case "client" -> workload.equals("w1") || workload.equals("w2") || workload.equals("lat");
+            case "client", "cluster-client", "etcd" -> workload.equals("w1") || workload.equals("w2") || workload.equals("lat");
             default -> workload.equals("w1") || workload.equals("w2");
         };
     }
@@ -147,6 +163,8 @@ public final class Bench {
             case "redisson" -> "Redis + Redisson RLock";
             case "redisson-fair" -> "Redis + Redisson RFairLock";
             case "cluster" -> "Leasehold 3-node cluster, raw generator";
+            case "cluster-client" -> "Leasehold 3-node cluster, official client";
+            case "etcd" -> "etcd 3 members + jetcd Lock";
             default -> target;
         };
     }
@@ -633,11 +651,13 @@ public final class Bench {
     void run() throws Exception {
         List<Target> targets = new ArrayList<>();
         String defaultTargets = "leasehold,client,redis,redisson,redisson-fair"
-                + (opt("cluster-port", null) != null ? ",cluster" : "");
+                + (opt("cluster-port", null) != null ? ",cluster" : "")
+                + (opt("cluster-addresses", null) != null ? ",cluster-client" : "")
+                + (opt("etcd-endpoints", null) != null ? ",etcd" : "");
         for (String name : opt("targets", defaultTargets).split(",")) {
             String server = server(name);
             targets.add(new Target(name, intOpt(server + "-port", 0), opt(server + "-pid", "self"),
-                    !server.equals("redis")));
+                    !server.equals("redis") && !server.equals("etcd")));
         }
         List<String> workloads = List.of(opt("workloads", "w1,lat,w4,w1p,w2,w3,w2sweep").split(","));
         String loadBefore = Proc.loadAverage();
@@ -797,6 +817,14 @@ public final class Bench {
         }
         if (names.contains("client") && names.contains("redisson-fair")) {
             ratios.add(new String[] {"client", "redisson-fair"});
+        }
+        // The cluster against etcd, each through its own Java client (and the raw generator too).
+        if (names.contains("etcd")) {
+            for (String n : List.of("cluster-client", "cluster")) {
+                if (names.contains(n)) {
+                    ratios.add(new String[] {n, "etcd"});
+                }
+            }
         }
         StringBuilder sb = new StringBuilder();
         sb.append("| measure | ");

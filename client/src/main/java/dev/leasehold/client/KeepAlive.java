@@ -3,10 +3,10 @@ package dev.leasehold.client;
 import java.time.Duration;
 import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.ScheduledExecutorService;
-import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.TimeUnit;
-import java.util.function.LongSupplier;
+
+import dev.leasehold.client.internal.Scheduler;
+import dev.leasehold.client.internal.Ticker;
 
 /**
  * Keeps one {@link Ticket} alive: an Extend every {@code lease / 3} on the client's keep-alive
@@ -17,6 +17,10 @@ import java.util.function.LongSupplier;
  * answers NotHeld or Expired, when the ticket's local validity ends without a successful Extend,
  * or when the client closes. An Extend with no answer after a third of the lease makes the lease
  * <b>at risk</b> ({@link LeaseListener#leaseAtRisk}); the answer may still come in time.
+ *
+ * <p>Every decision by time reads the client's {@link Ticker} and every timer runs on a
+ * {@link Scheduler} (the keep-alive thread, or a test's manual clock), so its rules are tested by
+ * moving the clock, not by waiting for leases to pass.
  *
  * <p>Closing stops the Extends and does not release the ticket: close the ticket for that
  * (try-with-resources closes this first, then the ticket, when they are declared in that order).
@@ -29,20 +33,20 @@ public final class KeepAlive implements AutoCloseable {
     private final Ticket ticket;
     private final int leaseSeconds;
     private final LeaseListener listener;
-    private final ScheduledExecutorService timer;
-    private final LongSupplier nanoClock;
+    private final Scheduler timer;
+    private final Ticker ticker;
     private final long periodNanos;
     private final Runnable onEnd;
 
     private boolean closed;
     private LossReason lost;
-    private ScheduledFuture<?> nextExtend;
-    private ScheduledFuture<?> validityCheck;
-    private ScheduledFuture<?> lateCheck;
+    private Scheduler.Timer nextExtend;
+    private Scheduler.Timer validityCheck;
+    private Scheduler.Timer lateCheck;
     private CompletableFuture<ExtendOutcome> pending;
 
-    KeepAlive(Ticket ticket, int leaseSeconds, LeaseListener listener, ScheduledExecutorService timer,
-            LongSupplier nanoClock, Runnable onEnd) {
+    KeepAlive(Ticket ticket, int leaseSeconds, LeaseListener listener, Scheduler timer, Ticker ticker,
+            Runnable onEnd) {
         Arguments.leaseSeconds(leaseSeconds);
         if (ticket == null || listener == null) {
             throw new IllegalArgumentException("ticket and listener are required");
@@ -51,14 +55,14 @@ public final class KeepAlive implements AutoCloseable {
         this.leaseSeconds = leaseSeconds;
         this.listener = listener;
         this.timer = timer;
-        this.nanoClock = nanoClock;
+        this.ticker = ticker;
         this.periodNanos = TimeUnit.SECONDS.toNanos(leaseSeconds) / 3;
         this.onEnd = onEnd;
     }
 
     /** Starts the schedule: the first Extend a third of a lease from now. */
     KeepAlive start() {
-        timer.execute(() -> {
+        boolean scheduled = runSoon(() -> {
             synchronized (this) {
                 if (closed || lost != null) {
                     return;
@@ -67,6 +71,9 @@ public final class KeepAlive implements AutoCloseable {
                 armValidityCheck();
             }
         });
+        if (!scheduled) {
+            clientClosed();
+        }
         return this;
     }
 
@@ -107,16 +114,24 @@ public final class KeepAlive implements AutoCloseable {
         lose(LossReason.CLIENT_CLOSED, "the client was closed");
     }
 
+    /** Runs {@code task} on the keep-alive scheduler as soon as it can; false once it is shut down. */
+    private boolean runSoon(Runnable task) {
+        return timer.schedule(task, ticker.nanoTime()) != null;
+    }
+
+    private Scheduler.Timer after(long delayNanos, Runnable task) {
+        return timer.schedule(task, ticker.nanoTime() + Math.max(0, delayNanos));
+    }
+
     private void scheduleExtend(long delayNanos) {
-        nextExtend = timer.schedule(this::extend, Math.max(0, delayNanos), TimeUnit.NANOSECONDS);
+        nextExtend = after(delayNanos, this::extend);
     }
 
     private void armValidityCheck() {
         if (validityCheck != null) {
-            validityCheck.cancel(false);
+            validityCheck.cancel();
         }
-        long left = ticket.validUntilNanos() - nanoClock.getAsLong();
-        validityCheck = timer.schedule(this::checkValidity, Math.max(0, left), TimeUnit.NANOSECONDS);
+        validityCheck = after(ticket.validUntilNanos() - ticker.nanoTime(), this::checkValidity);
     }
 
     private void extend() {
@@ -137,12 +152,10 @@ public final class KeepAlive implements AutoCloseable {
             }
             pending = f;
             CompletableFuture<ExtendOutcome> sent = f;
-            lateCheck = timer.schedule(() -> checkLate(sent), periodNanos, TimeUnit.NANOSECONDS);
+            lateCheck = after(periodNanos, () -> checkLate(sent));
         }
         f.whenComplete((outcome, error) -> {
-            try {
-                timer.execute(() -> answered(outcome, error));
-            } catch (RuntimeException rejected) { // the client is closing
+            if (!runSoon(() -> answered(outcome, error))) { // the client is closing
                 answered(outcome, error);
             }
         });
@@ -152,7 +165,7 @@ public final class KeepAlive implements AutoCloseable {
         synchronized (this) {
             pending = null;
             if (lateCheck != null) {
-                lateCheck.cancel(false);
+                lateCheck.cancel();
             }
             if (closed || lost != null) {
                 return;
@@ -202,9 +215,9 @@ public final class KeepAlive implements AutoCloseable {
                 cancelTimers();
                 return;
             }
-            long left = ticket.validUntilNanos() - nanoClock.getAsLong();
+            long left = ticket.validUntilNanos() - ticker.nanoTime();
             if (left > 0) { // an Extend moved it meanwhile
-                validityCheck = timer.schedule(this::checkValidity, left, TimeUnit.NANOSECONDS);
+                validityCheck = after(left, this::checkValidity);
                 return;
             }
         }
@@ -229,9 +242,9 @@ public final class KeepAlive implements AutoCloseable {
 
     private void cancelTimers() { // called once, when the keep-alive ends (closed or lost)
         onEnd.run();
-        for (ScheduledFuture<?> f : new ScheduledFuture<?>[] {nextExtend, validityCheck, lateCheck}) {
-            if (f != null) {
-                f.cancel(false);
+        for (Scheduler.Timer t : new Scheduler.Timer[] {nextExtend, validityCheck, lateCheck}) {
+            if (t != null) {
+                t.cancel();
             }
         }
     }

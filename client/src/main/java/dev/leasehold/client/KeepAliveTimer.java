@@ -4,53 +4,64 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
-import java.util.concurrent.ScheduledThreadPoolExecutor;
+import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
+
+import dev.leasehold.client.internal.Scheduler;
+import dev.leasehold.client.internal.Ticker;
 
 /**
  * The client's keep-alive thread: one daemon thread, started on the first
  * {@link LeaseholdClient#keepAlive}, that runs every {@link KeepAlive}'s schedule and calls the
  * listeners. It only sends Extends asynchronously and never waits for an answer, so one thread
- * serves any number of tickets.
+ * serves any number of tickets. It is not the client's timer thread, so that a listener that
+ * takes its time delays no deadline of the client's requests.
+ *
+ * <p>It reads the client's {@link Ticker}. A client configured with its own {@link Scheduler} (a
+ * test's manual clock) runs its keep-alives on that one too, and then no thread is started.
  */
 final class KeepAliveTimer {
 
+    private static final long CLOSE_WAIT_NANOS = TimeUnit.SECONDS.toNanos(5);
+
     private final String threadName;
+    private final Ticker ticker;
+    private final Scheduler injected;
     private final Set<KeepAlive> active = ConcurrentHashMap.newKeySet();
-    private ScheduledThreadPoolExecutor timer;
+    private Scheduler timer;
     private boolean closed;
 
-    KeepAliveTimer(String threadName) {
+    /** {@code injected} is the configured scheduler, or null for a thread of our own. */
+    KeepAliveTimer(String threadName, Ticker ticker, Scheduler injected) {
         this.threadName = threadName;
+        this.ticker = ticker;
+        this.injected = injected;
     }
 
     KeepAlive keep(Ticket ticket, int leaseSeconds, LeaseListener listener) {
-        ScheduledThreadPoolExecutor t;
+        Scheduler t;
         synchronized (this) {
             if (closed) {
                 throw new IllegalStateException("the client is closed");
             }
             if (timer == null) {
-                timer = new ScheduledThreadPoolExecutor(1, r -> {
-                    Thread thread = new Thread(r, threadName);
-                    thread.setDaemon(true);
-                    return thread;
-                });
-                timer.setRemoveOnCancelPolicy(true);
+                timer = injected != null ? injected : Scheduler.threads(threadName, ticker);
             }
             t = timer;
         }
         KeepAlive[] self = new KeepAlive[1];
-        KeepAlive k = new KeepAlive(ticket, leaseSeconds, listener, t, System::nanoTime,
-                () -> active.remove(self[0]));
+        KeepAlive k = new KeepAlive(ticket, leaseSeconds, listener, t, ticker, () -> active.remove(self[0]));
         self[0] = k;
         active.add(k);
         return k.start();
     }
 
-    /** Every ticket still kept alive is lost (CLIENT_CLOSED, on the keep-alive thread); then the thread ends. */
+    /**
+     * Every ticket still kept alive is lost (CLIENT_CLOSED, on the keep-alive thread, which is
+     * given a few seconds for that); then the thread ends.
+     */
     void close() {
-        ScheduledThreadPoolExecutor t;
+        Scheduler t;
         synchronized (this) {
             if (closed) {
                 return;
@@ -62,17 +73,23 @@ final class KeepAliveTimer {
             return;
         }
         List<KeepAlive> left = new ArrayList<>(active);
-        try {
-            t.execute(() -> left.forEach(KeepAlive::clientClosed));
-        } catch (RuntimeException ignored) {
+        if (t == injected) { // not ours to stop, and a manual clock would never run a queued task
             left.forEach(KeepAlive::clientClosed);
+            return;
         }
-        t.shutdown();
+        CountDownLatch told = new CountDownLatch(1);
+        if (t.schedule(() -> {
+            left.forEach(KeepAlive::clientClosed);
+            told.countDown();
+        }, ticker.nanoTime()) == null) {
+            left.forEach(KeepAlive::clientClosed);
+            told.countDown();
+        }
         try {
-            t.awaitTermination(5, TimeUnit.SECONDS);
+            told.await(CLOSE_WAIT_NANOS, TimeUnit.NANOSECONDS);
+            t.shutdown(CLOSE_WAIT_NANOS);
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
         }
-        t.shutdownNow();
     }
 }

@@ -98,7 +98,7 @@ public final class LeaseholdClient implements AutoCloseable {
                 options.marginFloor().toNanos(), options.driftRate(), name,
                 options.tls() == null ? null : options.tls().sslContext(),
                 options.tls() == null || options.tls().hostnameVerification()));
-        this.keepAlive = new KeepAliveTimer(name + "-keepalive");
+        this.keepAlive = new KeepAliveTimer(name + "-keepalive", engine.ticker(), engine.config().scheduler());
     }
 
     /**
@@ -247,6 +247,40 @@ public final class LeaseholdClient implements AutoCloseable {
         long giveUpAt = engine.ticker().nanoTime() + positive(retryFor);
         return await(engine.extend(bytes, token, leaseSeconds, giveUpAt).result(), giveUpAt,
                 ExtendOutcome.Expired::new, "the extend of token " + token);
+    }
+
+    /**
+     * Asks the server whether {@code token} is the active grant of {@code key} (PROTOCOL.md
+     * section 11), for a guarded resource that cannot remember the highest token it has seen
+     * (Chubby's {@code CheckSequencer}). The answer changes nothing on the server. In a cluster
+     * only a leader that confirmed its leadership after the request arrived answers
+     * {@code C}, so {@link CheckOutcome.Current} never comes from a deposed leader.
+     *
+     * <p>Deadline rules as for {@link #release(String, long, Duration)}: the check names an exact
+     * token, so it is retried on any session (and on the leader a follower names) until
+     * {@code retryFor} has passed; then the outcome is {@link CheckOutcome.Indeterminate}.
+     *
+     * @return Current, NotCurrent, or Indeterminate when no answer came within {@code retryFor}
+     * @throws IllegalArgumentException for a bad key or a {@code retryFor} that is not positive
+     * @throws IllegalStateException if the client is closed
+     */
+    public CheckOutcome check(String key, long token, Duration retryFor) {
+        byte[] bytes = Arguments.key(key);
+        long giveUpAt = engine.ticker().nanoTime() + positive(retryFor);
+        return await(engine.check(bytes, token, giveUpAt).result(), giveUpAt,
+                () -> new CheckOutcome.Indeterminate("no answer within " + retryFor), "the check of token " + token);
+    }
+
+    /** {@link #check(String, long, Duration)} retried for the transport deadline (5 s by default). */
+    public CheckOutcome check(String key, long token) {
+        return check(key, token, options.transportDeadline());
+    }
+
+    /** {@link #check(String, long, Duration)} without blocking; completes off the client's I/O threads. */
+    public CompletableFuture<CheckOutcome> checkAsync(String key, long token, Duration retryFor) {
+        byte[] bytes = Arguments.key(key);
+        long giveUpAt = engine.ticker().nanoTime() + positive(retryFor);
+        return engine.check(bytes, token, giveUpAt).result().thenApplyAsync(r -> r, engine.deliveryExecutor());
     }
 
     /**

@@ -244,6 +244,35 @@ public final class Ticket implements AutoCloseable {
         }, engine.deliveryExecutor());
     }
 
+    /**
+     * Asks the server whether this ticket's token is still the key's active grant
+     * ({@link LeaseholdClient#check(String, long, Duration)}), blocking until the answer. Retried
+     * on any session until the lease would have ended anyway (as {@link #release()}), but never
+     * longer than the client's transport deadline; then Indeterminate. After this ticket's own
+     * release started, or once the lease has certainly ended, the answer is NotCurrent without a
+     * request.
+     *
+     * @throws IllegalStateException if the client was closed before the check could finish
+     */
+    public CheckOutcome check() {
+        long giveUpAt;
+        synchronized (this) {
+            if (answer != null) {
+                return new CheckOutcome.NotCurrent();
+            }
+            giveUpAt = leaseEndUpperBound;
+        }
+        long now = ticker.nanoTime();
+        if (now - giveUpAt >= 0) {
+            return new CheckOutcome.NotCurrent(); // the server's lease has ended by now, whatever it says
+        }
+        long deadline = LeaseMath.earliest(giveUpAt, now + engine.config().transportDeadlineNanos());
+        CompletableFuture<CheckOutcome> f = engine.check(keyBytes, token, deadline).result();
+        return Blocking.await(f, Math.max(0, deadline - now) + graceNanos,
+                () -> new CheckOutcome.Indeterminate("no answer before the check's deadline"),
+                Blocking.interrupted("the check of token " + token));
+    }
+
     /** Releases (see {@link #release()}) unless already released; never throws for an outcome. */
     @Override
     public void close() {

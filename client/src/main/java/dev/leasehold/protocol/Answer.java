@@ -5,7 +5,7 @@ package dev.leasehold.protocol;
  * answers by {@code token}, Pongs by {@code nonce}.
  */
 public sealed interface Answer permits Answer.Acquired, Answer.TimedOut, Answer.Busy, Answer.Released,
-        Answer.Extended, Answer.NotHeld, Answer.Pong, Answer.Error {
+        Answer.Extended, Answer.NotHeld, Answer.Current, Answer.Pong, Answer.Error {
 
     AnswerType type();
 
@@ -47,11 +47,19 @@ public sealed interface Answer permits Answer.Acquired, Answer.TimedOut, Answer.
         }
     }
 
-    /** The token is not the active grant of the key (released, expired, or never issued). */
+    /** The token is not the active grant of the key (released, expired, or never issued): Release, Extend, Check. */
     record NotHeld(long token) implements Answer {
         @Override
         public AnswerType type() {
             return AnswerType.NOT_HELD;
+        }
+    }
+
+    /** The token of a Check is the key's active grant, as the serving leader sees it now. */
+    record Current(long token) implements Answer {
+        @Override
+        public AnswerType type() {
+            return AnswerType.CURRENT;
         }
     }
 

@@ -68,6 +68,7 @@ public final class AnswerDecoder {
             case RELEASED -> new Answer.Released(first);
             case EXTENDED -> new Answer.Extended(first);
             case NOT_HELD -> new Answer.NotHeld(first);
+            case CURRENT -> new Answer.Current(first);
             case PONG -> new Answer.Pong(first);
             case ERROR -> throw new IllegalStateException("variable-length");
         };

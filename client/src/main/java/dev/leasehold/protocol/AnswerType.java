@@ -15,6 +15,8 @@ public enum AnswerType {
     RELEASED('R', 10),
     /** {@code E token:u64 \n}. */
     EXTENDED('E', 10),
+    /** {@code C token:u64 \n}: the token of a Check is the key's active grant. */
+    CURRENT('C', 10),
     /** {@code N token:u64 \n}. */
     NOT_HELD('N', 10),
     /** {@code P nonce:u64 \n}. */

@@ -19,6 +19,7 @@ public final class FrameWriter {
             case ACQUIRE -> RequestType.ACQUIRE.headerBytes() + ((Request.Acquire) request).key().length + 1;
             case RELEASE -> RequestType.RELEASE.headerBytes() + ((Request.Release) request).key().length + 1;
             case EXTEND -> RequestType.EXTEND.headerBytes() + ((Request.Extend) request).key().length + 1;
+            case CHECK -> RequestType.CHECK.headerBytes() + ((Request.Check) request).key().length + 1;
             case PING -> RequestType.PING.headerBytes() + 1;
         };
     }
@@ -37,6 +38,8 @@ public final class FrameWriter {
             out.putLong(r.token()).put(r.key());
         } else if (request instanceof Request.Extend e) {
             out.put((byte) e.leaseSeconds()).putLong(e.token()).put(e.key());
+        } else if (request instanceof Request.Check c) {
+            out.putLong(c.token()).put(c.key());
         } else if (request instanceof Request.Ping p) {
             out.putLong(p.nonce());
         }
@@ -60,6 +63,8 @@ public final class FrameWriter {
             out.putLong(e.token());
         } else if (answer instanceof Answer.NotHeld n) {
             out.putLong(n.token());
+        } else if (answer instanceof Answer.Current c) {
+            out.putLong(c.token());
         } else if (answer instanceof Answer.Pong p) {
             out.putLong(p.nonce());
         } else if (answer instanceof Answer.Error e) {

@@ -16,7 +16,7 @@ public sealed interface Request permits Request.Keyed, Request.Ping {
      * session's ACL (PROTOCOL.md section 4), and in cluster mode only the leader serves it
      * (section 10).
      */
-    sealed interface Keyed extends Request permits Acquire, Release, Extend {
+    sealed interface Keyed extends Request permits Acquire, Release, Extend, Check {
 
         /** The key, as the exact bytes received. */
         byte[] key();
@@ -94,6 +94,32 @@ public sealed interface Request permits Request.Keyed, Request.Ping {
         @Override
         public String toString() {
             return "Extend[lease=" + leaseSeconds + "s, token=" + token + ", key=" + Keys.printable(key) + "]";
+        }
+    }
+
+    /**
+     * Ask whether {@code token} is the key's active grant (PROTOCOL.md section 11): answered
+     * {@code C token} or {@code N token}; never changes the key's state.
+     */
+    record Check(long token, byte[] key) implements Keyed {
+        @Override
+        public RequestType type() {
+            return RequestType.CHECK;
+        }
+
+        @Override
+        public boolean equals(Object o) {
+            return o instanceof Check c && c.token == token && Arrays.equals(c.key, key);
+        }
+
+        @Override
+        public int hashCode() {
+            return Long.hashCode(token) * 31 + Arrays.hashCode(key);
+        }
+
+        @Override
+        public String toString() {
+            return "Check[token=" + token + ", key=" + Keys.printable(key) + "]";
         }
     }
 

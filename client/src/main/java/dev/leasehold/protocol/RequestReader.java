@@ -92,6 +92,7 @@ public final class RequestReader {
             case ACQUIRE -> new Request.Acquire(f.get() & 0xFF, f.get() & 0xFF, f.getLong(), key);
             case RELEASE -> new Request.Release(f.getLong(), key);
             case EXTEND -> new Request.Extend(f.get() & 0xFF, f.getLong(), key);
+            case CHECK -> new Request.Check(f.getLong(), key);
             case PING -> new Request.Ping(f.getLong());
         };
     }

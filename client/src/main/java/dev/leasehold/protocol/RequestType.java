@@ -12,6 +12,8 @@ public enum RequestType {
     RELEASE('R', 9, true),
     /** {@code E lease:u8 token:u64 key \n}. */
     EXTEND('E', 10, true),
+    /** {@code C token:u64 key \n}: is {@code token} the key's active grant? Changes nothing. */
+    CHECK('C', 9, true),
     /** {@code P nonce:u64 \n}. */
     PING('P', 9, false);
 

@@ -16,7 +16,12 @@ import java.util.Set;
  */
 final class CommandLine {
 
-    static final List<String> COMMANDS = List.of("run", "acquire", "release", "extend", "ping");
+    static final List<String> COMMANDS = List.of("run", "acquire", "release", "extend", "ping", "check", "inspect",
+            "top");
+    /** Commands that also take their options as plain arguments, in this order ({@code check KEY TOKEN}). */
+    private static final Map<String, List<String>> POSITIONAL = Map.of(
+            "check", List.of("--key", "--token"),
+            "inspect", List.of("--key"));
 
     private static final Set<String> GLOBAL_VALUED = Set.of("--server", "--timeout", "--cacert", "--cert",
             "--cert-key");
@@ -26,9 +31,13 @@ final class CommandLine {
             "acquire", Set.of("--key", "--wait", "--lease"),
             "release", Set.of("--key", "--token"),
             "extend", Set.of("--key", "--token", "--lease"),
-            "ping", Set.of());
+            "ping", Set.of(),
+            "check", Set.of("--key", "--token"),
+            "inspect", Set.of("--key", "--http"),
+            "top", Set.of("--n", "--http"));
     /** {@code --json} is for the commands whose output is a result; {@code run}'s output is its command's. */
-    private static final Set<String> JSON_COMMANDS = Set.of("acquire", "release", "extend", "ping");
+    private static final Set<String> JSON_COMMANDS = Set.of("acquire", "release", "extend", "ping", "check",
+            "inspect", "top");
 
     private final String command;
     private final Map<String, String> values;
@@ -112,6 +121,8 @@ final class CommandLine {
                             + String.join(", ", COMMANDS) + " (see leasehold --help)");
                 }
                 command = token;
+            } else if (POSITIONAL.containsKey(command)) {
+                positional(command, token, values);
             } else if ("run".equals(command)) {
                 throw new UsageException("unexpected argument '" + token
                         + "': put the command to run after '--', as in leasehold run --key K -- " + token);
@@ -127,6 +138,17 @@ final class CommandLine {
                     + " (see leasehold --help)");
         }
         return new CommandLine(command, values, switches, tail == null ? List.of() : tail);
+    }
+
+    /** A plain argument of {@code check} or {@code inspect}: the next of its options not given yet. */
+    private static void positional(String command, String token, Map<String, String> values) throws UsageException {
+        for (String option : POSITIONAL.get(command)) {
+            if (!values.containsKey(option)) {
+                values.put(option, token);
+                return;
+            }
+        }
+        throw new UsageException("unexpected argument '" + token + "'" + seeHelp(command));
     }
 
     /** The first command name before any {@code --}, or null: to name the command in an error. */

@@ -5,12 +5,13 @@ import java.time.Duration;
 import java.util.Map;
 
 import dev.leasehold.client.AcquireOutcome;
+import dev.leasehold.client.CheckOutcome;
 import dev.leasehold.client.ExtendOutcome;
 import dev.leasehold.client.LeaseholdClient;
 import dev.leasehold.client.ReleaseOutcome;
 import dev.leasehold.client.Ticket;
 
-/** The one-shot commands: {@code acquire}, {@code release}, {@code extend}, {@code ping}. */
+/** The one-shot commands: {@code acquire}, {@code release}, {@code extend}, {@code check}, {@code ping}. */
 final class Commands {
 
     private Commands() {
@@ -77,6 +78,28 @@ final class Commands {
             }
             return r instanceof ExtendOutcome.NotHeld ? notHeld(ctx, key, token)
                     : indeterminate(ctx, "extend", key, token, "do not count on the extension");
+        });
+    }
+
+    /**
+     * Asks whether a token is still the key's active grant (PROTOCOL.md section 11): exit 0 for
+     * current, 70 for not current, 67 when no answer came (treat it as not current).
+     */
+    static int check(Context ctx) throws UsageException {
+        String key = ctx.key();
+        long token = ctx.token();
+        return onToken(ctx, key, token, client -> {
+            CheckOutcome r = client.check(key, token, Duration.ofMillis(ctx.timeoutMillis()));
+            if (r instanceof CheckOutcome.Current) {
+                return ctx.report(ExitCode.OK, "current: token " + Long.toUnsignedString(token)
+                        + " is the active grant of " + Context.quote(key), tokenFields("current", key, token));
+            }
+            if (r instanceof CheckOutcome.NotCurrent) {
+                return ctx.report(ExitCode.NOT_HELD, "not current: token " + Long.toUnsignedString(token)
+                        + " is not the active grant of " + Context.quote(key) + " (released, expired or never issued)",
+                        tokenFields("not_current", key, token));
+            }
+            return indeterminate(ctx, "check", key, token, "treat the token as not current");
         });
     }
 

@@ -89,6 +89,11 @@ final class Context {
         return line;
     }
 
+    /** Standard output, for commands that print a body as it came (inspect, top with --json). */
+    PrintStream out() {
+        return out;
+    }
+
     boolean json() {
         return line.has("--json");
     }

@@ -17,11 +17,15 @@ enum ExitCode {
     BUSY(66),
     /** The request may have reached the server, and no definitive answer came. */
     INDETERMINATE(67),
-    /** The server could not be reached: the request was never sent. */
+    /**
+     * The server could not be reached: the request was never sent. For {@code inspect} and
+     * {@code top}: the management port did not answer, does not expose {@code locks}, or this
+     * node is not the serving leader.
+     */
     UNAVAILABLE(68),
     /** {@code run}: the lease was lost or could not be extended in time; the command was stopped. */
     LOCK_LOST(69),
-    /** {@code release}, {@code extend}: the token is not the key's active grant. */
+    /** {@code release}, {@code extend}, {@code check}: the token is not the key's active grant. */
     NOT_HELD(70),
     /** An unexpected failure of the command line itself (a bug). */
     INTERNAL(71),

@@ -28,7 +28,8 @@ final class Help {
     private static final String EXIT_CODES = """
             Exit codes: 0 done, 64 usage error, 65 timed out, 66 busy, 67 indeterminate,
               68 unavailable (server unreachable, nothing sent), 69 lock lost (run),
-              70 not held (release, extend), 71 internal error, 127 command not startable (run).
+              70 not held (release, extend) or not current (check), 71 internal error,
+              127 command not startable (run).
             """;
 
     static final String MAIN = """
@@ -40,10 +41,14 @@ final class Help {
               release  release a token
               extend   extend a token's lease
               ping     check that the server answers
+              check    ask whether a fencing token is still the key's active grant
+              inspect  show who holds a key, since when, its lease and its waiters
+              top      show the keys with the longest queues and the oldest grants
 
             Run 'leasehold COMMAND --help' for a command's options.
 
-            """ + GLOBAL + "  --json             one JSON object on stdout (acquire, release, extend, ping)\n"
+            """ + GLOBAL + "  --json             one JSON object on stdout (acquire, release, extend, ping,\n"
+            + "                     check, inspect, top)\n"
             + DURATIONS + "\n" + EXIT_CODES;
 
     static final String RUN = """
@@ -123,6 +128,52 @@ final class Help {
 
             """ + GLOBAL + DURATIONS + "\n" + EXIT_CODES;
 
+    static final String CHECK = """
+            usage: leasehold check KEY TOKEN [--json]      (or --key KEY --token TOKEN)
+
+            Asks the server whether TOKEN is still the active grant of KEY (the Check request,
+            PROTOCOL.md section 11). Changes nothing. Exit code 0 if current, 70 if not current,
+            67 if no answer came within --timeout (treat it as not current), 68 if unreachable.
+
+            Options:
+              --json             print {"outcome":"current"|"not_current"|...,"key":..,"token":..}
+
+            """ + GLOBAL + DURATIONS + "\n" + EXIT_CODES;
+
+    private static final String HTTP = """
+              --http URL         the server's management port (Actuator), default http://HOST:7421
+                                 with HOST from --server; the locks endpoint must be exposed
+                                 (management.endpoints.web.exposure.include: ...,locks)
+            """;
+
+    static final String INSPECT = """
+            usage: leasehold inspect KEY [--http URL] [--json]      (or --key KEY)
+
+            Shows one key as the server sees it now: free, held, queued or delayed; the token,
+            how long ago it was granted, the lease left and the longest lease requested; the
+            holder's session (address, client certificate); the waiters and the oldest ones'
+            waits left. Read-only. In a cluster ask the leader: another node names it (exit 68).
+
+            Options:
+            """ + HTTP + """
+              --json             print the endpoint's JSON as it came
+
+            """ + GLOBAL + DURATIONS + "\n" + EXIT_CODES;
+
+    static final String TOP = """
+            usage: leasehold top [--n 10] [--http URL] [--json]
+
+            Shows the N keys with the longest queues and the N keys held longest (N 1 to 100).
+            Read-only; the server walks all its keys on a thread of its own, a few hundred ms
+            for a million held keys.
+
+            Options:
+              --n N              how many of each (default 10)
+            """ + HTTP + """
+              --json             print the endpoint's JSON as it came
+
+            """ + GLOBAL + DURATIONS + "\n" + EXIT_CODES;
+
     private Help() {
     }
 
@@ -139,6 +190,12 @@ final class Help {
                 return RELEASE;
             case "extend":
                 return EXTEND;
+            case "check":
+                return CHECK;
+            case "inspect":
+                return INSPECT;
+            case "top":
+                return TOP;
             default:
                 return PING;
         }

@@ -47,6 +47,12 @@ public final class Main {
                     return Commands.release(ctx);
                 case "extend":
                     return Commands.extend(ctx);
+                case "check":
+                    return Commands.check(ctx);
+                case "inspect":
+                    return Inspect.key(ctx);
+                case "top":
+                    return Inspect.top(ctx);
                 default:
                     return Commands.ping(ctx);
             }

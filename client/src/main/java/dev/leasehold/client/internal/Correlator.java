@@ -10,7 +10,7 @@ import dev.leasehold.protocol.Answer;
 
 /**
  * The correlation half of a session: which request each answer belongs to (PROTOCOL.md 1).
- * Acquire answers by owner, Release and Extend answers by token in request order (FIFO per
+ * Acquire answers by owner, Release, Extend and Check answers by token in request order (FIFO per
  * token), Pongs by nonce. The {@link Session} that owns it does the connecting and the I/O.
  *
  * <p>Threading: guarded by its own monitor, never held while a request is called. Once
@@ -69,7 +69,7 @@ final class Correlator {
         return all;
     }
 
-    /** Hands a correlated answer ({@code A T B R E N P}) to its request, received at {@code receivedAt}. */
+    /** Hands a correlated answer ({@code A T B R E C N P}) to its request, received at {@code receivedAt}. */
     void dispatch(Answer a, long receivedAt) {
         if (a instanceof Answer.Acquired g) {
             acquireAnswer(g.owner(), a, receivedAt);
@@ -83,6 +83,8 @@ final class Correlator {
             tokenAnswer(e.token(), a, receivedAt);
         } else if (a instanceof Answer.NotHeld n) {
             tokenAnswer(n.token(), a, receivedAt);
+        } else if (a instanceof Answer.Current c) {
+            tokenAnswer(c.token(), a, receivedAt);
         } else if (a instanceof Answer.Pong p) {
             PingCall call;
             synchronized (this) {

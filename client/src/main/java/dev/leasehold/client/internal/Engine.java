@@ -13,6 +13,7 @@ import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.Function;
 import java.util.random.RandomGenerator;
 
+import dev.leasehold.client.CheckOutcome;
 import dev.leasehold.client.ExtendOutcome;
 import dev.leasehold.client.ReleaseOutcome;
 
@@ -138,6 +139,12 @@ public final class Engine implements AutoCloseable {
     public TokenCall<ExtendOutcome> extend(byte[] key, long token, int leaseSeconds, long giveUpAt) {
         checkOpen();
         return startToken(TokenCall.extend(this, key, token, leaseSeconds, giveUpAt));
+    }
+
+    /** Starts a Check of {@code token}, retried until {@code giveUpAt} (it changes nothing: always safe to repeat). */
+    public TokenCall<CheckOutcome> check(byte[] key, long token, long giveUpAt) {
+        checkOpen();
+        return startToken(TokenCall.check(this, key, token, giveUpAt));
     }
 
     /** Starts a Ping with the wait=0 transport deadline. */

@@ -31,7 +31,7 @@ public interface Scheduler {
 
     /** The real scheduler: one daemon thread named {@code name}, on {@code ticker}'s time. */
     static Scheduler threads(String name, Ticker ticker) {
-        ScheduledThreadPoolExecutor timer = new ScheduledThreadPoolExecutor(1, new Threads(name));
+        ScheduledThreadPoolExecutor timer = new ScheduledThreadPoolExecutor(1, r -> Threads.start(name, r, false));
         timer.setRemoveOnCancelPolicy(true);
         timer.setExecuteExistingDelayedTasksAfterShutdownPolicy(false);
         System.Logger log = System.getLogger("dev.leasehold.client");

@@ -1,5 +1,6 @@
 package dev.leasehold.client.internal;
 
+import dev.leasehold.client.CheckOutcome;
 import dev.leasehold.client.ExtendOutcome;
 import dev.leasehold.client.ReleaseOutcome;
 import dev.leasehold.protocol.Answer;
@@ -7,8 +8,9 @@ import dev.leasehold.protocol.FrameWriter;
 import dev.leasehold.protocol.Request;
 
 /**
- * A Release or an Extend of one exact token, ending with the public {@link ReleaseOutcome} or
- * {@link ExtendOutcome}. Both name the token, so unlike an Acquire they are safe to repeat: after
+ * A Release, an Extend or a Check of one exact token, ending with the public
+ * {@link ReleaseOutcome}, {@link ExtendOutcome} or {@link CheckOutcome}. All name the token, so
+ * unlike an Acquire they are safe to repeat (a Check changes nothing at all): after
  * a failure the call is offered again to any session, until the lease would have ended anyway
  * ({@code giveUpAt}, 9.10). An attempt whose answer does not come within the response grace
  * after its write gives its session up (it is closed) and is retried. Both the overdue check
@@ -19,9 +21,13 @@ public final class TokenCall<R> extends Outbound<R> {
     private static final long FIRST_BACKOFF = 25_000_000L;
     private static final long MAX_BACKOFF = 1_000_000_000L;
 
-    /** The public words for the four ways a token call ends. */
+    /** The public words for the ways a token call ends. */
     private interface Outcomes<R> {
         R released();
+
+        default R current() {
+            throw new IllegalStateException("a C answered a Release or an Extend");
+        }
 
         R extended(long validUntil);
 
@@ -66,9 +72,33 @@ public final class TokenCall<R> extends Outbound<R> {
         }
     };
 
+    private static final Outcomes<CheckOutcome> CHECK = new Outcomes<>() {
+        public CheckOutcome released() {
+            throw new IllegalStateException("an R answered a Check");
+        }
+
+        public CheckOutcome current() {
+            return new CheckOutcome.Current();
+        }
+
+        public CheckOutcome extended(long validUntil) {
+            throw new IllegalStateException("an E answered a Check");
+        }
+
+        public CheckOutcome notHeld() {
+            return new CheckOutcome.NotCurrent();
+        }
+
+        public CheckOutcome expired() {
+            return new CheckOutcome.Indeterminate("no answer before the check's deadline");
+        }
+    };
+
     private final byte[] key;
     private final long token;
-    /** 0 for a Release, else the Extend's lease in seconds. */
+    /** True for a Check (then {@link #leaseSeconds} is 0). */
+    private final boolean check;
+    /** 0 for a Release or a Check, else the Extend's lease in seconds. */
     private final int leaseSeconds;
     private final long giveUpAt;
     private final Outcomes<R> outcomes;
@@ -90,6 +120,7 @@ public final class TokenCall<R> extends Outbound<R> {
         super(engine);
         this.key = key;
         this.token = token;
+        this.check = outcomes == CHECK;
         this.leaseSeconds = leaseSeconds;
         this.giveUpAt = giveUpAt;
         this.outcomes = outcomes;
@@ -101,6 +132,10 @@ public final class TokenCall<R> extends Outbound<R> {
 
     static TokenCall<ExtendOutcome> extend(Engine engine, byte[] key, long token, int leaseSeconds, long giveUpAt) {
         return new TokenCall<>(engine, key, token, leaseSeconds, giveUpAt, EXTEND);
+    }
+
+    static TokenCall<CheckOutcome> check(Engine engine, byte[] key, long token, long giveUpAt) {
+        return new TokenCall<>(engine, key, token, 0, giveUpAt, CHECK);
     }
 
     void start() {
@@ -133,8 +168,8 @@ public final class TokenCall<R> extends Outbound<R> {
     @Override
     byte[] encode(long now) {
         attempts++;
-        return FrameWriter.encode(leaseSeconds > 0 ? new Request.Extend(leaseSeconds, token, key)
-                : new Request.Release(token, key));
+        return FrameWriter.encode(check ? new Request.Check(token, key)
+                : leaseSeconds > 0 ? new Request.Extend(leaseSeconds, token, key) : new Request.Release(token, key));
     }
 
     @Override
@@ -150,11 +185,11 @@ public final class TokenCall<R> extends Outbound<R> {
         }
         if (overdue) {
             // Releases and Extends are answered at once; a session that sits on one is unusable.
-            s.close("a " + (leaseSeconds > 0 ? "Extend" : "Release") + " got no answer within the response grace");
+            s.close("a " + (check ? "Check" : leaseSeconds > 0 ? "Extend" : "Release") + " got no answer within the response grace");
         }
     }
 
-    /** A correlated {@code R}, {@code E} or {@code N} arrived on {@code s}. */
+    /** A correlated {@code R}, {@code E}, {@code C} or {@code N} arrived on {@code s}. */
     void answer(Answer a, Link s, long receivedAt) {
         decide(() -> {
             if (session != s) {
@@ -162,6 +197,9 @@ public final class TokenCall<R> extends Outbound<R> {
             }
             if (a instanceof Answer.Released) {
                 return outcomes.released();
+            }
+            if (a instanceof Answer.Current) {
+                return outcomes.current();
             }
             if (a instanceof Answer.Extended) {
                 Config c = engine.config();

@@ -4,6 +4,7 @@ import java.util.ArrayDeque;
 import java.util.Deque;
 import java.util.OptionalLong;
 
+import dev.leasehold.client.CheckOutcome;
 import dev.leasehold.client.Ticket;
 
 /**
@@ -42,6 +43,24 @@ public final class LeaseholdShedLock {
             return OptionalLong.empty();
         }
         return OptionalLong.of(t.token());
+    }
+
+    /**
+     * Asks the server whether the token of {@link #currentToken()} is still the key's active
+     * grant (PROTOCOL.md section 11, {@link Ticket#check()}), for a guarded resource that cannot
+     * remember the highest token it has seen. One round trip on the calling thread. Act only on
+     * {@link CheckOutcome.Current}.
+     *
+     * @return the check's outcome, or NotCurrent if the thread holds no valid Leasehold lock
+     */
+    public static CheckOutcome checkCurrentToken() {
+        currentToken(); // drops the tickets whose lease has ended
+        Ticket t = TICKETS.get().peek();
+        if (t == null) {
+            TICKETS.remove();
+            return new CheckOutcome.NotCurrent();
+        }
+        return t.check();
     }
 
     static void push(Ticket ticket) {

@@ -104,6 +104,18 @@ class LeaseholdLockProviderIntegrationTests extends AbstractExtensibleLockProvid
     }
 
     @Test
+    void theCurrentTokenCanBeCheckedWithTheServer() {
+        assertThat(LeaseholdShedLock.checkCurrentToken()).as("no lock held")
+                .isInstanceOf(dev.leasehold.client.CheckOutcome.NotCurrent.class);
+        SimpleLock lock = provider.lock(lockConfig(LOCK_NAME1)).orElseThrow();
+        long token = ((LeaseholdLockProvider.Lock) lock).token();
+        assertThat(LeaseholdShedLock.checkCurrentToken()).isInstanceOf(dev.leasehold.client.CheckOutcome.Current.class);
+        lock.unlock();
+        assertThat(probe.check("shedlock/" + LOCK_NAME1, token)).isInstanceOf(
+                dev.leasehold.client.CheckOutcome.NotCurrent.class);
+    }
+
+    @Test
     void theLockKnowsItsToken() {
         SimpleLock lock = provider.lock(lockConfig(LOCK_NAME1)).orElseThrow();
         long token = ((LeaseholdLockProvider.Lock) lock).token();

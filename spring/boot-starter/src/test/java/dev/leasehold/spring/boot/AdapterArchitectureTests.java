@@ -8,6 +8,8 @@ import com.tngtech.archunit.core.domain.JavaClasses;
 import com.tngtech.archunit.core.importer.ClassFileImporter;
 import com.tngtech.archunit.core.importer.ImportOption;
 
+import dev.leasehold.testing.support.SuiteRules;
+
 /**
  * The adapter stands on the client's public API only: not its internals, not the wire protocol,
  * and nothing of the server (which is not even on its class path at run time).
@@ -24,5 +26,10 @@ class AdapterArchitectureTests {
                 "dev.leasehold.protocol..", "dev.leasehold.server..", "dev.leasehold.registry..",
                 "dev.leasehold.store..", "dev.leasehold.config..")
                 .check(classes);
+    }
+
+    @Test
+    void unitTestsStayInProcess() {
+        SuiteRules.checkTestsOf("dev.leasehold.spring.boot");
     }
 }

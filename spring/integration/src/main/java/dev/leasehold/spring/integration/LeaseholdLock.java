@@ -13,6 +13,7 @@ import org.springframework.core.log.LogAccessor;
 import org.springframework.dao.CannotAcquireLockException;
 import org.springframework.integration.support.locks.DistributedLock;
 
+import dev.leasehold.client.CheckOutcome;
 import dev.leasehold.client.ExtendOutcome;
 import dev.leasehold.client.KeepAlive;
 import dev.leasehold.client.LossReason;
@@ -179,6 +180,24 @@ public final class LeaseholdLock implements DistributedLock {
             throw notOwner(serverKey);
         }
         return h.ticket.token();
+    }
+
+    /**
+     * Asks the server whether the calling thread's {@link #fencingToken()} is still the key's
+     * active grant (PROTOCOL.md section 11, {@link Ticket#check()}), for a guarded resource that
+     * cannot remember the highest token it has seen. Blocks for one round trip, at most until the
+     * lease would have ended or the client's transport deadline. A lease this lock already knows
+     * is lost is {@link CheckOutcome.NotCurrent} without a request. Act only on
+     * {@link CheckOutcome.Current}.
+     *
+     * @throws IllegalMonitorStateException if the calling thread does not hold the lock
+     */
+    public CheckOutcome checkFencingToken() {
+        Hold h = holds.get(Thread.currentThread());
+        if (h == null) {
+            throw notOwner(serverKey);
+        }
+        return h.lost != null ? new CheckOutcome.NotCurrent() : h.ticket.check();
     }
 
     /** True if the calling thread holds the lock (even if its lease was lost meanwhile). */

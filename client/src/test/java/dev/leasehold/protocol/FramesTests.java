@@ -1,0 +1,86 @@
+package dev.leasehold.protocol;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import java.nio.ByteBuffer;
+import java.util.HexFormat;
+
+import org.junit.jupiter.api.Test;
+
+/** Request encoding and answer decoding against the golden bytes of PROTOCOL.md. */
+class FramesTests {
+
+    @Test
+    void encodesTheRequestExamples() {
+        assertThat(hex(FrameWriter.encode(new Request.Acquire(10, 30, 0x0A0A0A0A0A0A0A0AL, Request.key("orders/42")))))
+                .isEqualTo("410a1e0a0a0a0a0a0a0a0a6f72646572732f34320a");
+        assertThat(hex(FrameWriter.encode(new Request.Release(1000, Request.key("orders/42")))))
+                .isEqualTo("5200000000000003e86f72646572732f34320a");
+        assertThat(hex(FrameWriter.encode(new Request.Extend(60, 1000, Request.key("orders/42")))))
+                .isEqualTo("453c00000000000003e86f72646572732f34320a");
+        assertThat(hex(FrameWriter.encode(new Request.Ping(7)))).isEqualTo("5000000000000000070a");
+        assertThat(hex(FrameWriter.encode(new Request.Check(1000, Request.key("orders/42")))))
+                .isEqualTo("4300000000000003e86f72646572732f34320a");
+        assertThat(hex(FrameWriter.encode(new Request.Check(10, Request.key("k"))))).isEqualTo("43000000000000000a6b0a");
+        assertThat(hex(FrameWriter.encode(new Request.Acquire(0, 5, 1, Request.key("café")))))
+                .isEqualTo("4100050000000000000001636166c3a90a");
+    }
+
+    @Test
+    void decodesTheAcquiredExampleSplitAtEveryByte() throws Exception {
+        byte[] frame = HexFormat.of().parseHex("410a0a0a0a0a0a0a0a00000000000003e8000000000a");
+        for (int cut = 0; cut < frame.length; cut++) {
+            AnswerDecoder d = new AnswerDecoder();
+            assertThat(d.next(ByteBuffer.wrap(frame, 0, cut))).isNull();
+            Answer a = d.next(ByteBuffer.wrap(frame, cut, frame.length - cut));
+            assertThat(a).isEqualTo(new Answer.Acquired(0x0A0A0A0A0A0A0A0AL, 1000, 0));
+        }
+    }
+
+    @Test
+    void decodesTheCheckAnswerExamplesSplitAtEveryByte() throws Exception {
+        byte[] current = HexFormat.of().parseHex("4300000000000003e80a");
+        byte[] notCurrent = HexFormat.of().parseHex("4e00000000000003e80a");
+        for (int cut = 0; cut < current.length; cut++) {
+            AnswerDecoder d = new AnswerDecoder();
+            assertThat(d.next(ByteBuffer.wrap(current, 0, cut))).isNull();
+            assertThat(d.next(ByteBuffer.wrap(current, cut, current.length - cut))).isEqualTo(new Answer.Current(1000));
+            assertThat(d.next(ByteBuffer.wrap(notCurrent))).isEqualTo(new Answer.NotHeld(1000));
+        }
+        assertThat(hex(FrameWriter.encode(new Answer.Current(1000)))).isEqualTo("4300000000000003e80a");
+    }
+
+    @Test
+    void roundTripsEveryAnswer() throws Exception {
+        Answer[] all = {new Answer.Acquired(1, 2, 4_000_000_000L), new Answer.TimedOut(3), new Answer.Busy(4),
+                new Answer.Released(5), new Answer.Extended(6), new Answer.NotHeld(7), new Answer.Current(9), new Answer.Pong(8),
+                new Answer.Error(2, "key of 3 bytes is not valid UTF-8")};
+        ByteBuffer buf = ByteBuffer.allocate(1024);
+        for (Answer a : all) {
+            buf.put(FrameWriter.encode(a));
+        }
+        buf.flip();
+        AnswerDecoder d = new AnswerDecoder();
+        for (Answer a : all) {
+            assertThat(d.next(buf)).isEqualTo(a);
+        }
+        assertThat(d.hasPartialFrame()).isFalse();
+    }
+
+    @Test
+    void errorMessagesAreCutAt200BytesWithoutSplittingACharacter() {
+        byte[] cut = FrameWriter.errorMessageBytes("é".repeat(150));
+        assertThat(cut.length).isLessThanOrEqualTo(Wire.MAX_ERROR_MESSAGE_BYTES);
+        assertThat(Utf8.isValid(cut)).isTrue();
+    }
+
+    @Test
+    void printableKeysEscapeControlCharacters() {
+        assertThat(Keys.printable(Request.key("a\u0001b\"c"))).isEqualTo("\"a\\u0001b\\\"c\"");
+        assertThat(Keys.printable(new byte[] {(byte) 0xFF, 'k'})).isEqualTo("\"\\xFFk\"");
+    }
+
+    private static String hex(byte[] b) {
+        return HexFormat.of().formatHex(b);
+    }
+}

@@ -1,0 +1,663 @@
+package dev.leasehold.spring.integration;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import static org.awaitility.Awaitility.await;
+
+import java.net.ServerSocket;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.ConcurrentModificationException;
+import java.util.List;
+import java.util.UUID;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.concurrent.atomic.AtomicReference;
+import java.util.concurrent.locks.Lock;
+
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import org.springframework.dao.CannotAcquireLockException;
+
+import dev.leasehold.client.AcquireOutcome;
+import dev.leasehold.client.ClientOptions;
+import dev.leasehold.client.LeaseholdClient;
+import dev.leasehold.client.LossReason;
+import dev.leasehold.client.ReleaseOutcome;
+import dev.leasehold.testing.support.LoopbackServer;
+
+/**
+ * {@link LeaseholdLockRegistry} against a real Leasehold server (its jar on loopback). The test
+ * names follow the ones Spring Integration's Redis, JDBC and ZooKeeper registry tests share;
+ * then FIFO across registries, lease loss, the fencing token and interrupts. Each test uses its
+ * own registry key, so tests cannot see each other's locks. {@code probe} is a second client
+ * that checks the server's view: an immediate acquire is TimedOut while the key is held.
+ */
+class LeaseholdLockRegistryIntegrationTests {
+
+    private static LoopbackServer server;
+    private static LeaseholdClient client;
+    private static LeaseholdClient otherClient;
+    private static LeaseholdClient probe;
+
+    private final String registryKey = "t-" + UUID.randomUUID();
+    private final ExecutorService executor = Executors.newCachedThreadPool();
+
+    @BeforeAll
+    static void start() {
+        server = LoopbackServer.shared();
+        client = LeaseholdClient.create(server.address());
+        otherClient = LeaseholdClient.create(server.address());
+        probe = LeaseholdClient.create(server.address());
+    }
+
+    @AfterAll
+    static void stop() {
+        client.close();
+        otherClient.close();
+        probe.close();
+    }
+
+    @AfterEach
+    void shutdown() {
+        executor.shutdownNow();
+    }
+
+    private LeaseholdLockRegistry registry() {
+        return new LeaseholdLockRegistry(client, registryKey);
+    }
+
+    /** Another JVM, as far as the server can tell: its own client (own sessions). */
+    private LeaseholdLockRegistry otherRegistry() {
+        return new LeaseholdLockRegistry(otherClient, registryKey);
+    }
+
+    private void assertLocked(String key) {
+        assertThat(probe.acquire("si/" + registryKey + "/" + key, 0, 1)).as("%s is held", key)
+                .isInstanceOf(AcquireOutcome.TimedOut.class);
+    }
+
+    /**
+     * Free for a newcomer within 3 s. Not an immediate attempt: a {@code tryLock(t)} that gave up
+     * client-side leaves its waiter on the server until ⌈t⌉ s (there is no cancel on the wire); if
+     * the unlock hands the key to that waiter, its client releases the late grant at once. A key
+     * still held by a live lock (30 s lease) would time this out.
+     */
+    private void assertUnlocked(String key) {
+        AcquireOutcome o = probe.acquire("si/" + registryKey + "/" + key, 3, 1);
+        assertThat(o).as("%s is free", key).isInstanceOf(AcquireOutcome.Acquired.class);
+        ((AcquireOutcome.Acquired) o).ticket().release();
+    }
+
+    @Test
+    void testLock() {
+        LeaseholdLockRegistry registry = registry();
+        for (int i = 0; i < 10; i++) {
+            Lock lock = registry.obtain("foo");
+            lock.lock();
+            try {
+                assertLocked("foo");
+                assertThat(registry.obtain("foo")).isSameAs(lock);
+            } finally {
+                lock.unlock();
+            }
+        }
+        assertUnlocked("foo");
+    }
+
+    @Test
+    void testLockInterruptibly() throws Exception {
+        LeaseholdLockRegistry registry = registry();
+        for (int i = 0; i < 10; i++) {
+            Lock lock = registry.obtain("foo");
+            lock.lockInterruptibly();
+            assertLocked("foo");
+            lock.unlock();
+        }
+        assertUnlocked("foo");
+    }
+
+    @Test
+    void testReentrantLock() {
+        LeaseholdLockRegistry registry = registry();
+        Lock lock1 = registry.obtain("foo");
+        lock1.lock();
+        try {
+            Lock lock2 = registry.obtain("foo");
+            assertThat(lock2).isSameAs(lock1);
+            lock2.lock();
+            lock2.unlock();
+            assertLocked("foo");
+        } finally {
+            lock1.unlock();
+        }
+        assertUnlocked("foo");
+    }
+
+    @Test
+    void testReentrantLockInterruptibly() throws Exception {
+        LeaseholdLockRegistry registry = registry();
+        Lock lock1 = registry.obtain("foo");
+        lock1.lockInterruptibly();
+        try {
+            Lock lock2 = registry.obtain("foo");
+            lock2.lockInterruptibly();
+            lock2.unlock();
+            assertLocked("foo");
+        } finally {
+            lock1.unlock();
+        }
+        assertUnlocked("foo");
+    }
+
+    @Test
+    void testTwoLocks() throws Exception {
+        LeaseholdLockRegistry registry = registry();
+        Lock lock1 = registry.obtain("foo");
+        Lock lock2 = registry.obtain("bar");
+        lock1.lockInterruptibly();
+        lock2.lockInterruptibly();
+        assertLocked("foo");
+        assertLocked("bar");
+        lock2.unlock();
+        lock1.unlock();
+        assertUnlocked("foo");
+        assertUnlocked("bar");
+    }
+
+    @Test
+    void testTwoThreadsSecondFailsToGetLock() throws Exception {
+        LeaseholdLockRegistry registry = registry();
+        LeaseholdLock lock1 = registry.obtain("foo");
+        lock1.lockInterruptibly();
+        Future<Object> result = executor.submit(() -> {
+            Lock lock2 = registry.obtain("foo");
+            return lock2.tryLock(200, TimeUnit.MILLISECONDS);
+        });
+        assertThat(result.get(10, TimeUnit.SECONDS)).isEqualTo(false);
+        lock1.unlock();
+        assertUnlocked("foo");
+    }
+
+    @Test
+    void testTwoThreads() throws Exception {
+        LeaseholdLockRegistry registry = registry();
+        Lock lock1 = registry.obtain("foo");
+        AtomicBoolean locked = new AtomicBoolean();
+        CountDownLatch latch1 = new CountDownLatch(1);
+        CountDownLatch latch2 = new CountDownLatch(1);
+        CountDownLatch latch3 = new CountDownLatch(1);
+        lock1.lockInterruptibly();
+        Future<?> other = executor.submit(() -> {
+            Lock lock2 = registry.obtain("foo");
+            try {
+                latch1.countDown();
+                lock2.lockInterruptibly();
+                latch2.await(10, TimeUnit.SECONDS);
+                locked.set(true);
+            } finally {
+                lock2.unlock();
+                latch3.countDown();
+            }
+            return null;
+        });
+        assertThat(latch1.await(10, TimeUnit.SECONDS)).isTrue();
+        assertThat(locked.get()).isFalse();
+        lock1.unlock();
+        latch2.countDown();
+        assertThat(latch3.await(10, TimeUnit.SECONDS)).isTrue();
+        other.get(10, TimeUnit.SECONDS);
+        assertThat(locked.get()).isTrue();
+        assertUnlocked("foo");
+    }
+
+    @Test
+    void testTwoThreadsDifferentRegistries() throws Exception {
+        LeaseholdLockRegistry registry1 = registry();
+        LeaseholdLockRegistry registry2 = otherRegistry();
+        Lock lock1 = registry1.obtain("foo");
+        AtomicBoolean locked = new AtomicBoolean();
+        CountDownLatch latch1 = new CountDownLatch(1);
+        CountDownLatch latch3 = new CountDownLatch(1);
+        lock1.lockInterruptibly();
+        Future<?> other = executor.submit(() -> {
+            Lock lock2 = registry2.obtain("foo");
+            latch1.countDown();
+            lock2.lockInterruptibly();
+            try {
+                locked.set(true);
+            } finally {
+                lock2.unlock();
+                latch3.countDown();
+            }
+            return null;
+        });
+        assertThat(latch1.await(10, TimeUnit.SECONDS)).isTrue();
+        assertThat(locked.get()).isFalse();
+        lock1.unlock();
+        assertThat(latch3.await(10, TimeUnit.SECONDS)).isTrue();
+        other.get(10, TimeUnit.SECONDS);
+        assertThat(locked.get()).isTrue();
+        assertUnlocked("foo");
+    }
+
+    @Test
+    void testTwoThreadsWrongOneUnlocks() throws Exception {
+        LeaseholdLockRegistry registry = registry();
+        Lock lock = registry.obtain("foo");
+        lock.lockInterruptibly();
+        Future<Throwable> other = executor.submit(() -> {
+            try {
+                lock.unlock();
+                return null;
+            } catch (Throwable e) {
+                return e;
+            }
+        });
+        assertThat(other.get(10, TimeUnit.SECONDS)).isInstanceOf(IllegalMonitorStateException.class)
+                .hasMessageContaining("own");
+        assertLocked("foo");
+        lock.unlock();
+        assertUnlocked("foo");
+    }
+
+    @Test
+    void testLockRenew() throws Exception {
+        LeaseholdLockRegistry registry = registry();
+        registry.setRenewal(false);
+        registry.setLeaseDuration(Duration.ofSeconds(2));
+        Lock lock = registry.obtain("foo");
+        lock.lock();
+        try {
+            Thread.sleep(1200); // part of the 2 s lease must really pass
+            registry.renewLock("foo");
+            Thread.sleep(1200); // now past the original lease: only the renewal keeps it
+            assertLocked("foo");
+        } finally {
+            lock.unlock();
+        }
+        assertUnlocked("foo");
+    }
+
+    @Test
+    void testLockRenewLockNotOwned() {
+        LeaseholdLockRegistry registry = registry();
+        registry.obtain("foo");
+        assertThatThrownBy(() -> registry.renewLock("foo")).isInstanceOf(IllegalMonitorStateException.class);
+        assertThatThrownBy(() -> registry.renewLock("never-obtained")).isInstanceOf(IllegalMonitorStateException.class);
+    }
+
+    @Test
+    void testLockRenewWithCustomTtl() throws Exception {
+        LeaseholdLockRegistry registry = registry();
+        registry.setRenewal(false);
+        LeaseholdLock lock = registry.obtain("foo");
+        lock.lock(Duration.ofSeconds(1));
+        try {
+            registry.renewLock("foo", Duration.ofSeconds(4));
+            Thread.sleep(1500); // past the 1 s lease: the 4 s renewal keeps it
+            assertLocked("foo");
+            assertThat(lock.remaining()).isGreaterThan(Duration.ofSeconds(1));
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    @Test
+    void testUnlockAfterLockStatusHasBeenExpiredAndLockHasBeenAcquiredByAnotherProcess() throws Exception {
+        LeaseholdLockRegistry registry1 = registry();
+        LeaseholdLockRegistry registry2 = otherRegistry();
+        registry1.setRenewal(false);
+        Lock lock1 = registry1.obtain("foo");
+        Lock lock2 = registry2.obtain("foo");
+        ((LeaseholdLock) lock1).lock(Duration.ofSeconds(1));
+        assertThat(lock2.tryLock(5, TimeUnit.SECONDS)).as("granted when lock1's lease ends").isTrue();
+        assertThatThrownBy(lock1::unlock).isInstanceOf(ConcurrentModificationException.class)
+                .hasMessage(LeaseholdLock.EXPIRED_MESSAGE);
+        assertLocked("foo");
+        lock2.unlock();
+        assertUnlocked("foo");
+    }
+
+    @Test
+    void testExceptionOnExpire() throws Exception {
+        LeaseholdLockRegistry registry = registry();
+        registry.setRenewal(false);
+        registry.setLeaseDuration(Duration.ofSeconds(1));
+        Lock lock = registry.obtain("foo");
+        lock.lock();
+        Thread.sleep(1500); // the 1 s lease must really run out on the server
+        assertThatThrownBy(lock::unlock).isInstanceOf(ConcurrentModificationException.class)
+                .hasMessageContaining("expiration");
+        assertThat(((LeaseholdLock) lock).isHeldByCurrentThread()).isFalse();
+        assertUnlocked("foo");
+    }
+
+    @Test
+    void concurrentObtainCapacityTest() throws Exception {
+        LeaseholdLockRegistry registry = registry();
+        registry.setCacheCapacity(10);
+        List<Future<LeaseholdLock>> all = new ArrayList<>();
+        for (int i = 0; i < 100; i++) {
+            String key = "foo" + i;
+            all.add(executor.submit(() -> registry.obtain(key)));
+        }
+        for (Future<LeaseholdLock> f : all) {
+            assertThat(f.get(10, TimeUnit.SECONDS)).isNotNull();
+        }
+        assertThat(registry.cacheSize()).isEqualTo(10);
+    }
+
+    @Test
+    void setCapacityTest() {
+        LeaseholdLockRegistry registry = registry();
+        registry.setCacheCapacity(2);
+        registry.obtain("foo:1");
+        registry.obtain("foo:2");
+        registry.obtain("foo:3");
+        assertThat(registry.cacheSize()).isEqualTo(2);
+        assertThatThrownBy(() -> registry.setCacheCapacity(0)).isInstanceOf(IllegalArgumentException.class);
+    }
+
+    @Test
+    void notUsedLockIsEvictedOnCacheLimit() {
+        LeaseholdLockRegistry registry = registry();
+        registry.setCacheCapacity(2);
+        LeaseholdLock held = registry.obtain("held");
+        held.lock();
+        try {
+            LeaseholdLock idle = registry.obtain("idle");
+            registry.obtain("third");
+            assertThat(registry.obtain("held")).isSameAs(held);
+            assertThat(registry.obtain("idle")).isNotSameAs(idle);
+            // The evicted object stays safe: the server, not the cache, arbitrates.
+            idle.lock();
+            assertLocked("idle");
+            idle.unlock();
+        } finally {
+            held.unlock();
+        }
+    }
+
+    @Test
+    void cannotAcquireLockExceptionOnCacheLimit() {
+        LeaseholdLockRegistry registry = registry();
+        registry.setCacheCapacity(1);
+        LeaseholdLock lock = registry.obtain("foo");
+        lock.lock();
+        try {
+            assertThatThrownBy(() -> registry.obtain("bar")).isInstanceOf(CannotAcquireLockException.class);
+        } finally {
+            lock.unlock();
+        }
+        assertThat(registry.obtain("bar")).isNotNull();
+    }
+
+    @Test
+    void expireUnusedOlderThanDropsOnlyUnheldLocksPastTheAge() {
+        LeaseholdLockRegistry registry = registry();
+        AtomicLong now = new AtomicLong(0);
+        registry.setClock(now::get);
+        LeaseholdLock idle = registry.obtain("idle");
+        LeaseholdLock held = registry.obtain("held");
+        held.lock();
+        try {
+            now.addAndGet(TimeUnit.SECONDS.toNanos(10));
+            registry.expireUnusedOlderThan(20_000);
+            assertThat(registry.cacheSize()).isEqualTo(2);
+            registry.expireUnusedOlderThan(5_000);
+            assertThat(registry.cacheSize()).isEqualTo(1);
+            assertThat(registry.obtain("held")).isSameAs(held);
+            assertThat(registry.obtain("idle")).isNotSameAs(idle);
+        } finally {
+            held.unlock();
+        }
+    }
+
+    // ------------------------------------------------------------------ beyond the shared list
+
+    @Test
+    void keysAreStringsOfAtMost512BytesWithoutNewline() {
+        LeaseholdLockRegistry registry = registry();
+        assertThatThrownBy(() -> registry.obtain(42)).isInstanceOf(IllegalArgumentException.class);
+        assertThatThrownBy(() -> registry.obtain("x".repeat(600))).isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining("512");
+        assertThatThrownBy(() -> registry.obtain("a\nb")).isInstanceOf(IllegalArgumentException.class);
+        assertThatThrownBy(() -> registry.obtain("")).isInstanceOf(IllegalArgumentException.class);
+    }
+
+    @Test
+    void fifoAcrossTwoRegistries() throws Exception {
+        LeaseholdLockRegistry a = registry();
+        LeaseholdLockRegistry b = otherRegistry();
+        LeaseholdLock holder = a.obtain("fifo");
+        holder.lock();
+        List<String> order = Collections.synchronizedList(new ArrayList<>());
+        List<Future<?>> waiters = new ArrayList<>();
+        String[] names = {"first (b)", "second (a)", "third (b)"};
+        long queuedBefore = server.waiters();
+        LeaseholdLockRegistry[] via = {b, a, b};
+        for (int i = 0; i < 3; i++) {
+            String name = names[i];
+            LeaseholdLockRegistry r = via[i];
+            waiters.add(executor.submit(() -> {
+                LeaseholdLock l = r.obtain("fifo");
+                l.lock();
+                try {
+                    order.add(name);
+                } finally {
+                    l.unlock();
+                }
+                return null;
+            }));
+            // The next waiter must reach the server's queue after this one: wait until it is queued.
+            long queued = queuedBefore + i + 1;
+            await().atMost(Duration.ofSeconds(10)).until(() -> server.waiters() >= queued);
+        }
+        assertThat(order).isEmpty();
+        holder.unlock();
+        for (Future<?> f : waiters) {
+            f.get(20, TimeUnit.SECONDS);
+        }
+        assertThat(order).containsExactly(names);
+    }
+
+    @Test
+    void aLostLeaseFiresTheListenerAndTheEventAndUnlockThrows() throws Exception {
+        LeaseholdLockRegistry registry = registry();
+        registry.setLeaseDuration(Duration.ofSeconds(3)); // renewed every second
+        AtomicReference<String> heard = new AtomicReference<>();
+        registry.setLeaseLostListener((key, token, reason) -> heard.set(key + "/" + token + "/" + reason));
+        List<Object> events = Collections.synchronizedList(new ArrayList<>());
+        registry.setApplicationEventPublisher(events::add);
+        LeaseholdLock lock = registry.obtain("foo");
+        lock.lock();
+        long token = lock.fencingToken();
+        // Someone else ends the grant on the server (an operator's `leasehold release`).
+        assertThat(probe.release(registry.serverKey("foo"), token, Duration.ofSeconds(5)))
+                .isEqualTo(ReleaseOutcome.RELEASED);
+        await().atMost(Duration.ofSeconds(10)).until(() -> heard.get() != null);
+        assertThat(heard.get()).isEqualTo("foo/" + token + "/" + LossReason.NOT_HELD);
+        assertThat(events).singleElement().isInstanceOfSatisfying(LeaseholdLeaseLostEvent.class, e -> {
+            assertThat(e.getLockKey()).isEqualTo("foo");
+            assertThat(e.getToken()).isEqualTo(token);
+        });
+        assertThat(lock.isLeaseValid()).isFalse();
+        assertThat(lock.isHeldByCurrentThread()).isTrue();
+        assertThatThrownBy(lock::unlock).isInstanceOf(ConcurrentModificationException.class);
+        assertThat(lock.isHeldByCurrentThread()).isFalse();
+        assertUnlocked("foo");
+    }
+
+    @Test
+    void renewalKeepsALockPastItsLease() throws Exception {
+        LeaseholdLockRegistry registry = registry();
+        LeaseholdLock lock = registry.obtain("foo");
+        lock.lock(Duration.ofSeconds(1));
+        try {
+            Thread.sleep(2500); // more than two leases must really pass
+            assertThat(lock.isLeaseValid()).isTrue();
+            assertLocked("foo");
+        } finally {
+            lock.unlock();
+        }
+        assertUnlocked("foo");
+    }
+
+    @Test
+    void aReentrantTryLockReportsALostLeaseOnceThenAcquiresAgain() throws Exception {
+        LeaseholdLockRegistry registry = registry();
+        registry.setRenewal(false);
+        LeaseholdLock lock = registry.obtain("foo");
+        assertThat(lock.tryLock()).isTrue();
+        long first = lock.fencingToken();
+        probe.release(registry.serverKey("foo"), first, Duration.ofSeconds(5));
+        assertThat(lock.tryLock()).as("the loss, reported once").isFalse();
+        assertThat(lock.tryLock()).as("then a fresh grant").isTrue();
+        assertThat(lock.fencingToken()).isGreaterThan(first);
+        lock.unlock();
+        assertUnlocked("foo");
+    }
+
+    @Test
+    void theFencingTokenGrowsAndBelongsToTheOwner() throws Exception {
+        LeaseholdLockRegistry registry = registry();
+        LeaseholdLock lock = registry.obtain("foo");
+        lock.lock();
+        long first = lock.fencingToken();
+        assertThat(lock.ticket()).get().extracting(t -> t.token()).isEqualTo(first);
+        assertThat(executor.submit(() -> {
+            try {
+                return lock.fencingToken();
+            } catch (IllegalMonitorStateException e) {
+                return -1L;
+            }
+        }).get(10, TimeUnit.SECONDS)).isEqualTo(-1L);
+        lock.unlock();
+        lock.lock();
+        assertThat(lock.fencingToken()).isGreaterThan(first);
+        lock.unlock();
+        assertThatThrownBy(lock::fencingToken).isInstanceOf(IllegalMonitorStateException.class);
+    }
+
+    @Test
+    void theFencingTokenCanBeCheckedWithTheServer() throws Exception {
+        LeaseholdLockRegistry registry = registry();
+        LeaseholdLock lock = registry.obtain("checked");
+        lock.lock();
+        long token = lock.fencingToken();
+        assertThat(lock.checkFencingToken()).isInstanceOf(dev.leasehold.client.CheckOutcome.Current.class);
+        assertThat(probe.check(registry.serverKey("checked"), token)).isInstanceOf(
+                dev.leasehold.client.CheckOutcome.Current.class);
+        lock.unlock();
+        assertThat(probe.check(registry.serverKey("checked"), token)).isInstanceOf(
+                dev.leasehold.client.CheckOutcome.NotCurrent.class);
+        assertThatThrownBy(lock::checkFencingToken).isInstanceOf(IllegalMonitorStateException.class);
+    }
+
+    @Test
+    void anInterruptedThreadStillReleasesOnUnlockAndKeepsItsInterrupt() throws Exception {
+        LeaseholdLockRegistry registry = registry();
+        LeaseholdLock lock = registry.obtain("foo");
+        Future<Boolean> f = executor.submit(() -> {
+            lock.lock();
+            Thread.currentThread().interrupt();
+            lock.unlock();
+            return Thread.currentThread().isInterrupted();
+        });
+        assertThat(f.get(10, TimeUnit.SECONDS)).isTrue();
+        assertUnlocked("foo");
+    }
+
+    @Test
+    void lockInterruptiblyEndsOnInterruptAndLeavesNoGrant() throws Exception {
+        LeaseholdLockRegistry registry = registry();
+        LeaseholdLock holder = registry.obtain("foo");
+        holder.lock();
+        CountDownLatch started = new CountDownLatch(1);
+        AtomicReference<Thread> waiter = new AtomicReference<>();
+        Future<Throwable> f = executor.submit(() -> {
+            waiter.set(Thread.currentThread());
+            started.countDown();
+            try {
+                registry.obtain("foo").lockInterruptibly();
+                return null;
+            } catch (Throwable e) {
+                return e;
+            }
+        });
+        started.await();
+        // the interrupt must come while the waiter is blocked inside lockInterruptibly (on this
+        // registry's local lock for the key, or on the server's answer), not before it got there
+        await().atMost(Duration.ofSeconds(10)).until(() -> waiter.get().getState() == Thread.State.WAITING
+                || waiter.get().getState() == Thread.State.TIMED_WAITING);
+        waiter.get().interrupt();
+        assertThat(f.get(10, TimeUnit.SECONDS)).isInstanceOf(InterruptedException.class);
+        holder.unlock();
+        await().atMost(Duration.ofSeconds(5)).untilAsserted(() -> assertUnlocked("foo"));
+    }
+
+    @Test
+    void executeLockedKeepsTheTasksExceptionAndAddsTheUnlockFailure() throws Exception {
+        LeaseholdLockRegistry registry = registry();
+        registry.setRenewal(false);
+        registry.setLeaseDuration(Duration.ofSeconds(1));
+        assertThatThrownBy(() -> registry.executeLocked("foo", () -> {
+            Thread.sleep(1500); // outlive the 1 s lease
+            throw new IllegalArgumentException("task failed");
+        })).isInstanceOf(IllegalArgumentException.class).hasMessage("task failed")
+                .satisfies(e -> assertThat(e.getSuppressed()).singleElement()
+                        .isInstanceOf(ConcurrentModificationException.class));
+        assertThat(registry.executeLocked("foo", () -> "done")).isEqualTo("done");
+    }
+
+    @Test
+    void executeLockedPassesTheFencingToken() throws Exception {
+        LeaseholdLockRegistry registry = registry();
+        long token = registry.executeLocked("foo", Duration.ofSeconds(5), (FencedCallable<Long, RuntimeException>) t -> {
+            assertLocked("foo");
+            return t;
+        });
+        assertThat(token).isPositive();
+        LeaseholdLock held = registry.obtain("foo");
+        CompletableFuture<Void> other = CompletableFuture.runAsync(held::lock, executor);
+        other.get(10, TimeUnit.SECONDS);
+        assertThatThrownBy(() -> registry.executeLocked("foo", Duration.ofMillis(200), () -> { }))
+                .isInstanceOf(TimeoutException.class);
+    }
+
+    @Test
+    void anUnreachableServerIsCannotAcquireLockException() throws Exception {
+        int closed;
+        try (ServerSocket s = new ServerSocket(0)) {
+            closed = s.getLocalPort();
+        }
+        try (LeaseholdClient nowhere = LeaseholdClient.create(ClientOptions.builder()
+                .transportDeadline(Duration.ofMillis(300)).connectTimeout(Duration.ofMillis(300)).build(),
+                "127.0.0.1:" + closed)) {
+            LeaseholdLockRegistry registry = new LeaseholdLockRegistry(nowhere, registryKey);
+            registry.setUnavailableTimeout(Duration.ofSeconds(1));
+            assertThatThrownBy(() -> registry.obtain("foo").tryLock()).isInstanceOf(CannotAcquireLockException.class);
+            long t0 = System.nanoTime();
+            assertThatThrownBy(() -> registry.obtain("foo").lock()).isInstanceOf(CannotAcquireLockException.class)
+                    .hasMessageContaining("unavailable");
+            assertThat(Duration.ofNanos(System.nanoTime() - t0)).isBetween(Duration.ofSeconds(1), Duration.ofSeconds(15));
+        }
+    }
+
+    @Test
+    void newConditionIsNotSupported() {
+        assertThatThrownBy(() -> registry().obtain("foo").newCondition())
+                .isInstanceOf(UnsupportedOperationException.class);
+    }
+}

@@ -1,0 +1,60 @@
+package dev.leasehold.registry;
+
+import java.nio.charset.StandardCharsets;
+import java.util.ArrayList;
+import java.util.List;
+
+/**
+ * One key as an operator sees it at one instant (the {@code locks} endpoint and
+ * {@code leasehold inspect}): read under its lane lock by {@link LockRegistry#inspect}, so the
+ * fields agree with each other. Durations are nanoseconds of the registry's clock.
+ *
+ * @param key the key (valid UTF-8: the decoder refuses anything else)
+ * @param state free, held, queued or delayed (PROTOCOL.md sections 5 and 12)
+ * @param token the active grant's token; 0 when none
+ * @param grantedAgoNanos since the active grant; 0 when none
+ * @param leaseRemainingNanos until the active grant's lease ends; 0 when none
+ * @param longestLeaseSeconds the longest lease requested for the active grant (Acquire or Extend)
+ * @param holder the session that took the active grant; null when none
+ * @param waiters queued Acquires
+ * @param oldestWaitsRemainingNanos the oldest waiters' remaining waits, oldest first (at most the
+ *        number asked for)
+ * @param delayedToken in lock-delay: the token whose lease expired; else 0
+ * @param delayRemainingNanos in lock-delay: until the delay ends; else 0
+ */
+public record KeyView(String key, State state, long token, long grantedAgoNanos, long leaseRemainingNanos,
+        int longestLeaseSeconds, SessionHandle.Peer holder, int waiters, List<Long> oldestWaitsRemainingNanos,
+        long delayedToken, long delayRemainingNanos) {
+
+    /** The key states of PROTOCOL.md section 5, and section 12's lock-delay. */
+    public enum State {
+        FREE, HELD, QUEUED, DELAYED;
+
+        /** Lower case, as the endpoint and the command line print it. */
+        public String label() {
+            return name().toLowerCase(java.util.Locale.ROOT);
+        }
+    }
+
+    static KeyView free(byte[] key) {
+        return new KeyView(text(key), State.FREE, 0, 0, 0, 0, null, 0, List.of(), 0, 0);
+    }
+
+    /** Lane lock held; {@code s} settled at {@code now}. */
+    static KeyView of(KeyState s, long now, int maxWaits) {
+        List<Long> waits = new ArrayList<>(Math.min(maxWaits, s.waiters));
+        for (Waiter w = s.head; w != null && waits.size() < maxWaits; w = w.nextInQueue) {
+            waits.add(Math.max(0, w.deadline - now));
+        }
+        State state = s.isHeld() ? (s.waiters > 0 ? State.QUEUED : State.HELD)
+                : s.isDelayed() ? State.DELAYED : s.waiters > 0 ? State.QUEUED : State.FREE;
+        boolean held = s.isHeld();
+        return new KeyView(text(s.key), state, held ? s.token : 0, held ? now - s.grantNanos : 0,
+                held ? Math.max(0, s.leaseEndNanos - now) : 0, held ? s.maxLeaseSeconds : 0, held ? s.holder : null,
+                s.waiters, List.copyOf(waits), s.delayedToken, s.isDelayed() ? Math.max(0, s.delayEndNanos - now) : 0);
+    }
+
+    private static String text(byte[] key) {
+        return new String(key, StandardCharsets.UTF_8);
+    }
+}

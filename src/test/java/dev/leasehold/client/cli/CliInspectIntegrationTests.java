@@ -1,0 +1,101 @@
+package dev.leasehold.client.cli;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import java.net.InetAddress;
+import java.net.InetSocketAddress;
+import java.nio.file.Path;
+import java.util.List;
+import java.util.Map;
+
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+import dev.leasehold.client.AcquireOutcome;
+import dev.leasehold.client.ClientOptions;
+import dev.leasehold.client.LeaseholdClient;
+import dev.leasehold.client.Ticket;
+import dev.leasehold.testing.TestServer;
+
+/**
+ * {@code leasehold inspect}, {@code top} and {@code check} as a real separate process against a
+ * real server whose {@code locks} endpoint is exposed: for people, with {@code --json}, and
+ * their exit codes.
+ */
+class CliInspectIntegrationTests {
+
+    private static TestServer server;
+    private static LeaseholdClient client;
+
+    @TempDir
+    Path dir;
+
+    @BeforeAll
+    static void startServer() {
+        server = TestServer.start(Map.of("management.endpoints.web.exposure.include", "health,locks"));
+        client = LeaseholdClient.create(ClientOptions.defaults(),
+                List.of(new InetSocketAddress(InetAddress.getLoopbackAddress(), server.port())));
+    }
+
+    @AfterAll
+    static void stopServer() {
+        client.close();
+        server.close();
+    }
+
+    private Map<String, String> env() {
+        return Map.of("LEASEHOLD_SERVER", "127.0.0.1:" + server.port());
+    }
+
+    private String http() {
+        return "http://127.0.0.1:" + server.httpPort();
+    }
+
+    @Test
+    void inspectTopAndCheckForPeopleAndScripts() throws Exception {
+        CliProcess cli = new CliProcess(dir);
+        Ticket ticket = ((AcquireOutcome.Acquired) client.acquire("orders/42", 0, 60)).ticket();
+        String token = Long.toUnsignedString(ticket.token());
+
+        var inspect = cli.run(env(), "inspect", "orders/42", "--http", http());
+        System.out.println("leasehold inspect orders/42:\n" + inspect.out());
+        assertThat(inspect.exitCode()).as(inspect.err()).isZero();
+        assertThat(inspect.out()).startsWith("\"orders/42\" held\n  token " + token + ", granted ")
+                .contains("left (longest requested 60s)\n  holder 127.0.0.1:").endsWith("  0 waiters\n");
+
+        var json = cli.run(env(), "inspect", "--key", "orders/42", "--http", http(), "--json");
+        assertThat(json.exitCode()).isZero();
+        assertThat(json.out()).startsWith("{\"serving\":true,\"key\":\"orders/42\",\"state\":\"held\",\"token\":\""
+                + token + "\"").hasLineCount(1);
+
+        var top = cli.run(env(), "top", "--n", "3", "--http", http());
+        System.out.println("leasehold top --n 3:\n" + top.out());
+        assertThat(top.exitCode()).as(top.err()).isZero();
+        assertThat(top.out()).startsWith("scanned ").contains("\nlongest queues: none\n")
+                .contains("\nheld longest:\n\"orders/42\" held\n");
+
+        var current = cli.run(env(), "check", "orders/42", token);
+        assertThat(current.exitCode()).as(current.err()).isZero();
+        assertThat(current.out()).isEqualTo("current: token " + token + " is the active grant of \"orders/42\"\n");
+        ticket.release();
+        var notCurrent = cli.run(env(), "check", "orders/42", token, "--json");
+        assertThat(notCurrent.exitCode()).isEqualTo(70);
+        assertThat(notCurrent.out())
+                .isEqualTo("{\"outcome\":\"not_current\",\"key\":\"orders/42\",\"token\":" + token + "}\n");
+
+        var free = cli.run(env(), "inspect", "orders/42", "--http", http());
+        assertThat(free.out()).isEqualTo("\"orders/42\" free\n  0 waiters\n");
+    }
+
+    @Test
+    void anUnreachableOrUnexposedEndpointIsUnavailable() throws Exception {
+        CliProcess cli = new CliProcess(dir);
+        var unexposed = cli.run(env(), "inspect", "k", "--http", "http://127.0.0.1:" + server.httpPort() + "/nothing");
+        assertThat(unexposed.exitCode()).isEqualTo(68);
+        assertThat(unexposed.err()).contains("does not expose the locks endpoint").hasLineCount(1);
+        var badN = cli.run(env(), "top", "--n", "0", "--http", http());
+        assertThat(badN.exitCode()).isEqualTo(64);
+    }
+}

@@ -1,0 +1,184 @@
+package dev.leasehold.cluster;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import java.io.IOException;
+import java.net.InetAddress;
+import java.net.InetSocketAddress;
+import java.net.ServerSocket;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.TimeUnit;
+
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+import dev.leasehold.client.CheckOutcome;
+import dev.leasehold.client.LeaseholdClient;
+import dev.leasehold.protocol.Answer;
+import dev.leasehold.protocol.Request;
+import dev.leasehold.testing.RawClient;
+import dev.leasehold.testing.ServerProcess;
+
+/**
+ * The Check request (PROTOCOL.md section 11) on three real server processes: the leader answers
+ * {@code C}, a follower {@code X 8} naming the leader; a leader paused past the election timeout
+ * ({@code SIGSTOP}) that wakes with a Check in its socket buffer, for a token the new leader has
+ * released meanwhile, must not answer {@code C} (its no-op entry never commits: {@code X 9});
+ * and the official client's {@code check} follows the grant across the failover to the new leader,
+ * {@code Current} before the Release there and {@code NotCurrent} after it.
+ */
+class ClusterCheckIntegrationTests {
+
+    @TempDir
+    Path dir;
+
+    private final String[] ids = {"n1", "n2", "n3"};
+    private final int[] clientPorts = new int[3];
+    private final int[] raftPorts = new int[3];
+    private final ServerProcess[] nodes = new ServerProcess[3];
+
+    @AfterEach
+    void stop() throws Exception {
+        for (ServerProcess p : nodes) {
+            if (p != null) {
+                signal(p, "CONT"); // a paused process cannot be stopped gracefully
+                p.close();
+            }
+        }
+    }
+
+    @Test
+    void onlyTheServingLeaderSaysCurrentAcrossAFailover() throws Exception {
+        for (int i = 0; i < 3; i++) {
+            clientPorts[i] = freePort();
+            raftPorts[i] = freePort();
+        }
+        for (int i = 0; i < 3; i++) {
+            nodes[i] = ServerProcess.launch(dir.resolve(ids[i]), nodeProps(i));
+        }
+        for (int i = 0; i < 3; i++) {
+            awaitLog(i, "Leasehold protocol listening", 120_000);
+        }
+        byte[] key = Request.key("fenced/1");
+        int leader = leaderIndex(60_000);
+        int follower = (leader + 1) % 3;
+        long token;
+        try (RawClient c = new RawClient(clientPorts[leader])) {
+            c.send(new Request.Acquire(0, 120, 1, key));
+            token = ((Answer.Acquired) c.next()).token();
+            c.send(new Request.Check(token, key));
+            assertThat(c.next()).as("the leader, after its no-op commits").isEqualTo(new Answer.Current(token));
+            c.send(new Request.Check(token + 1, key));
+            assertThat(c.next()).isEqualTo(new Answer.NotHeld(token + 1));
+        }
+        try (RawClient c = new RawClient(clientPorts[follower])) {
+            c.send(new Request.Check(token, key));
+            Answer a = c.next();
+            assertThat(a).isInstanceOf(Answer.Error.class);
+            assertThat(((Answer.Error) a).code()).isEqualTo(8);
+            assertThat(((Answer.Error) a).message()).isEqualTo("leader=127.0.0.1:" + clientPorts[leader]);
+            assertThat(c.closedByServer(5000)).isTrue();
+        }
+        System.out.printf("C outcomes before the failover: leader C, follower X 8 (token %d)%n", token);
+
+        List<InetSocketAddress> seeds = new ArrayList<>();
+        for (int port : clientPorts) {
+            seeds.add(new InetSocketAddress(InetAddress.getLoopbackAddress(), port));
+        }
+        try (LeaseholdClient client = LeaseholdClient.create(dev.leasehold.client.ClientOptions.builder().build(),
+                seeds);
+                RawClient stale = new RawClient(clientPorts[leader])) {
+            assertThat(client.check("fenced/1", token, Duration.ofSeconds(10))).isInstanceOf(
+                    CheckOutcome.Current.class);
+            stale.send(new Request.Ping(1));
+            assertThat(stale.next()).isEqualTo(new Answer.Pong(1)); // served by the leader before its pause
+
+            signal(nodes[leader], "STOP");
+            long t0 = System.nanoTime();
+            // Sent while the old leader sleeps: it sits in that process's socket buffer.
+            stale.send(new Request.Check(token, key));
+            CheckOutcome afterFailover = client.check("fenced/1", token, Duration.ofSeconds(30));
+            long failoverMs = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - t0);
+            assertThat(afterFailover).as("the new leader holds the replicated grant").isInstanceOf(
+                    CheckOutcome.Current.class);
+            assertThat(client.release("fenced/1", token, Duration.ofSeconds(10))).isEqualTo(
+                    dev.leasehold.client.ReleaseOutcome.RELEASED);
+            assertThat(client.check("fenced/1", token, Duration.ofSeconds(10))).isInstanceOf(
+                    CheckOutcome.NotCurrent.class);
+
+            signal(nodes[leader], "CONT");
+            // The old leader still believes the grant runs (its lease is 120 s); only the barrier
+            // keeps it from saying so. Whatever comes must not be C: X 9, or the session closes.
+            Answer fromStale;
+            try {
+                fromStale = stale.poll(15_000);
+            } catch (IOException closed) {
+                fromStale = null;
+            }
+            System.out.printf("C outcomes across the failover: new leader C after %d ms, N after Release;"
+                    + " woken old leader answered %s%n", failoverMs, fromStale == null ? "nothing (closed)" : fromStale);
+            assertThat(fromStale).as("a deposed leader never says current").isNotInstanceOf(Answer.Current.class);
+            if (fromStale instanceof Answer.Error x) {
+                assertThat(x.code()).isEqualTo(9);
+            }
+        }
+    }
+
+    private Map<String, String> nodeProps(int i) {
+        Map<String, String> p = ServerProcess.props("leasehold.port", String.valueOf(clientPorts[i]),
+                "leasehold.cluster.node-id", ids[i], "logging.level.org.apache.ratis", "WARN");
+        for (int j = 0; j < 3; j++) {
+            p.put("leasehold.cluster.peers." + ids[j] + ".raft-address", "127.0.0.1:" + raftPorts[j]);
+            p.put("leasehold.cluster.peers." + ids[j] + ".client-address", "127.0.0.1:" + clientPorts[j]);
+        }
+        return p;
+    }
+
+    /** The node that grants a wait=0 probe Acquire (bounded). */
+    private int leaderIndex(long timeoutMs) throws Exception {
+        long deadline = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(timeoutMs);
+        long owner = 100;
+        while (System.nanoTime() < deadline) {
+            for (int i = 0; i < 3; i++) {
+                try (RawClient c = new RawClient(clientPorts[i])) {
+                    c.send(new Request.Acquire(0, 1, owner, Request.key("leader-probe-" + owner++)));
+                    if (c.poll(2000) instanceof Answer.Acquired) {
+                        return i;
+                    }
+                } catch (IOException e) {
+                    // not up, or X 8 and closed: the next node
+                }
+            }
+            Thread.sleep(100); // an election is under way
+        }
+        throw new AssertionError("no leader within " + timeoutMs + " ms");
+    }
+
+    private void awaitLog(int i, String text, long timeoutMs) throws Exception {
+        long deadline = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(timeoutMs);
+        while (!nodes[i].output().contains(text)) {
+            if (!nodes[i].isAlive()) {
+                throw new AssertionError(ids[i] + " exited:\n" + nodes[i].output());
+            }
+            if (System.nanoTime() > deadline) {
+                throw new AssertionError(ids[i] + " did not log '" + text + "' in time:\n" + nodes[i].output());
+            }
+            Thread.sleep(50); // polling a log file of another process
+        }
+    }
+
+    private static void signal(ServerProcess p, String sig) throws IOException, InterruptedException {
+        new ProcessBuilder("kill", "-" + sig, String.valueOf(p.pid())).inheritIO().start().waitFor(5, TimeUnit.SECONDS);
+    }
+
+    private static int freePort() throws IOException {
+        try (ServerSocket s = new ServerSocket(0, 1, InetAddress.getLoopbackAddress())) {
+            return s.getLocalPort();
+        }
+    }
+}

@@ -1,0 +1,110 @@
+package dev.leasehold.cluster;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
+import java.nio.file.Path;
+import java.time.Duration;
+
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+import dev.leasehold.client.AcquireOutcome;
+import dev.leasehold.client.LeaseholdClient;
+import dev.leasehold.client.ReleaseOutcome;
+import dev.leasehold.cluster.ClusterFaultIntegrationTests.Answer;
+import dev.leasehold.cluster.ClusterFaultIntegrationTests.Conn;
+
+/**
+ * Three cluster nodes in one JVM (real Ratis over loopback gRPC, real protocol ports, temp
+ * dirs): grants replicate to every copy of the table, a follower answers {@code X 8} naming the
+ * leader, and a new leader keeps every lease the old one granted (promotion), with the exact
+ * token, and continues the token counter.
+ */
+class ClusterInProcessIntegrationTests {
+
+    @TempDir
+    Path dir;
+
+    private InProcessCluster cluster;
+
+    @AfterEach
+    void stopAll() {
+        if (cluster != null) {
+            cluster.close();
+            assertThat(cluster.logFailed()).as("no node reported a failed log").isFalse();
+        }
+    }
+
+    @Test
+    void grantsReplicateFollowersNameTheLeaderAndANewLeaderKeepsEveryLease() throws Exception {
+        int[] client = {InProcessCluster.freePort(), InProcessCluster.freePort(), InProcessCluster.freePort()};
+        String[] advertised = new String[3];
+        for (int i = 0; i < 3; i++) {
+            advertised[i] = "127.0.0.1:" + client[i];
+        }
+        cluster = InProcessCluster.start(dir, client, advertised, Duration.ofMillis(1000), Duration.ofMillis(2000));
+        int leader = cluster.awaitServingLeader(-1);
+
+        // A grant on the leader, answered after it committed, is in every node's table.
+        long token;
+        try (Conn c = new Conn(client[leader])) {
+            c.send(ClusterFaultIntegrationTests.acquire(0, 8, 1, "orders/42"));
+            Answer a = c.read(5000);
+            assertThat((char) a.op()).isEqualTo('A');
+            token = a.token();
+        }
+        await().atMost(Duration.ofSeconds(10)).until(() -> {
+            for (int i = 0; i < 3; i++) {
+                if (cluster.node(i).status().replicatedHeldKeys() != 1) {
+                    return false;
+                }
+            }
+            return true;
+        });
+
+        // A follower executes nothing and names the leader's protocol address.
+        int follower = (leader + 1) % 3;
+        try (Conn c = new Conn(client[follower])) {
+            c.send(ClusterFaultIntegrationTests.acquire(0, 5, 2, "other"));
+            Answer x = c.read(5000);
+            assertThat((char) x.op()).isEqualTo('X');
+            assertThat(x.code()).isEqualTo(8);
+            assertThat(x.message()).isEqualTo("leader=127.0.0.1:" + client[leader]);
+        }
+        assertThat(cluster.registry(follower).heldKeys()).as("followers hold no leader view").isZero();
+
+        // The official client, given the followers first: X 8 with a hint, one resend to the
+        // leader with the same owner, then every request goes to the leader.
+        int other = (leader + 2) % 3;
+        try (LeaseholdClient lh = LeaseholdClient.create("127.0.0.1:" + client[follower],
+                "127.0.0.1:" + client[other], "127.0.0.1:" + client[leader])) {
+            for (int i = 0; i < 5; i++) {
+                AcquireOutcome o = lh.acquire("client/" + i, 2, 5);
+                assertThat(o).as("acquire %d through a seed list that starts with followers", i)
+                        .isInstanceOf(AcquireOutcome.Acquired.class);
+                assertThat(((AcquireOutcome.Acquired) o).ticket().release()).isEqualTo(ReleaseOutcome.RELEASED);
+            }
+        }
+
+        // The leader goes away gracefully (leadership transfer, then stop). The new leader keeps
+        // the 8 s grant with its token (T for anyone else, R for the holder's Release) and issues
+        // larger tokens.
+        long stoppedAt = System.nanoTime();
+        cluster.stop(leader);
+        int next = cluster.awaitServingLeader(leader);
+        System.out.printf("graceful leadership move: new leader serving %d ms after stop() began%n",
+                (System.nanoTime() - stoppedAt) / 1_000_000);
+        try (Conn c = new Conn(client[next])) {
+            c.send(ClusterFaultIntegrationTests.acquire(0, 5, 3, "orders/42"));
+            assertThat((char) c.read(5000).op()).as("the promoted lease still holds the key").isEqualTo('T');
+            c.send(ClusterFaultIntegrationTests.acquire(0, 5, 4, "fresh"));
+            Answer fresh = c.read(5000);
+            assertThat((char) fresh.op()).isEqualTo('A');
+            assertThat(fresh.token()).as("tokens continue above the replicated counter").isGreaterThan(token);
+            c.send(ClusterFaultIntegrationTests.release(token, "orders/42"));
+            assertThat((char) c.read(5000).op()).as("the exact grant survived the failover").isEqualTo('R');
+        }
+    }
+}

@@ -1,0 +1,92 @@
+package dev.leasehold.cluster;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
+import java.nio.file.Path;
+import java.time.Duration;
+
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+import dev.leasehold.cluster.ClusterFaultIntegrationTests.Answer;
+import dev.leasehold.cluster.ClusterFaultIntegrationTests.Conn;
+import dev.leasehold.protocol.Request;
+import dev.leasehold.registry.KeyView;
+
+/**
+ * Lock-delay in a three-node cluster (PROTOCOL.md section 12, 3 s): the expiry's delay is
+ * replicated as a duration, so every node's table keeps the key; a new leader runs the whole
+ * delay again from the moment it serves, so a waiter there is granted no earlier than that.
+ */
+class ClusterLockDelayIntegrationTests {
+
+    @TempDir
+    Path dir;
+
+    private InProcessCluster cluster;
+
+    @AfterEach
+    void stopAll() {
+        if (cluster != null) {
+            cluster.close();
+            assertThat(cluster.logFailed()).as("no node reported a failed log").isFalse();
+        }
+    }
+
+    @Test
+    void theDelayIsReplicatedAndRunsAgainInFullOnANewLeader() throws Exception {
+        int[] client = {InProcessCluster.freePort(), InProcessCluster.freePort(), InProcessCluster.freePort()};
+        String[] advertised = new String[3];
+        for (int i = 0; i < 3; i++) {
+            advertised[i] = "127.0.0.1:" + client[i];
+        }
+        cluster = InProcessCluster.start(dir, client, advertised, Duration.ofMillis(1000), Duration.ofMillis(2000),
+                Duration.ofSeconds(3));
+        int leader = cluster.awaitServingLeader(-1);
+        long token;
+        try (Conn c = new Conn(client[leader])) {
+            c.send(ClusterFaultIntegrationTests.acquire(0, 1, 1, "delayed/1"));
+            Answer a = c.read(5000);
+            assertThat((char) a.op()).isEqualTo('A');
+            token = a.token();
+        }
+        // The lease ends after 1 s; the key is then in lock-delay on the leader and in every table.
+        await().atMost(Duration.ofSeconds(5)).until(() -> cluster.registry(leader).delayedKeys() == 1);
+        KeyView v = cluster.registry(leader).inspect(Request.key("delayed/1"), 1);
+        assertThat(v.state()).isEqualTo(KeyView.State.DELAYED);
+        assertThat(v.delayedToken()).isEqualTo(token);
+        await().atMost(Duration.ofSeconds(10)).until(() -> {
+            for (int i = 0; i < 3; i++) {
+                if (cluster.node(i).status().replicatedHeldKeys() != 1) {
+                    return false;
+                }
+            }
+            return true;
+        });
+        try (Conn c = new Conn(client[leader])) {
+            c.send(ClusterFaultIntegrationTests.acquire(0, 5, 2, "delayed/1"));
+            assertThat((char) c.read(5000).op()).as("delayed: T for wait 0").isEqualTo('T');
+        }
+
+        // The new leader starts serving during stop() (a leadership transfer first): no earlier
+        // than this instant, so its fresh 3 s delay ends no earlier than 3 s after it.
+        long stopping = System.nanoTime();
+        cluster.stop(leader);
+        int next = cluster.awaitServingLeader(leader);
+        assertThat(cluster.registry(next).inspect(Request.key("delayed/1"), 1).state())
+                .as("the new leader runs the delay again").isEqualTo(KeyView.State.DELAYED);
+        try (Conn c = new Conn(client[next])) {
+            c.send(ClusterFaultIntegrationTests.acquire(10, 5, 3, "delayed/1"));
+            Answer a = c.read(10_000);
+            long afterMs = (System.nanoTime() - stopping) / 1_000_000;
+            System.out.printf("lock-delay across a failover: granted %d ms after the old leader began to stop%n",
+                    afterMs);
+            assertThat((char) a.op()).isEqualTo('A');
+            assertThat(a.token()).isGreaterThan(token);
+            assertThat(afterMs).as("the whole 3 s delay from promotion").isGreaterThanOrEqualTo(2900);
+        }
+        await().atMost(Duration.ofSeconds(10)).until(() -> cluster.registry(next).delayedKeys() == 0);
+    }
+}

@@ -1,0 +1,119 @@
+package dev.leasehold.cluster;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import java.util.LinkedHashMap;
+import java.util.Map;
+
+import org.bouncycastle.asn1.x509.GeneralName;
+import org.junit.jupiter.api.Test;
+
+import dev.leasehold.testing.TestPki;
+
+/** The member-identity rules of cluster TLS ({@link PeerIdentities}, docs/security.md). */
+class PeerIdentitiesTests {
+
+    private static final TestPki CA = TestPki.ca("identities");
+
+    private static TestPki.Issued cert(GeneralName... sans) {
+        return CA.peer("x", sans);
+    }
+
+    private static GeneralName dns(String n) {
+        return new GeneralName(GeneralName.dNSName, n);
+    }
+
+    private static GeneralName ip(String a) {
+        return new GeneralName(GeneralName.iPAddress, a);
+    }
+
+    private static GeneralName uri(String u) {
+        return new GeneralName(GeneralName.uniformResourceIdentifier, u);
+    }
+
+    private static PeerIdentities pods() {
+        Map<String, ClusterSettings.Peer> peers = new LinkedHashMap<>();
+        for (int i = 0; i < 3; i++) {
+            peers.put("leasehold-" + i, new ClusterSettings.Peer(
+                    "leasehold-" + i + ".leasehold-peers.locks.svc.cluster.local:7430", "h:7420"));
+        }
+        return PeerIdentities.of(peers);
+    }
+
+    @Test
+    void aDnsSanEqualToTheRaftHostNamesThatMemberCaseInsensitively() {
+        assertThat(pods().memberNamedBy(cert(dns("LEASEHOLD-1.leasehold-peers.locks.svc.cluster.local")).certificate()))
+                .isEqualTo("leasehold-1");
+    }
+
+    @Test
+    void aCertificateNamingNoRaftHostNamesNobody() {
+        assertThat(pods().memberNamedBy(cert(dns("leasehold-3.leasehold-peers.locks.svc.cluster.local"),
+                dns("billing.locks.svc")).certificate())).isNull();
+        assertThat(pods().memberNamedBy(cert().certificate())).as("no SAN at all").isNull();
+    }
+
+    @Test
+    void aWildcardSanNamesNoMemberBecauseItAlsoCoversNonMembers() {
+        assertThat(pods().memberNamedBy(cert(dns("*.leasehold-peers.locks.svc.cluster.local")).certificate())).isNull();
+    }
+
+    @Test
+    void theSubjectCommonNameIsNeverUsed() {
+        TestPki.Issued c = CA.peer("leasehold-0.leasehold-peers.locks.svc.cluster.local");
+        assertThat(pods().memberNamedBy(c.certificate())).isNull();
+    }
+
+    @Test
+    void anIpRaftHostIsNamedByAnIpSanOnlyNotByADnsSanWithTheSameText() {
+        PeerIdentities ids = PeerIdentities.of(Map.of("a", new ClusterSettings.Peer("10.0.0.7:7430", "h:1")));
+        assertThat(ids.memberNamedBy(cert(ip("10.0.0.7")).certificate())).isEqualTo("a");
+        assertThat(ids.memberNamedBy(cert(dns("10.0.0.7")).certificate())).isNull();
+        assertThat(ids.memberNamedBy(cert(ip("10.0.0.8")).certificate())).isNull();
+    }
+
+    @Test
+    void ipv6RaftHostsCompareAsAddresses() {
+        PeerIdentities ids = PeerIdentities.of(Map.of("a", new ClusterSettings.Peer("[fd00::0:7]:7430", "h:1")));
+        assertThat(ids.memberNamedBy(cert(ip("fd00:0:0:0:0:0:0:7")).certificate())).isEqualTo("a");
+    }
+
+    @Test
+    void anExplicitIdentityReplacesTheHostRule() {
+        Map<String, ClusterSettings.Peer> peers = new LinkedHashMap<>();
+        peers.put("n1", new ClusterSettings.Peer("127.0.0.1:7430", "h:1", "uri:spiffe://c/n1"));
+        peers.put("n2", new ClusterSettings.Peer("127.0.0.1:7431", "h:1", "uri:spiffe://c/n2"));
+        PeerIdentities ids = PeerIdentities.of(peers);
+        assertThat(ids.memberNamedBy(cert(ip("127.0.0.1"), uri("spiffe://c/n2")).certificate())).isEqualTo("n2");
+        assertThat(ids.memberNamedBy(cert(ip("127.0.0.1")).certificate())).as("the host alone no longer names n1")
+                .isNull();
+        assertThat(ids.memberNamedBy(cert(uri("spiffe://c/N2")).certificate())).as("URIs compare exactly").isNull();
+    }
+
+    @Test
+    void explicitDnsAndIpIdentitiesAreTyped() {
+        Map<String, ClusterSettings.Peer> peers = Map.of("a", new ClusterSettings.Peer("h:1", "h:1", "dns:Peer.A"),
+                "b", new ClusterSettings.Peer("h:2", "h:1", "ip:192.168.1.2"));
+        PeerIdentities ids = PeerIdentities.of(peers);
+        assertThat(ids.memberNamedBy(cert(dns("peer.a")).certificate())).isEqualTo("a");
+        assertThat(ids.memberNamedBy(cert(ip("192.168.1.2")).certificate())).isEqualTo("b");
+        assertThat(ids.memberNamedBy(cert(uri("dns:peer.a")).certificate())).isNull();
+    }
+
+    @Test
+    void anUntypedIdentityIsRefusedNamingTheSetting() {
+        assertThatThrownBy(() -> PeerIdentities.of(Map.of("n1", new ClusterSettings.Peer("h:1", "h:1", "n1.example"))))
+                .hasMessage("Invalid leasehold.cluster.peers.n1.identity = n1.example: must be dns:<name>, "
+                        + "ip:<address> or uri:<uri>");
+        assertThatThrownBy(() -> PeerIdentities.of(Map.of("n1", new ClusterSettings.Peer("h:1", "h:1", "ip:host"))))
+                .hasMessageContaining("leasehold.cluster.peers.n1.identity = ip:host");
+    }
+
+    @Test
+    void describeListsTheSansItMatchesOn() {
+        assertThat(PeerIdentities.describe(cert(dns("A.b"), ip("127.0.0.1"), uri("spiffe://x")).certificate()))
+                .isEqualTo("dns:a.b, ip:127.0.0.1, uri:spiffe://x");
+        assertThat(PeerIdentities.describe(cert().certificate())).isEqualTo("no DNS, IP or URI SAN");
+    }
+}
