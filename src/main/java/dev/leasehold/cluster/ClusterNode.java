@@ -20,7 +20,10 @@ import org.apache.ratis.client.RaftClientConfigKeys;
 import org.apache.ratis.conf.Parameters;
 import org.apache.ratis.conf.RaftProperties;
 import org.apache.ratis.grpc.GrpcConfigKeys;
+import org.apache.ratis.proto.RaftProtos;
 import org.apache.ratis.protocol.ClientId;
+import org.apache.ratis.protocol.GroupInfoReply;
+import org.apache.ratis.protocol.GroupManagementRequest;
 import org.apache.ratis.protocol.Message;
 import org.apache.ratis.protocol.RaftClientReply;
 import org.apache.ratis.protocol.RaftClientRequest;
@@ -28,6 +31,7 @@ import org.apache.ratis.protocol.RaftGroup;
 import org.apache.ratis.protocol.RaftGroupId;
 import org.apache.ratis.protocol.RaftPeer;
 import org.apache.ratis.protocol.RaftPeerId;
+import org.apache.ratis.protocol.exceptions.GroupMismatchException;
 import org.apache.ratis.retry.RetryPolicies;
 import org.apache.ratis.server.DivisionInfo;
 import org.apache.ratis.server.RaftServer;
@@ -60,6 +64,12 @@ import dev.leasehold.server.ServingGate;
  * stops serving (another leader, lost majority, a failed proposal, drain) it answers {@code B} to
  * the queued Acquires, sends {@code X 9} on every session and empties the registry. A node that
  * does not serve answers {@code X 8} with the leader's client address.
+ *
+ * <h2>Empty storage</h2>
+ * A node whose Raft storage directory is empty does not let Ratis format it: it runs Raft without
+ * the group (no vote, no log) and probes its peers until {@link Formation} decides: format at the
+ * cluster's first formation, or refuse for good when the cluster already holds data (a lost disk;
+ * health {@code storage: REFUSED}).
  *
  * <h2>Transport</h2>
  * With a {@link RaftTls} every Raft connection (peers, and Ratis's admin and client services, which
@@ -108,6 +118,24 @@ public final class ClusterNode implements ServingGate, SmartLifecycle, LockState
     private long epochs;
     private volatile RaftPeerId leaderId;
     private volatile boolean running;
+
+    /** Whether this node has Raft storage it may vote with (see {@link Formation}). */
+    public enum Storage {
+        /** Storage present (or formatted at the first formation): an ordinary member. */
+        FORMED,
+        /** Empty storage; probing the peers before it may format. No vote, no log. */
+        WAITING,
+        /** Empty storage and the cluster exists: never votes or serves until replaced. */
+        REFUSED
+    }
+
+    private volatile Storage storage = Storage.WAITING;
+    /** The formation decision while storage is empty; roles thread only. */
+    private Formation formation;
+    private RaftClient probes;
+    private long formationStart;
+    private long lastFormationLog;
+    private String lastProbeError = "";
 
     /**
      * @param onFatal what a log failure does: halt the process (tests record it instead)
@@ -188,10 +216,14 @@ public final class ClusterNode implements ServingGate, SmartLifecycle, LockState
         });
         RaftProperties props = raftProperties();
         checkPeersSpeakAsWeDo();
+        boolean stored = Formation.hasStorage(settings.raftDir(), GROUP_ID.getUuid().toString());
         try {
-            raftServer = RaftServer.newBuilder().setServerId(selfId).setGroup(group).setProperties(props)
+            // With storage: RECOVER it. Without: Raft runs without the group (no vote, no log) until
+            // the formation probe decides (Formation): never a silent format of a lost disk.
+            RaftServer.Builder b = RaftServer.newBuilder().setServerId(selfId).setProperties(props)
                     .setParameters(tls == null ? new Parameters() : tls.serverParameters())
-                    .setStateMachine(stateMachine).setOption(RaftStorage.StartupOption.RECOVER).build();
+                    .setStateMachine(stateMachine).setOption(RaftStorage.StartupOption.RECOVER);
+            raftServer = (stored ? b.setGroup(group) : b).build();
             raftServer.start();
         } catch (IOException e) {
             throw new IllegalStateException("Cannot start the Raft server of node " + settings.nodeId()
@@ -201,6 +233,16 @@ public final class ClusterNode implements ServingGate, SmartLifecycle, LockState
         client = newClient();
         proposer.start();
         running = true;
+        if (stored) {
+            storage = Storage.FORMED;
+        } else {
+            storage = Storage.WAITING;
+            formation = new Formation(peerIds());
+            LOG.warn("Node {}: no Raft storage in {}; asking the peers {} whether the cluster was already formed "
+                    + "before this node may format it and vote", settings.nodeId(), settings.raftDir(), peerIds());
+            formationStart = clock.nanoTime();
+            roles.execute(this::formationRound);
+        }
         LOG.info("Cluster node {} started: Raft on {} ({}), peers {}, data in {}", settings.nodeId(),
                 settings.self().raftAddress(), tls == null ? "plaintext" : "mutual TLS, " + tls.property(),
                 settings.peers().keySet(), settings.raftDir());
@@ -230,6 +272,131 @@ public final class ClusterNode implements ServingGate, SmartLifecycle, LockState
                         + "leasehold.cluster.tls.bundle on every node of the cluster, or on none");
             }
             LOG.debug("Peer {} at {}: {}", e.getKey(), address, speaks);
+        }
+    }
+
+    private java.util.Set<String> peerIds() {
+        java.util.Set<String> ids = new java.util.LinkedHashSet<>(settings.peers().keySet());
+        ids.remove(settings.nodeId());
+        return ids;
+    }
+
+    /** On the roles thread: one probe of every peer, then act on the decision or probe again. */
+    private void formationRound() {
+        if (!running || formation == null) {
+            return;
+        }
+        for (RaftPeer p : group.getPeers()) {
+            if (!p.getId().equals(selfId)) {
+                formation.observe(p.getId().toString(), probe(p.getId()));
+            }
+        }
+        switch (formation.decision()) {
+            case BOOTSTRAP -> bootstrap();
+            case REFUSE -> {
+                closeProbes();
+                storage = Storage.REFUSED;
+                LOG.error("Node {} REFUSES to vote or serve: its Raft storage {} is empty, but peer {} holds the formed "
+                        + "cluster (peers seen: {}). This node's disk was lost or replaced; under its old id it could help "
+                        + "elect a leader that lacks committed grants and tokens. It stays out of the cluster. "
+                        + "To bring it back, replace the member (docs/cluster.md, \"When a disk is lost\"); "
+                        + "do not copy another node's data directory into it.", settings.nodeId(), settings.raftDir(),
+                        formation.formedBy(), formation.lastSeen());
+            }
+            case WAIT -> {
+                long now = clock.nanoTime();
+                if (now - lastFormationLog > TimeUnit.SECONDS.toNanos(10)) {
+                    lastFormationLog = now;
+                    LOG.warn("Node {}: still waiting to hear from every peer before forming the cluster on empty "
+                            + "storage {} ({} s; peers seen: {}; last probe error {})", settings.nodeId(),
+                            settings.raftDir(), TimeUnit.NANOSECONDS.toSeconds(now - formationStart),
+                            formation.lastSeen(), lastProbeError);
+                }
+                // Each probe of a peer without the group costs it a WARN with a stack trace (Ratis logs
+                // every failed groupInfo), so not faster than this.
+                roles.schedule(this::formationRound, 500, TimeUnit.MILLISECONDS);
+            }
+        }
+    }
+
+    /** What one peer's Raft port says about the group (bounded by the probe client's timeout). */
+    private Formation.PeerState probe(RaftPeerId peer) {
+        try {
+            GroupInfoReply info = probeClient().getGroupManagementApi(peer).info(GROUP_ID);
+            if (!info.isSuccess()) {
+                lastProbeError = peer + ": " + info.getException();
+                return noSuchGroup(info.getException())
+                        ? Formation.PeerState.EMPTY : Formation.PeerState.UNREACHABLE;
+            }
+            RaftProtos.LogInfoProto l = info.getLogInfoProto();
+            boolean data = l != null && (l.hasLastEntry() || l.hasLastSnapshot() || l.hasCommitted());
+            return data ? Formation.PeerState.FORMED : Formation.PeerState.FORMING;
+        } catch (IOException | RuntimeException e) {
+            if (noSuchGroup(e)) {
+                return Formation.PeerState.EMPTY;
+            }
+            lastProbeError = peer + ": " + e;
+            return Formation.PeerState.UNREACHABLE;
+        }
+    }
+
+    /**
+     * True if the peer said it has no such group. Over gRPC the admin service hands the peer's
+     * GroupMismatchException back as a StatusRuntimeException INTERNAL whose message is the
+     * exception's ("n2: group-9B315B3F8218 not found."), so the text is the only sign of it.
+     */
+    private static boolean noSuchGroup(Throwable t) {
+        String notFound = GROUP_ID + " not found";
+        for (Throwable c = t; c != null; c = c.getCause()) {
+            if (c instanceof GroupMismatchException || String.valueOf(c.getMessage()).contains(notFound)) {
+                return true;
+            }
+        }
+        return false;
+    }
+
+    /** A client for formation probes only: no retries, a short timeout, so one round is bounded. */
+    private RaftClient probeClient() {
+        if (probes == null) {
+            RaftProperties clientProps = new RaftProperties();
+            RaftClientConfigKeys.Rpc.setRequestTimeout(clientProps, TimeDuration.valueOf(1, TimeUnit.SECONDS));
+            probes = RaftClient.newBuilder().setProperties(clientProps).setRaftGroup(group)
+                    .setParameters(tls == null ? new Parameters() : tls.clientParameters())
+                    .setClientId(ClientId.randomId()).setRetryPolicy(RetryPolicies.noRetry()).build();
+        }
+        return probes;
+    }
+
+    /** First formation: format the storage for the group; from here on this node is an ordinary member. */
+    private void bootstrap() {
+        closeProbes();
+        try {
+            RaftClientReply r = raftServer.groupManagement(GroupManagementRequest.newAdd(ClientId.randomId(), selfId,
+                    callIds.incrementAndGet(), group, true));
+            if (!r.isSuccess()) {
+                throw new IOException(String.valueOf(r.getException()));
+            }
+        } catch (IOException e) {
+            LOG.error("Node {}: formatting the Raft storage in {} failed: {}", settings.nodeId(), settings.raftDir(),
+                    e.toString());
+            storage = Storage.REFUSED;
+            return;
+        }
+        storage = Storage.FORMED;
+        formation = null;
+        LOG.info("Node {}: first formation of the cluster: no peer holds data, Raft storage formatted in {}",
+                settings.nodeId(), settings.raftDir());
+    }
+
+    private void closeProbes() {
+        RaftClient p = probes;
+        probes = null;
+        if (p != null) {
+            try {
+                p.close();
+            } catch (IOException e) {
+                LOG.debug("Closing the formation probe client: {}", e.toString());
+            }
         }
     }
 
@@ -306,6 +473,7 @@ public final class ClusterNode implements ServingGate, SmartLifecycle, LockState
         proposer.stop();
         roles.shutdownNow();
         reconnects.shutdownNow();
+        closeProbes();
         try {
             client.close();
             raftServer.close();
@@ -427,6 +595,14 @@ public final class ClusterNode implements ServingGate, SmartLifecycle, LockState
         }
         try {
             s.execute(() -> {
+                // Only while no leader is known: a reset that lands after this election was won
+                // (the executor runs late on a starved machine) would cut the new leader's
+                // appendEntries streams, so it loses its majority heartbeats and the election
+                // starts again: seen as leaders lost within 2 s of winning, round after round,
+                // in partition runs at load average 15-20.
+                if (leaderId != null) {
+                    return;
+                }
                 for (RaftPeer p : group.getPeers()) {
                     if (!p.getId().equals(selfId)) {
                         try {
@@ -542,7 +718,7 @@ public final class ClusterNode implements ServingGate, SmartLifecycle, LockState
 
     /** What health and metrics show about this node. */
     public record Status(String nodeId, String role, boolean serving, long term, String leader, long commitIndex,
-            long appliedIndex, long leaderChanges, int replicatedHeldKeys, int proposerBacklog) {
+            long appliedIndex, long leaderChanges, int replicatedHeldKeys, int proposerBacklog, Storage storage) {
 
         /** Readiness: joined, and a serving leader is known (this node or another). */
         public boolean ready() {
@@ -555,11 +731,11 @@ public final class ClusterNode implements ServingGate, SmartLifecycle, LockState
         RaftServer.Division d = division();
         DivisionInfo i = d == null ? null : d.getInfo();
         RaftPeerId l = leaderId;
-        String role = i == null ? "STOPPED" : i.getCurrentRole().name();
+        String role = i != null ? i.getCurrentRole().name() : storage == Storage.FORMED ? "STOPPED" : "NO_STORAGE";
         return new Status(settings.nodeId(), role, serving(), i == null ? 0 : i.getCurrentTerm(),
                 l == null ? "" : l.toString(), d == null ? 0 : d.getRaftLog().getLastCommittedIndex(),
                 i == null ? 0 : i.getLastAppliedIndex(), leaderChanges.get(), stateMachine.heldKeys(),
-                proposer.backlog());
+                proposer.backlog(), storage);
     }
 
     /** The settings this node runs with. */

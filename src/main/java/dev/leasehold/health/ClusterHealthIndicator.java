@@ -9,7 +9,9 @@ import dev.leasehold.cluster.ClusterNode;
  * The {@code cluster} component of {@code /actuator/health} in cluster mode (docs/cluster.md):
  * this node's Raft role and term, the leader, the commit and applied index, and whether this node
  * serves locks. UP while the node runs and knows a leader; OUT_OF_SERVICE while no leader is known
- * (an election, or no majority); DOWN when the Raft server is not running.
+ * (an election, or no majority, or empty storage still waiting for the formation probe); DOWN
+ * when the Raft server is not running or the node refuses to join because its storage was lost
+ * ({@code storage: REFUSED}, docs/cluster.md "When a disk is lost").
  */
 public final class ClusterHealthIndicator implements HealthIndicator {
 
@@ -24,7 +26,7 @@ public final class ClusterHealthIndicator implements HealthIndicator {
     public Health health() {
         ClusterNode.Status s = node.status();
         Health.Builder b;
-        if ("STOPPED".equals(s.role())) {
+        if (s.storage() == ClusterNode.Storage.REFUSED || "STOPPED".equals(s.role())) {
             b = Health.down();
         } else if (s.leader().isEmpty()) {
             b = Health.outOfService();
@@ -32,6 +34,7 @@ public final class ClusterHealthIndicator implements HealthIndicator {
             b = Health.up();
         }
         return b.withDetail("nodeId", s.nodeId())
+                .withDetail("storage", s.storage().name())
                 .withDetail("role", s.role())
                 .withDetail("serving", s.serving())
                 .withDetail("term", s.term())

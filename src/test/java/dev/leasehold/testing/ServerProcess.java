@@ -51,7 +51,17 @@ public final class ServerProcess implements AutoCloseable {
      * random unless {@code properties} set {@code leasehold.port} (restarts on the same port).
      */
     public static ServerProcess launch(Path dataDir, Map<String, String> properties) throws IOException {
-        List<String> cmd = new ArrayList<>(List.of(
+        return launch(dataDir, properties, List.of(), Map.of());
+    }
+
+    /**
+     * As {@link #launch(Path, Map)}, with a command prefix (for example {@code ip netns exec ns},
+     * which execs the JVM, so {@link #pid()} is still the server's) and extra environment.
+     */
+    public static ServerProcess launch(Path dataDir, Map<String, String> properties, List<String> prefix,
+            Map<String, String> env) throws IOException {
+        List<String> cmd = new ArrayList<>(prefix);
+        cmd.addAll(List.of(
                 Path.of(System.getProperty("java.home"), "bin", "java").toString(),
                 "-XX:TieredStopAtLevel=1", "-XX:+UseSerialGC", "-Xmx256m", "-Xshare:auto",
                 "-cp", System.getProperty("java.class.path"),
@@ -62,7 +72,9 @@ public final class ServerProcess implements AutoCloseable {
         all.putAll(properties);
         all.forEach((k, v) -> cmd.add("--" + k + "=" + v));
         Path log = Files.createTempFile("leasehold-process", ".log");
-        Process process = new ProcessBuilder(cmd).redirectErrorStream(true).redirectOutput(log.toFile()).start();
+        ProcessBuilder pb = new ProcessBuilder(cmd).redirectErrorStream(true).redirectOutput(log.toFile());
+        pb.environment().putAll(env);
+        Process process = pb.start();
         return new ServerProcess(process, log);
     }
 

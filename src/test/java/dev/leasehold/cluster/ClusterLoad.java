@@ -1,0 +1,300 @@
+package dev.leasehold.cluster;
+
+import java.io.DataInputStream;
+import java.io.IOException;
+import java.io.OutputStream;
+import java.net.InetSocketAddress;
+import java.net.Socket;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Random;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicLong;
+
+import dev.leasehold.cluster.ClusterFaultIntegrationTests.Answer;
+
+/**
+ * Raw-protocol lock traffic against a three-node cluster, recorded in a {@link ClusterHistory}:
+ * each worker acquires a random shared key (wait 0 or 1 s, lease 1–2 s), holds it a little and
+ * releases it; follows {@code X 8} hints; {@code X 9}, a broken session or no answer make the
+ * Acquire Indeterminate (9.9). Bounded: workers stop on {@link #stop()}.
+ */
+final class ClusterLoad implements AutoCloseable {
+
+    private static final List<String> KEYS = List.of("k0", "k1", "k2", "k3", "k4", "k5");
+
+    private final List<InetSocketAddress> nodes;
+    private final ClusterHistory history;
+    private final AtomicBoolean stop = new AtomicBoolean();
+    private final AtomicLong nextOwner;
+    private final List<Thread> workers = new ArrayList<>();
+
+    ClusterLoad(List<InetSocketAddress> nodes, ClusterHistory history, long firstOwner) {
+        this.nodes = List.copyOf(nodes);
+        this.history = history;
+        this.nextOwner = new AtomicLong(firstOwner);
+    }
+
+    void start(int threads, long seed) {
+        for (int w = 0; w < threads; w++) {
+            Random random = new Random(seed + w);
+            Thread th = new Thread(() -> work(random), "load-" + w);
+            th.setDaemon(true);
+            th.start();
+            workers.add(th);
+        }
+    }
+
+    /** Stops the workers and waits for them (each finishes its call within its read timeout). */
+    void stop() throws InterruptedException {
+        stop.set(true);
+        for (Thread th : workers) {
+            th.join(15_000);
+        }
+    }
+
+    @Override
+    public void close() throws InterruptedException {
+        stop();
+    }
+
+    private void work(Random random) {
+        Session s = null;
+        while (!stop.get()) {
+            try {
+                if (s == null) {
+                    s = connectToLeader(random, 5_000);
+                    if (s == null) {
+                        continue;
+                    }
+                }
+                String key = KEYS.get(random.nextInt(KEYS.size()));
+                int wait = random.nextInt(2);
+                int lease = 1 + random.nextInt(2);
+                long owner = nextOwner.getAndIncrement();
+                history.sent();
+                long sendStart = System.nanoTime();
+                Answer a;
+                try {
+                    s.send(ClusterFaultIntegrationTests.acquire(wait, lease, owner, key));
+                    a = s.read(wait * 1000 + 6000);
+                } catch (IOException e) {
+                    history.outcome("indeterminate");
+                    s.close();
+                    s = null;
+                    continue;
+                }
+                long seen = System.nanoTime();
+                if (a.op() == 'X') {
+                    history.outcome(a.code() == 8 ? "not-leader" : "indeterminate");
+                    s.close();
+                    s = null;
+                    continue;
+                }
+                if (a.number() != owner) {
+                    history.violation("answer " + (char) a.op() + " for owner " + a.number() + ", expected " + owner);
+                    history.outcome("wrong");
+                    continue;
+                }
+                if (a.op() != 'A') {
+                    history.outcome(a.op() == 'T' ? "timed-out" : "busy");
+                    continue;
+                }
+                history.outcome("acquired");
+                history.granted(s.node, seen, a.token());
+                long margin = Math.max(TimeUnit.MILLISECONDS.toNanos(50), (a.queuedMs() + lease * 1000L) * 10_000L);
+                long validUntil = sendStart + TimeUnit.MILLISECONDS.toNanos(a.queuedMs() + lease * 1000L) - margin;
+                if (seen >= validUntil) {
+                    continue; // the delivery gate (9.7): never valid for us
+                }
+                long hold = TimeUnit.MILLISECONDS.toNanos(random.nextInt(200));
+                long releaseAt = Math.min(seen + hold, validUntil);
+                long sleep = releaseAt - System.nanoTime();
+                if (sleep > 0) {
+                    Thread.sleep(TimeUnit.NANOSECONDS.toMillis(sleep), (int) (sleep % 1_000_000));
+                }
+                long end = Math.min(validUntil, System.nanoTime()); // stop acting as holder, then release
+                history.ticket(new ClusterHistory.Ticket(key, a.token(), s.node, seen, end));
+                try {
+                    s.send(ClusterFaultIntegrationTests.release(a.token(), key));
+                    Answer r = s.read(3000);
+                    if (r.op() == 'X') {
+                        s.close();
+                        s = null;
+                    }
+                } catch (IOException e) {
+                    s.close();
+                    s = null; // the lease frees the key
+                }
+            } catch (InterruptedException e) {
+                return;
+            } catch (RuntimeException e) {
+                history.violation(e.toString());
+            }
+        }
+        if (s != null) {
+            s.close();
+        }
+    }
+
+    /** A session to the node that grants: follow {@code X 8} hints, else try the next node. */
+    private Session connectToLeader(Random random, long timeoutMs) throws InterruptedException {
+        long deadline = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(timeoutMs);
+        int i = random.nextInt(nodes.size());
+        long backoff = 50;
+        while (System.nanoTime() < deadline && !stop.get()) {
+            try {
+                Session c = new Session(i);
+                long owner = nextOwner.getAndIncrement();
+                String probe = "probe-" + owner;
+                c.send(ClusterFaultIntegrationTests.acquire(0, 1, owner, probe));
+                Answer a = c.read(1500);
+                if (a.op() == 'A') {
+                    c.send(ClusterFaultIntegrationTests.release(a.token(), probe));
+                    if (c.read(3000).op() == 'R') {
+                        return c;
+                    }
+                }
+                c.close();
+                if (a.op() == 'X' && a.message().startsWith("leader=")) {
+                    int hinted = indexOf(a.message().substring("leader=".length()));
+                    if (hinted >= 0 && hinted != i) {
+                        i = hinted;
+                        continue;
+                    }
+                }
+            } catch (IOException e) {
+                // down, cut or paused: next node
+            }
+            i = (i + 1) % nodes.size();
+            Thread.sleep(backoff);
+            backoff = Math.min(500, backoff * 2);
+        }
+        return null;
+    }
+
+    private int indexOf(String hostPort) {
+        for (int j = 0; j < nodes.size(); j++) {
+            InetSocketAddress a = nodes.get(j);
+            if (hostPort.equals(a.getHostString() + ":" + a.getPort())) {
+                return j;
+            }
+        }
+        return -1;
+    }
+
+    /**
+     * One session to node {@code node}; remembers whether the node answered it (then it served it
+     * as leader, and {@code X 8} on it is a violation) and records {@code X 9}.
+     */
+    final class Session implements AutoCloseable {
+        final int node;
+        private final Socket socket = new Socket();
+        private final DataInputStream in;
+        private final OutputStream out;
+        private boolean served;
+
+        Session(int node) throws IOException {
+            this.node = node;
+            socket.connect(nodes.get(node), 500);
+            socket.setTcpNoDelay(true);
+            in = new DataInputStream(socket.getInputStream());
+            out = socket.getOutputStream();
+        }
+
+        void send(byte[] frame) throws IOException {
+            out.write(frame);
+            out.flush();
+        }
+
+        Answer read(int timeoutMs) throws IOException {
+            socket.setSoTimeout(timeoutMs);
+            Answer a = readAnswer();
+            if (a.op() == 'X') {
+                if (a.code() == 9) {
+                    history.x9(node, System.nanoTime());
+                } else if (a.code() == 8 && served) {
+                    history.violation("n" + (node + 1) + " sent X 8 on a session it had answered as leader");
+                }
+            } else {
+                served = true;
+            }
+            return a;
+        }
+
+        private Answer readAnswer() throws IOException {
+            int op = in.readUnsignedByte();
+            switch (op) {
+                case 'A' -> {
+                    long owner = in.readLong();
+                    long token = in.readLong();
+                    long queued = in.readInt() & 0xFFFFFFFFL;
+                    in.readByte();
+                    return new Answer(op, owner, token, queued, 0, "");
+                }
+                case 'T', 'B', 'R', 'E', 'N', 'P' -> {
+                    long n = in.readLong();
+                    in.readByte();
+                    return new Answer(op, n, 0, 0, 0, "");
+                }
+                case 'X' -> {
+                    int code = in.readUnsignedByte();
+                    StringBuilder m = new StringBuilder();
+                    for (int b = in.readUnsignedByte(); b != '\n'; b = in.readUnsignedByte()) {
+                        m.append((char) b);
+                    }
+                    return new Answer(op, 0, 0, 0, code, m.toString());
+                }
+                default -> throw new IOException("unexpected answer byte " + op);
+            }
+        }
+
+        @Override
+        public void close() {
+            try {
+                socket.close();
+            } catch (IOException ignored) {
+                // closing
+            }
+        }
+    }
+
+    /**
+     * Which node grants now: an Acquire of a private key on a fresh session to each node (released
+     * at once), until one grants or the time is up; -1 if none did.
+     */
+    int leader(long timeoutMs) throws InterruptedException {
+        return leader(timeoutMs, -1);
+    }
+
+    /** As {@link #leader(long)}, never asking node {@code except} (a node cut off or paused). */
+    int leader(long timeoutMs, int except) throws InterruptedException {
+        long deadline = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(timeoutMs);
+        while (System.nanoTime() < deadline) {
+            for (int i = 0; i < nodes.size(); i++) {
+                if (i == except) {
+                    continue;
+                }
+                try (Socket sock = new Socket()) {
+                    sock.connect(nodes.get(i), 500);
+                    sock.setSoTimeout(1500);
+                    long owner = nextOwner.getAndIncrement();
+                    String key = "leader-probe-" + owner;
+                    sock.getOutputStream().write(ClusterFaultIntegrationTests.acquire(0, 1, owner, key));
+                    DataInputStream in = new DataInputStream(sock.getInputStream());
+                    if (in.readUnsignedByte() == 'A') {
+                        in.readLong();
+                        long token = in.readLong();
+                        history.granted(i, System.nanoTime(), token);
+                        return i;
+                    }
+                } catch (IOException e) {
+                    // next
+                }
+            }
+            Thread.sleep(50);
+        }
+        return -1;
+    }
+}

@@ -1,0 +1,159 @@
+package dev.leasehold.cluster;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import java.io.IOException;
+import java.net.InetSocketAddress;
+import java.net.ServerSocket;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.Comparator;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.TimeUnit;
+
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+import dev.leasehold.testing.support.Seeds;
+import dev.leasehold.testing.ServerProcess;
+
+/**
+ * Disk loss (docs/cluster.md "When a disk is lost"): three real server processes form a new
+ * cluster on empty directories, grant under load; a follower is killed, its data directory wiped,
+ * and it is restarted. It must refuse to vote or serve (it logs why, health says
+ * {@code storage: REFUSED}). Then the leader is killed: the one node left cannot be elected
+ * without the wiped node's vote, so nothing is granted until the old leader is back; then tokens
+ * continue above every token seen, and the history has no overlap and no token twice.
+ */
+class DiskLossIntegrationTests {
+
+    private static final long SEED = Seeds.seed("DiskLossIntegrationTests");
+
+    @TempDir
+    Path dir;
+
+    private final String[] ids = {"n1", "n2", "n3"};
+    private final int[] clientPorts = new int[3];
+    private final int[] raftPorts = new int[3];
+    private final ServerProcess[] nodes = new ServerProcess[3];
+
+    @Test
+    void aWipedNodeRefusesToVoteAndTheClusterLosesNoGrantOrToken() throws Exception {
+        for (int i = 0; i < 3; i++) {
+            clientPorts[i] = freePort();
+            raftPorts[i] = freePort();
+        }
+        List<InetSocketAddress> addrs = new ArrayList<>();
+        for (int i = 0; i < 3; i++) {
+            addrs.add(new InetSocketAddress("127.0.0.1", clientPorts[i]));
+        }
+        ClusterHistory history = new ClusterHistory();
+        ClusterLoad load = new ClusterLoad(addrs, history, 1);
+        try {
+            for (int i = 0; i < 3; i++) {
+                nodes[i] = ServerProcess.launch(dir.resolve(ids[i]), nodeProps(i));
+            }
+            for (int i = 0; i < 3; i++) {
+                awaitLog(i, "first formation of the cluster", 120_000);
+            }
+            assertThat(load.leader(60_000)).as("a new cluster forms on empty directories").isNotNegative();
+            load.start(4, SEED);
+            Thread.sleep(3000);
+
+            int leader = load.leader(30_000);
+            int wiped = (leader + 1) % 3;
+            int other = (leader + 2) % 3;
+            nodes[wiped].kill9();
+            deleteTree(dir.resolve(ids[wiped]).resolve("raft"));
+            restart(wiped);
+            awaitLog(wiped, "REFUSES to vote or serve", 60_000);
+            System.out.println("DiskLossIntegrationTests: " + ids[wiped] + " refused: " + line(wiped, "REFUSES"));
+            Thread.sleep(3000); // load on the two remaining members
+            long maxBefore = history.maxToken();
+            int grantsBefore = history.tickets();
+            assertThat(grantsBefore).as("grants before the leader is killed").isPositive();
+
+            // The leader dies: the other member alone is no majority, and the wiped node gives no vote.
+            nodes[leader].kill9();
+            long downAt = System.nanoTime();
+            Thread.sleep(6000); // several election timeouts
+            assertThat(load.leader(500)).as("no node may serve without the wiped node's vote").isNegative();
+            assertThat(nodes[other].output()).as(ids[other] + " is never elected with the wiped node's vote")
+                    .doesNotContain("serves as leader (term");
+            restart(leader);
+            int back = load.leader(60_000);
+            assertThat(back).isIn(leader, other);
+            System.out.printf("DiskLossIntegrationTests: leader back after %d ms (n%d)%n",
+                    TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - downAt), back + 1);
+            Thread.sleep(3000);
+            load.stop();
+
+            assertThat(nodes[wiped].isAlive()).as("the refusing node stays up (health DOWN, storage REFUSED)").isTrue();
+            assertThat(nodes[wiped].output()).doesNotContain("serves as leader").doesNotContain("first formation");
+            assertThat(Formation.hasStorage(dir.resolve(ids[wiped]).resolve("raft"),
+                    ClusterNode.GROUP_ID.getUuid().toString())).as("nothing formatted").isFalse();
+            assertThat(history.maxToken()).as("tokens continue above every token seen").isGreaterThan(maxBefore);
+            List<String> violations = history.check();
+            System.out.printf("DiskLossIntegrationTests seed %d: %d grants (%d before the leader died), outcomes %s,"
+                    + " %d violations%n", SEED, history.tickets(), grantsBefore, history.outcomeCounts(), violations.size());
+            assertThat(violations).isEmpty();
+        } finally {
+            load.stop();
+            for (ServerProcess p : nodes) {
+                if (p != null) {
+                    p.close();
+                }
+            }
+        }
+    }
+
+    private String line(int i, String text) throws IOException {
+        return nodes[i].output().lines().filter(l -> l.contains(text)).findFirst().orElse("");
+    }
+
+    private void restart(int i) throws IOException {
+        nodes[i].close();
+        nodes[i] = ServerProcess.launch(dir.resolve(ids[i]), nodeProps(i));
+    }
+
+    private Map<String, String> nodeProps(int i) {
+        Map<String, String> p = ServerProcess.props("leasehold.port", String.valueOf(clientPorts[i]),
+                "leasehold.cluster.node-id", ids[i], "logging.level.org.apache.ratis", "WARN");
+        for (int j = 0; j < 3; j++) {
+            p.put("leasehold.cluster.peers." + ids[j] + ".raft-address", "127.0.0.1:" + raftPorts[j]);
+            p.put("leasehold.cluster.peers." + ids[j] + ".client-address", "127.0.0.1:" + clientPorts[j]);
+        }
+        return p;
+    }
+
+    private void awaitLog(int i, String text, long timeoutMs) throws Exception {
+        long deadline = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(timeoutMs);
+        while (!nodes[i].output().contains(text)) {
+            if (!nodes[i].isAlive()) {
+                throw new AssertionError(ids[i] + " exited:\n" + nodes[i].output());
+            }
+            if (System.nanoTime() > deadline) {
+                throw new AssertionError(ids[i] + " did not log '" + text + "' in time:\n" + nodes[i].output());
+            }
+            Thread.sleep(50); // polling a log file of another process
+        }
+    }
+
+    private static void deleteTree(Path p) throws IOException {
+        if (Files.exists(p)) {
+            try (var s = Files.walk(p)) {
+                for (Path q : s.sorted(Comparator.reverseOrder()).toList()) {
+                    Files.delete(q);
+                }
+            }
+        }
+    }
+
+    private static int freePort() throws IOException {
+        try (ServerSocket s = new ServerSocket(0, 1, java.net.InetAddress.getLoopbackAddress())) {
+            return s.getLocalPort();
+        }
+    }
+}

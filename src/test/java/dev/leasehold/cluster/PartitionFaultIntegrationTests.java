@@ -1,0 +1,341 @@
+package dev.leasehold.cluster;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import java.io.IOException;
+import java.net.InetSocketAddress;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Random;
+import java.util.concurrent.TimeUnit;
+
+import org.junit.jupiter.api.Assumptions;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+import dev.leasehold.testing.PartitionNet;
+import dev.leasehold.testing.ServerProcess;
+
+/**
+ * Network partitions on three real server processes, each in its own network namespace
+ * ({@link PartitionNet}), under lock traffic from this JVM, mixed with {@code kill -9} and
+ * {@code SIGSTOP} of the leader. Fault kinds, drawn from a seeded schedule:
+ * <ul>
+ * <li>{@code leader-cut}: the leader cut from both followers, its clients still reach it (the
+ * case that matters most: it must stop granting and send {@code X 9});</li>
+ * <li>{@code leader-isolate}: the leader's link down (cut from everybody);</li>
+ * <li>{@code follower-cut}: a 2 | 1 split with the leader on the majority side, clients on both;</li>
+ * <li>{@code bridge}: the leader and one follower cannot see each other, the other sees both;</li>
+ * <li>{@code one-way}: the leader hears the followers, they do not hear it;</li>
+ * <li>{@code flap}: the leader cut and healed every 300 ms for 6 s, then healed;</li>
+ * <li>{@code kill9} and {@code stop} ({@code SIGSTOP} past the election timeout, then {@code SIGCONT});</li>
+ * <li>{@code clock}: n1 runs under libfaketime (wall clock only; the monotonic clock is real):
+ * its wall clock jumps 5 minutes forward, the leader is killed (a failover across the step), then
+ * n1's clock jumps 10 minutes back. Leases run on monotonic clocks and entries carry durations, so
+ * the overlap and token rules must hold as before. Without libfaketime this kind is skipped (said
+ * in the output).</li>
+ * </ul>
+ * Checked ({@link ClusterHistory}): no two valid tickets of a key overlap, tokens unique and growing
+ * per key and across failovers, one outcome per Acquire, no {@code X 8} on a session a node answered
+ * as leader, no grant from a node cut from both peers, and a leader that lost its majority sends
+ * {@code X 9} within one election timeout + 1 s. Measured: the time to that {@code X 9}, and the
+ * failover on the majority side (fault → first grant by another node).
+ *
+ * <p>CI runs a short schedule (each kind once, about 2 minutes). {@code -Dleasehold.faults.long=true}
+ * runs {@code -Dleasehold.faults.count} (default 110) faults; {@code -Dleasehold.faults.seed=N}
+ * replays a schedule. Skipped, with the reason, where namespaces cannot be made (not root, no
+ * {@code ip} or {@code nft}).
+ */
+class PartitionFaultIntegrationTests {
+
+    private static final List<String> KINDS = List.of("leader-cut", "leader-isolate", "follower-cut", "bridge",
+            "one-way", "flap", "kill9", "stop", "clock");
+    /** libfaketime, for the {@code clock} fault on n1 (Debian package {@code faketime}). */
+    private static final Path FAKETIME = Path.of("/usr/lib/x86_64-linux-gnu/faketime/libfaketime.so.1");
+    private static final boolean LONG = Boolean.getBoolean("leasehold.faults.long");
+    private static final int COUNT = Integer.getInteger("leasehold.faults.count", 110);
+    private static final long SEED = Long.getLong("leasehold.faults.seed", System.nanoTime());
+    private static final long ELECTION_MAX_MS = 1500;
+    private static final int PORT = 7420;
+    /** If set, the nodes' output is copied there at the end (and of every replaced process). */
+    private static final String KEEP_LOGS = System.getProperty("leasehold.faults.logs");
+    /** Ratis's log level in the nodes ({@code -Dleasehold.faults.ratis-log=INFO} shows elections). */
+    private static final String RATIS_LOG = System.getProperty("leasehold.faults.ratis-log", "WARN");
+    private static final int RAFT_PORT = 7430;
+
+    @TempDir
+    Path dir;
+
+    private final String[] ids = {"n1", "n2", "n3"};
+    private final ServerProcess[] nodes = new ServerProcess[3];
+    private PartitionNet net;
+
+    @Test
+    void noGrantWithoutMajorityAndX9FromTheCutOffLeader() throws Exception {
+        String why = PartitionNet.unavailableReason();
+        Assumptions.assumeTrue(why == null, why);
+        System.out.println("PartitionFaultIntegrationTests seed " + SEED + (LONG ? ", long schedule" : ", short schedule")
+                + " (rerun: -Dleasehold.faults.seed=" + SEED + (LONG ? " -Dleasehold.faults.long=true" : "") + ")");
+        Random random = new Random(SEED);
+        List<String> kinds = new ArrayList<>(KINDS);
+        String only = System.getProperty("leasehold.faults.kinds");
+        if (only != null && !only.isBlank()) {
+            kinds.retainAll(List.of(only.split(",")));
+        }
+        if (!Files.isRegularFile(FAKETIME)) {
+            kinds.remove("clock");
+            System.out.println("PartitionFaultIntegrationTests: no " + FAKETIME + " (apt-get install faketime): "
+                    + "the clock fault is skipped");
+        }
+        List<String> schedule = new ArrayList<>();
+        int count = LONG ? COUNT : kinds.size();
+        for (int i = 0; i < count; i++) {
+            schedule.add(LONG ? kinds.get(random.nextInt(kinds.size())) : kinds.get(i));
+        }
+        if (!LONG) {
+            Collections.shuffle(schedule, random);
+        }
+        ClusterHistory history = new ClusterHistory();
+        Map<String, List<Long>> x9Ms = new LinkedHashMap<>();
+        Map<String, List<Long>> failoverMs = new LinkedHashMap<>();
+        Map<String, Integer> byKind = new LinkedHashMap<>();
+        List<String> late = new ArrayList<>();
+        List<String> stalls = new ArrayList<>();
+        ClusterLoad load = null;
+        try {
+            net = PartitionNet.create(3, random);
+            List<InetSocketAddress> addrs = new ArrayList<>();
+            for (int i = 0; i < 3; i++) {
+                addrs.add(new InetSocketAddress(net.address(i), PORT));
+                nodes[i] = launch(i);
+            }
+            load = new ClusterLoad(addrs, history, 1);
+            assertThat(load.leader(300_000)).as("the cluster forms in its namespaces").isNotNegative();
+            load.start(5, SEED);
+            Thread.sleep(1000);
+
+            for (int round = 0; round < schedule.size(); round++) {
+                String kind = schedule.get(round);
+                int l = load.leader(30_000);
+                assertThat(l).as("a leader before round %d", round).isNotNegative();
+                int a = (l + 1) % 3;
+                int b = (l + 2) % 3;
+                long maxBefore = history.maxToken();
+                long t0 = System.nanoTime();
+                boolean leaderLoses = true;
+                boolean isolated = false;
+                switch (kind) {
+                    case "leader-cut" -> {
+                        net.cut(l, a, true);
+                        net.cut(l, b, true);
+                        isolated = true;
+                    }
+                    case "leader-isolate" -> {
+                        net.link(l, false);
+                        isolated = true;
+                    }
+                    case "follower-cut" -> {
+                        net.cut(a, l, true);
+                        net.cut(a, b, true);
+                        leaderLoses = false;
+                    }
+                    case "bridge" -> {
+                        net.cut(l, a, true);
+                        leaderLoses = false;
+                    }
+                    case "one-way" -> {
+                        net.cut(l, a, false);
+                        net.cut(l, b, false);
+                        isolated = true;
+                    }
+                    case "flap" -> {
+                        for (int f = 0; f < 10; f++) {
+                            net.cut(l, a, true);
+                            net.cut(l, b, true);
+                            Thread.sleep(300);
+                            net.heal();
+                            Thread.sleep(300);
+                        }
+                        leaderLoses = false; // it may or may not: not measured
+                    }
+                    case "kill9" -> nodes[l].kill9();
+                    case "stop" -> signal(nodes[l], "STOP");
+                    case "clock" -> {
+                        setClock("+300"); // n1's wall clock 5 minutes ahead, then a failover
+                        nodes[l].kill9();
+                    }
+                    default -> throw new IllegalArgumentException(kind);
+                }
+                // The fault is in place only now: each rule is an nft process, and at load average 25
+                // applying a cut took over 600 ms. The majority is lost, and the rules start, here.
+                long cutDone = System.nanoTime();
+                long failover = -1;
+                if (leaderLoses) {
+                    // 60 s: on 2 cores at load average 20 (other builds) elections took over 30 s (a new
+                    // leader lost its majority heartbeats again while starved); an idle machine needs 1-3 s.
+                    // A miss is a liveness failure, kept apart from the safety rules so that the
+                    // run goes on and the history is still checked.
+                    int next = load.leader(60_000, l);
+                    failover = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - t0);
+                    if (next < 0) {
+                        stalls.add(kind + " of n" + (l + 1) + " in round " + round + ": no grant on the majority side"
+                                + " within " + failover + " ms");
+                        failover = -1;
+                    } else {
+                        failoverMs.computeIfAbsent(kind, k -> new ArrayList<>()).add(failover);
+                    }
+                }
+                // Hold the fault for longer than the election timeout + 1 s before healing.
+                long held = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - t0);
+                if (held < ELECTION_MAX_MS + 2500) {
+                    Thread.sleep(ELECTION_MAX_MS + 2500 - held);
+                }
+                long healAt = System.nanoTime();
+                if (isolated) {
+                    history.isolated(new ClusterHistory.Isolation(l, cutDone, healAt, kind + " of n" + (l + 1)));
+                }
+                switch (kind) {
+                    case "kill9" -> {
+                        keep(l);
+                        nodes[l].close();
+                        nodes[l] = launch(l);
+                    }
+                    case "clock" -> {
+                        keep(l);
+                        nodes[l].close();
+                        nodes[l] = launch(l);
+                        setClock("-300"); // and now 5 minutes behind: a 10-minute step back
+                    }
+                    case "stop" -> signal(nodes[l], "CONT");
+                    default -> net.heal();
+                }
+                if (kind.equals("leader-cut") || kind.equals("one-way")) {
+                    long x9 = history.firstX9(l, cutDone);
+                    long ms = x9 < 0 ? -1 : TimeUnit.NANOSECONDS.toMillis(x9 - cutDone);
+                    x9Ms.computeIfAbsent(kind, k -> new ArrayList<>()).add(ms);
+                    if (ms < 0 || ms > ELECTION_MAX_MS + 1000) {
+                        late.add(kind + " of n" + (l + 1) + " in round " + round + ": X 9 after "
+                                + (ms < 0 ? "never (within the fault)" : ms + " ms"));
+                    }
+                }
+                if (kind.equals("kill9") || kind.equals("clock")) {
+                    // Back in the cluster before the next fault, or that fault could take the
+                    // majority (a JVM start took over 60 s here at load average 20).
+                    awaitLog(l, "leader is now", 300_000);
+                }
+                byKind.merge(kind, 1, Integer::sum);
+                if (load.leader(120_000) < 0) {
+                    stalls.add("no leader within 120 s after " + kind + " in round " + round + ": schedule stopped");
+                    break;
+                }
+                Thread.sleep(500); // traffic on the healed cluster
+                String line = String.format("round %d: %s of n%d, failover %s ms, max token %d -> %d", round, kind,
+                        l + 1, failover, maxBefore, history.maxToken());
+                System.out.println(line);
+                if (KEEP_LOGS != null) { // progress outside Surefire's buffer, for long runs
+                    Files.createDirectories(Path.of(KEEP_LOGS));
+                    Files.writeString(Path.of(KEEP_LOGS, "rounds.txt"), line + " x9 " + x9Ms + " stalls " + stalls.size()
+                            + "\n", java.nio.file.StandardOpenOption.CREATE, java.nio.file.StandardOpenOption.APPEND);
+                }
+            }
+            load.stop();
+            List<String> violations = history.check();
+            System.out.printf("PartitionFaultIntegrationTests seed %d: faults %s; grants %d; outcomes %s; violations %d%n",
+                    SEED, byKind, history.tickets(), history.outcomeCounts(), violations.size());
+            System.out.println("  lost majority -> X 9 (ms) " + x9Ms + " " + percentiles(x9Ms));
+            System.out.println("  majority-side failover (ms) " + failoverMs + " " + percentiles(failoverMs));
+            violations.forEach(v -> System.out.println("  VIOLATION " + v));
+            late.forEach(v -> System.out.println("  LATE " + v));
+            stalls.forEach(v -> System.out.println("  STALL " + v));
+            assertThat(violations).isEmpty();
+            assertThat(stalls).as("the majority side grants again within 60 s of every fault").isEmpty();
+            assertThat(late).as("the leader that lost its majority sends X 9 within one election timeout + 1 s")
+                    .isEmpty();
+        } finally {
+            if (load != null) {
+                load.stop();
+            }
+            for (int i = 0; i < 3; i++) {
+                ServerProcess p = nodes[i];
+                if (p != null && KEEP_LOGS != null) {
+                    Files.createDirectories(Path.of(KEEP_LOGS));
+                    Files.writeString(Path.of(KEEP_LOGS, ids[i] + "-pid" + p.pid() + ".log"), p.output());
+                }
+                if (p != null) {
+                    try {
+                        signal(p, "CONT");
+                    } catch (IOException | InterruptedException ignored) {
+                        // gone
+                    }
+                    p.close();
+                }
+            }
+            if (net != null) {
+                net.close();
+            }
+        }
+    }
+
+    private static String percentiles(Map<String, List<Long>> samples) {
+        List<Long> all = new ArrayList<>();
+        samples.values().forEach(all::addAll);
+        all.removeIf(v -> v < 0);
+        if (all.isEmpty()) {
+            return "(none)";
+        }
+        Collections.sort(all);
+        return String.format("n=%d p50 %d p99 %d max %d", all.size(), all.get(all.size() / 2),
+                all.get((int) Math.ceil(all.size() * 0.99) - 1), all.get(all.size() - 1));
+    }
+
+    private void awaitLog(int i, String text, long timeoutMs) throws Exception {
+        long deadline = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(timeoutMs);
+        while (!nodes[i].output().contains(text)) {
+            if (!nodes[i].isAlive() || System.nanoTime() > deadline) {
+                throw new AssertionError(ids[i] + " did not log '" + text + "' in time:\n" + nodes[i].output());
+            }
+            Thread.sleep(50); // polling a log file of another process
+        }
+    }
+
+    private void keep(int i) throws IOException {
+        if (KEEP_LOGS != null) {
+            Files.createDirectories(Path.of(KEEP_LOGS));
+            Files.writeString(Path.of(KEEP_LOGS, ids[i] + "-pid" + nodes[i].pid() + ".log"), nodes[i].output());
+        }
+    }
+
+    /** n1's wall-clock offset for libfaketime, in seconds ("+300", "-300"); read within 1 s. */
+    private void setClock(String offset) throws IOException {
+        Files.writeString(dir.resolve("n1-clock"), offset + "\n");
+    }
+
+    private ServerProcess launch(int i) throws IOException {
+        Map<String, String> p = ServerProcess.props("leasehold.port", String.valueOf(PORT),
+                "leasehold.cluster.node-id", ids[i], "logging.level.org.apache.ratis", RATIS_LOG);
+        for (int j = 0; j < 3; j++) {
+            p.put("leasehold.cluster.peers." + ids[j] + ".raft-address", net.address(j) + ":" + RAFT_PORT);
+            p.put("leasehold.cluster.peers." + ids[j] + ".client-address", net.address(j) + ":" + PORT);
+        }
+        Map<String, String> env = Map.of();
+        if (i == 0 && Files.isRegularFile(FAKETIME)) {
+            Path clock = dir.resolve("n1-clock");
+            if (!Files.exists(clock)) {
+                setClock("+0");
+            }
+            // Wall clock only: the monotonic clock (System.nanoTime, Ratis's timers) stays real.
+            env = Map.of("LD_PRELOAD", FAKETIME.toString(), "FAKETIME_TIMESTAMP_FILE", clock.toString(),
+                    "FAKETIME_CACHE_DURATION", "1", "FAKETIME_DONT_FAKE_MONOTONIC", "1");
+        }
+        return ServerProcess.launch(dir.resolve(ids[i]), p, net.exec(i), env);
+    }
+
+    private static void signal(ServerProcess p, String sig) throws IOException, InterruptedException {
+        new ProcessBuilder("kill", "-" + sig, String.valueOf(p.pid())).inheritIO().start().waitFor(5, TimeUnit.SECONDS);
+    }
+}
