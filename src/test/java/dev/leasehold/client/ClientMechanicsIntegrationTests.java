@@ -126,15 +126,20 @@ class ClientMechanicsIntegrationTests {
         Ticket plain = ((AcquireOutcome.Acquired) client.acquire("interrupt/plain", 0, 10)).ticket();
         Ticket kept = ((AcquireOutcome.Acquired) client.acquire("interrupt/kept", 0, 10)).ticket();
         try {
+            // The answer is held back, so release() must wait (an answer already in when the
+            // call begins is returned as it is, interrupt or not, as Future.get does).
+            proxy.stallServerToClient(true);
             Thread.currentThread().interrupt();
             org.assertj.core.api.Assertions.assertThatThrownBy(plain::release)
                     .isInstanceOf(IllegalStateException.class).hasMessageContaining("interrupted");
             assertThat(Thread.interrupted()).as("release() sets the status again").isTrue();
+            proxy.stallServerToClient(false);
 
             Thread.currentThread().interrupt();
             assertThat(kept.releaseUninterruptibly()).isEqualTo(ReleaseOutcome.RELEASED);
             assertThat(Thread.currentThread().isInterrupted()).as("the interrupt is kept").isTrue();
         } finally {
+            proxy.stallServerToClient(false);
             Thread.interrupted();
         }
         assertThat(plain.release()).as("the interrupted release went on in the background")

@@ -47,11 +47,15 @@ class ClusterTlsStartupIntegrationTests {
             assertThat(cluster.nodes[1].output()).contains("Invalid leasehold.cluster.tls.bundle = peer: certificate",
                     "does not name node n2");
 
-            // Now the TLS cluster (n1 restarted with TLS, n2) and a plaintext n3 that tries to join.
+            // Now the TLS cluster, formed by all three (an empty Raft directory formats only once
+            // every peer has been seen without data: docs/cluster.md), and then n3 restarted
+            // without TLS, which must not rejoin.
             cluster.nodes[0].close();
             cluster.launchTls(0);
             cluster.launchTls(1);
+            cluster.launchTls(2);
             cluster.leader(120_000);
+            cluster.nodes[2].close();
             cluster.launch(2, cluster.props(2, null));
             assertThat(cluster.nodes[2].awaitExit(120_000)).as("plaintext node facing TLS peers exits").isNotNull()
                     .isNotZero();
