@@ -68,10 +68,7 @@ public final class ReservedTokens implements TokenSource, StorageStatus, AutoClo
 
     /** As {@link #open(Path, long)}, on a given durable value (tests inject failures here). */
     public static ReservedTokens open(DurableValue file, long blockSize) throws IOException {
-        long previous = file.read().orElse(0L);
-        if (previous < 0) {
-            throw new CorruptStateException(file.file(), "negative high-water mark " + previous);
-        }
+        long previous = highWaterIn(file);
         long reserved = previous + blockSize;
         file.write(reserved);
         ReservedTokens tokens = new ReservedTokens(file, blockSize, previous, reserved);
@@ -97,9 +94,13 @@ public final class ReservedTokens implements TokenSource, StorageStatus, AutoClo
         if (!java.nio.file.Files.exists(file)) {
             return 0;
         }
-        long previous = DurableFiles.REAL.open(file, "tokens").read().orElse(0L);
+        return highWaterIn(DurableFiles.REAL.open(file, "tokens"));
+    }
+
+    private static long highWaterIn(DurableValue file) throws IOException {
+        long previous = file.read().orElse(0L);
         if (previous < 0) {
-            throw new CorruptStateException(file, "negative high-water mark " + previous);
+            throw new CorruptStateException(file.file(), "negative high-water mark " + previous);
         }
         return previous;
     }

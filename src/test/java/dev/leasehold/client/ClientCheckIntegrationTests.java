@@ -53,7 +53,7 @@ class ClientCheckIntegrationTests {
     void notCurrentAfterTheLeaseExpires() throws Exception {
         Ticket t = ((AcquireOutcome.Acquired) client.acquire("check/expiry", 0, 1)).ticket();
         assertThat(client.check("check/expiry", t.token())).isInstanceOf(CheckOutcome.Current.class);
-        Thread.sleep(1200); // a real server: its lease runs on its own clock
+        Thread.sleep(1200); // real time: the server's 1 s lease must run out on its own clock
         assertThat(client.check("check/expiry", t.token())).isInstanceOf(CheckOutcome.NotCurrent.class);
     }
 

@@ -154,7 +154,7 @@ class ClusterCheckIntegrationTests {
                     // not up, or X 8 and closed: the next node
                 }
             }
-            Thread.sleep(100); // an election is under way
+            Thread.sleep(100); // no node grants yet: an election takes real time, poll again
         }
         throw new AssertionError("no leader within " + timeoutMs + " ms");
     }

@@ -76,6 +76,23 @@ final class ClusterHistory {
         return tickets.size();
     }
 
+    /**
+     * Waits until {@code n} more grants than now are recorded, at most {@code timeoutMs}: traffic
+     * on the cluster as it is now, instead of a guess of how long that takes. False on timeout
+     * (liveness is judged by the caller, or by the rules afterwards).
+     */
+    boolean awaitMoreGrants(int n, long timeoutMs) throws InterruptedException {
+        int target = tickets() + n;
+        long deadline = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(timeoutMs);
+        while (tickets() < target) {
+            if (System.nanoTime() - deadline > 0) {
+                return false;
+            }
+            Thread.sleep(10); // polling a record the load threads fill
+        }
+        return true;
+    }
+
     long maxToken() {
         long max = 0;
         for (Ticket t : tickets) {

@@ -112,7 +112,7 @@ final class ClusterLoad implements AutoCloseable {
                 long releaseAt = Math.min(seen + hold, validUntil);
                 long sleep = releaseAt - System.nanoTime();
                 if (sleep > 0) {
-                    Thread.sleep(TimeUnit.NANOSECONDS.toMillis(sleep), (int) (sleep % 1_000_000));
+                    Thread.sleep(TimeUnit.NANOSECONDS.toMillis(sleep), (int) (sleep % 1_000_000)); // the holder works: real time
                 }
                 long end = Math.min(validUntil, System.nanoTime()); // stop acting as holder, then release
                 history.ticket(new ClusterHistory.Ticket(key, a.token(), s.node, seen, end));
@@ -168,7 +168,7 @@ final class ClusterLoad implements AutoCloseable {
                 // down, cut or paused: next node
             }
             i = (i + 1) % nodes.size();
-            Thread.sleep(backoff);
+            Thread.sleep(backoff); // back off before the next node: an election takes real time
             backoff = Math.min(500, backoff * 2);
         }
         return null;
@@ -293,7 +293,7 @@ final class ClusterLoad implements AutoCloseable {
                     // next
                 }
             }
-            Thread.sleep(50);
+            Thread.sleep(50); // no node grants yet: an election takes real time, poll again
         }
         return -1;
     }

@@ -60,7 +60,7 @@ class DiskLossIntegrationTests {
             }
             assertThat(load.leader(60_000)).as("a new cluster forms on empty directories").isNotNegative();
             load.start(4, SEED);
-            Thread.sleep(3000);
+            assertThat(history.awaitMoreGrants(50, 60_000)).as("grants on the new cluster").isTrue();
 
             int leader = load.leader(30_000);
             int wiped = (leader + 1) % 3;
@@ -70,7 +70,7 @@ class DiskLossIntegrationTests {
             restart(wiped);
             awaitLog(wiped, "REFUSES to vote or serve", 60_000);
             System.out.println("DiskLossIntegrationTests: " + ids[wiped] + " refused: " + line(wiped, "REFUSES"));
-            Thread.sleep(3000); // load on the two remaining members
+            assertThat(history.awaitMoreGrants(50, 60_000)).as("grants from the two remaining members").isTrue();
             long maxBefore = history.maxToken();
             int grantsBefore = history.tickets();
             assertThat(grantsBefore).as("grants before the leader is killed").isPositive();
@@ -78,7 +78,7 @@ class DiskLossIntegrationTests {
             // The leader dies: the other member alone is no majority, and the wiped node gives no vote.
             nodes[leader].kill9();
             long downAt = System.nanoTime();
-            Thread.sleep(6000); // several election timeouts
+            Thread.sleep(6000); // real time: several election timeouts pass, and no node may be elected in them
             assertThat(load.leader(500)).as("no node may serve without the wiped node's vote").isNegative();
             assertThat(nodes[other].output()).as(ids[other] + " is never elected with the wiped node's vote")
                     .doesNotContain("serves as leader (term");
@@ -87,7 +87,7 @@ class DiskLossIntegrationTests {
             assertThat(back).isIn(leader, other);
             System.out.printf("DiskLossIntegrationTests: leader back after %d ms (n%d)%n",
                     TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - downAt), back + 1);
-            Thread.sleep(3000);
+            assertThat(history.awaitMoreGrants(50, 60_000)).as("grants after the leader is back").isTrue();
             load.stop();
 
             assertThat(nodes[wiped].isAlive()).as("the refusing node stays up (health DOWN, storage REFUSED)").isTrue();

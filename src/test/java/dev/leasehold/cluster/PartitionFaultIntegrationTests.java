@@ -117,7 +117,7 @@ class PartitionFaultIntegrationTests {
             load = new ClusterLoad(addrs, history, 1);
             assertThat(load.leader(300_000)).as("the cluster forms in its namespaces").isNotNegative();
             load.start(5, SEED);
-            Thread.sleep(1000);
+            history.awaitMoreGrants(20, 60_000); // traffic before the first fault (a slow start shows in the rules)
 
             for (int round = 0; round < schedule.size(); round++) {
                 String kind = schedule.get(round);
@@ -157,9 +157,9 @@ class PartitionFaultIntegrationTests {
                         for (int f = 0; f < 10; f++) {
                             net.cut(l, a, true);
                             net.cut(l, b, true);
-                            Thread.sleep(300);
+                            Thread.sleep(300); // the flap's period: the fault is real time
                             net.heal();
-                            Thread.sleep(300);
+                            Thread.sleep(300); // the flap's period
                         }
                         leaderLoses = false; // it may or may not: not measured
                     }
@@ -233,7 +233,7 @@ class PartitionFaultIntegrationTests {
                     stalls.add("no leader within 120 s after " + kind + " in round " + round + ": schedule stopped");
                     break;
                 }
-                Thread.sleep(500); // traffic on the healed cluster
+                history.awaitMoreGrants(10, 30_000); // traffic on the healed cluster (liveness is judged above)
                 String line = String.format("round %d: %s of n%d, failover %s ms, max token %d -> %d", round, kind,
                         l + 1, failover, maxBefore, history.maxToken());
                 System.out.println(line);
