@@ -57,7 +57,7 @@ class ClusterLockDelayIntegrationTests {
         KeyView v = cluster.registry(leader).inspect(Request.key("delayed/1"), 1);
         assertThat(v.state()).isEqualTo(KeyView.State.DELAYED);
         assertThat(v.delayedToken()).isEqualTo(token);
-        await().atMost(Duration.ofSeconds(10)).until(() -> {
+        await().atMost(Duration.ofSeconds(30)).until(() -> {
             for (int i = 0; i < 3; i++) {
                 if (cluster.node(i).status().replicatedHeldKeys() != 1) {
                     return false;
