@@ -1,5 +1,7 @@
 package dev.leasehold.client;
 
+import dev.leasehold.testing.support.Ports;
+
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
@@ -62,7 +64,7 @@ class ClientClusterFaultIntegrationTests {
         int[] ports = new int[NODES];
         String[] advertised = new String[NODES];
         for (int i = 0; i < NODES; i++) {
-            ports[i] = InProcessCluster.freePort();
+            ports[i] = Ports.free();
             proxies[i] = FaultProxy.start(ports[i]); // connects to its node per accepted connection
             advertised[i] = "127.0.0.1:" + proxies[i].port();
         }

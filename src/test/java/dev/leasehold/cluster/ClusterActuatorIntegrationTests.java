@@ -1,5 +1,7 @@
 package dev.leasehold.cluster;
 
+import dev.leasehold.testing.support.Ports;
+
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
@@ -23,12 +25,8 @@ class ClusterActuatorIntegrationTests {
 
     @Test
     void healthReadinessAndRaftMetrics() throws Exception {
-        int port;
-        int raft;
-        try (ServerSocket a = new ServerSocket(0); ServerSocket b = new ServerSocket(0)) {
-            port = a.getLocalPort();
-            raft = b.getLocalPort();
-        }
+        int port = Ports.free();
+        int raft = Ports.free();
         try (TestServer server = TestServer.start(Map.of("leasehold.port", String.valueOf(port),
                 "leasehold.cluster.node-id", "n1",
                 "leasehold.cluster.peers.n1.raft-address", "127.0.0.1:" + raft,

@@ -1,5 +1,7 @@
 package dev.leasehold.cluster;
 
+import dev.leasehold.testing.support.Ports;
+
 import static org.assertj.core.api.Assertions.assertThat;
 
 import java.io.IOException;
@@ -55,8 +57,8 @@ class ClusterCheckIntegrationTests {
     @Test
     void onlyTheServingLeaderSaysCurrentAcrossAFailover() throws Exception {
         for (int i = 0; i < 3; i++) {
-            clientPorts[i] = freePort();
-            raftPorts[i] = freePort();
+            clientPorts[i] = Ports.free();
+            raftPorts[i] = Ports.free();
         }
         for (int i = 0; i < 3; i++) {
             nodes[i] = ServerProcess.launch(dir.resolve(ids[i]), nodeProps(i));
@@ -176,9 +178,4 @@ class ClusterCheckIntegrationTests {
         new ProcessBuilder("kill", "-" + sig, String.valueOf(p.pid())).inheritIO().start().waitFor(5, TimeUnit.SECONDS);
     }
 
-    private static int freePort() throws IOException {
-        try (ServerSocket s = new ServerSocket(0, 1, InetAddress.getLoopbackAddress())) {
-            return s.getLocalPort();
-        }
-    }
 }

@@ -1,5 +1,7 @@
 package dev.leasehold.cluster;
 
+import dev.leasehold.testing.support.Ports;
+
 import static java.nio.charset.StandardCharsets.UTF_8;
 import static org.assertj.core.api.Assertions.assertThat;
 
@@ -84,8 +86,8 @@ class ClusterFaultIntegrationTests {
     void noOverlapNoLostTokenAndBoundedFailoverUnderCrashPauseAndRestart() throws Exception {
         System.out.println("ClusterFaultIntegrationTests seed " + SEED + ", failovers " + FAILOVERS);
         for (int i = 0; i < 3; i++) {
-            clientPorts[i] = freePort();
-            raftPorts[i] = freePort();
+            clientPorts[i] = Ports.free();
+            raftPorts[i] = Ports.free();
         }
         List<Thread> workers = new ArrayList<>();
         try {
@@ -508,11 +510,6 @@ class ClusterFaultIntegrationTests {
         new ProcessBuilder("kill", "-" + sig, String.valueOf(p.pid())).inheritIO().start().waitFor(5, TimeUnit.SECONDS);
     }
 
-    private static int freePort() throws IOException {
-        try (ServerSocket s = new ServerSocket(0, 1, java.net.InetAddress.getLoopbackAddress())) {
-            return s.getLocalPort();
-        }
-    }
 
     private static long ms(long nanos) {
         return TimeUnit.NANOSECONDS.toMillis(nanos);

@@ -1,5 +1,7 @@
 package dev.leasehold.cluster;
 
+import dev.leasehold.testing.support.Ports;
+
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
@@ -37,7 +39,7 @@ class ClusterLockDelayIntegrationTests {
 
     @Test
     void theDelayIsReplicatedAndRunsAgainInFullOnANewLeader() throws Exception {
-        int[] client = {InProcessCluster.freePort(), InProcessCluster.freePort(), InProcessCluster.freePort()};
+        int[] client = {Ports.free(), Ports.free(), Ports.free()};
         String[] advertised = new String[3];
         for (int i = 0; i < 3; i++) {
             advertised[i] = "127.0.0.1:" + client[i];

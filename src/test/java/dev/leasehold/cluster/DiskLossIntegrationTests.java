@@ -1,5 +1,7 @@
 package dev.leasehold.cluster;
 
+import dev.leasehold.testing.support.Ports;
+
 import static org.assertj.core.api.Assertions.assertThat;
 
 import java.io.IOException;
@@ -42,8 +44,8 @@ class DiskLossIntegrationTests {
     @Test
     void aWipedNodeRefusesToVoteAndTheClusterLosesNoGrantOrToken() throws Exception {
         for (int i = 0; i < 3; i++) {
-            clientPorts[i] = freePort();
-            raftPorts[i] = freePort();
+            clientPorts[i] = Ports.free();
+            raftPorts[i] = Ports.free();
         }
         List<InetSocketAddress> addrs = new ArrayList<>();
         for (int i = 0; i < 3; i++) {
@@ -151,9 +153,4 @@ class DiskLossIntegrationTests {
         }
     }
 
-    private static int freePort() throws IOException {
-        try (ServerSocket s = new ServerSocket(0, 1, java.net.InetAddress.getLoopbackAddress())) {
-            return s.getLocalPort();
-        }
-    }
 }

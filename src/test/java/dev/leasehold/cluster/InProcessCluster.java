@@ -1,5 +1,7 @@
 package dev.leasehold.cluster;
 
+import dev.leasehold.testing.support.Ports;
+
 import static org.awaitility.Awaitility.await;
 
 import java.io.IOException;
@@ -57,7 +59,7 @@ public final class InProcessCluster implements AutoCloseable {
     }
 
     /**
-     * @param clientPorts the protocol port each node binds (free loopback ports, see {@link #freePort})
+     * @param clientPorts the protocol port each node binds (free loopback ports, see {@link Ports#free})
      * @param clientAddresses the {@code host:port} each node is known by to clients (its
      *        {@code client-address}; a proxy's address, or {@code 127.0.0.1:clientPort})
      */
@@ -66,7 +68,7 @@ public final class InProcessCluster implements AutoCloseable {
         int n = clientPorts.length;
         Map<String, ClusterSettings.Peer> peers = new LinkedHashMap<>();
         for (int i = 0; i < n; i++) {
-            peers.put(id(i), new ClusterSettings.Peer("127.0.0.1:" + freePort(), clientAddresses[i]));
+            peers.put(id(i), new ClusterSettings.Peer("127.0.0.1:" + Ports.free(), clientAddresses[i]));
         }
         nodes = new Node[n];
         stopped = new boolean[n];
@@ -211,10 +213,4 @@ public final class InProcessCluster implements AutoCloseable {
         }
     }
 
-    /** A loopback port that was free a moment ago. */
-    public static int freePort() throws IOException {
-        try (ServerSocket s = new ServerSocket(0, 1, InetAddress.getLoopbackAddress())) {
-            return s.getLocalPort();
-        }
-    }
 }

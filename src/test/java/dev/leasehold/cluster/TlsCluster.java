@@ -1,5 +1,7 @@
 package dev.leasehold.cluster;
 
+import dev.leasehold.testing.support.Ports;
+
 import java.io.IOException;
 import java.net.InetAddress;
 import java.net.ServerSocket;
@@ -34,9 +36,9 @@ final class TlsCluster implements AutoCloseable {
     TlsCluster(Path dir) throws IOException {
         this.dir = dir;
         for (int i = 0; i < 3; i++) {
-            clientPorts[i] = freePort();
-            raftPorts[i] = freePort();
-            httpPorts[i] = freePort();
+            clientPorts[i] = Ports.free();
+            raftPorts[i] = Ports.free();
+            httpPorts[i] = Ports.free();
         }
     }
 
@@ -146,11 +148,6 @@ final class TlsCluster implements AutoCloseable {
         return b.toString();
     }
 
-    static int freePort() throws IOException {
-        try (ServerSocket s = new ServerSocket(0, 1, InetAddress.getLoopbackAddress())) {
-            return s.getLocalPort();
-        }
-    }
 
     @Override
     public void close() {

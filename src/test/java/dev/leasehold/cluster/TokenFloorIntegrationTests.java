@@ -1,5 +1,7 @@
 package dev.leasehold.cluster;
 
+import dev.leasehold.testing.support.Ports;
+
 import static org.assertj.core.api.Assertions.assertThat;
 
 import java.io.IOException;
@@ -45,8 +47,8 @@ class TokenFloorIntegrationTests {
         int[] client = new int[3];
         int[] raft = new int[3];
         for (int i = 0; i < 3; i++) {
-            client[i] = freePort();
-            raft[i] = freePort();
+            client[i] = Ports.free();
+            raft[i] = Ports.free();
         }
 
         // Without the setting, the node on the old directory refuses, and says what to set.
@@ -116,9 +118,4 @@ class TokenFloorIntegrationTests {
         return p;
     }
 
-    private static int freePort() throws IOException {
-        try (ServerSocket s = new ServerSocket(0, 1, InetAddress.getLoopbackAddress())) {
-            return s.getLocalPort();
-        }
-    }
 }

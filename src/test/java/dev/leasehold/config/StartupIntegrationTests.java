@@ -1,5 +1,7 @@
 package dev.leasehold.config;
 
+import dev.leasehold.testing.support.Ports;
+
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
@@ -40,10 +42,7 @@ class StartupIntegrationTests {
 
     @Test
     void sameExplicitPortForServerAndManagementServesActuatorThere() throws Exception {
-        int port;
-        try (ServerSocket probe = new ServerSocket(0)) {
-            port = probe.getLocalPort(); // a free port, chosen by the OS
-        }
+        int port = Ports.free();
         try (TestServer server = TestServer.start(Map.of("server.port", String.valueOf(port),
                 "management.server.port", String.valueOf(port)))) {
             HttpResponse<String> health = HttpClient.newHttpClient().send(

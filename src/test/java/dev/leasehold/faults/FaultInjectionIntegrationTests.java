@@ -1,5 +1,7 @@
 package dev.leasehold.faults;
 
+import dev.leasehold.testing.support.Ports;
+
 import static dev.leasehold.testing.ServerProcess.props;
 import static java.nio.charset.StandardCharsets.UTF_8;
 import static org.assertj.core.api.Assertions.assertThat;
@@ -200,9 +202,7 @@ class FaultInjectionIntegrationTests {
         System.out.printf("fault injection: seed %d (rerun with -Dleasehold.seed=%d), %d s of faults%n",
                 seed, seed, runSeconds);
         Path dataDir = Files.createTempDirectory("leasehold-faults");
-        try (ServerSocket probe = new ServerSocket(0)) {
-            port = probe.getLocalPort();
-        }
+        port = Ports.free(); // the same port across restarts
         List<Worker> workers = new ArrayList<>();
         AtomicReference<ServerProcess> current = new AtomicReference<>();
         try {
