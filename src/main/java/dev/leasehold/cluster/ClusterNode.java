@@ -93,6 +93,8 @@ public final class ClusterNode implements ServingGate, SmartLifecycle, LockState
     private final RaftGroup group;
     private final Proposer proposer;
     private final LockStateMachine stateMachine;
+    /** Gets this node into the replicated roster of members with storage; asks it while empty. */
+    private final RosterKeeper roster;
     private final Runnable onFatal;
     /** Mutual TLS on the Raft port and to the peers; null: plaintext. */
     private final RaftTls tls;
@@ -162,6 +164,10 @@ public final class ClusterNode implements ServingGate, SmartLifecycle, LockState
         }
         this.group = RaftGroup.valueOf(GROUP_ID, peers);
         this.stateMachine = new LockStateMachine(this);
+        this.roster = new RosterKeeper(settings.nodeId(), group, stateMachine,
+                tls == null ? new Parameters() : tls.clientParameters(), TimeDuration.valueOf(
+                        Math.max(1000, settings.electionTimeoutMax().toMillis()), TimeUnit.MILLISECONDS),
+                this::propose);
         this.proposer = new Proposer(this::propose, settings.maxBatch(), settings.maxInFlight(),
                 settings.maxPending(), clock, n -> commitObserver.accept(n), this::proposalFailed);
     }
@@ -243,6 +249,7 @@ public final class ClusterNode implements ServingGate, SmartLifecycle, LockState
             formationStart = clock.nanoTime();
             roles.execute(this::formationRound);
         }
+        roles.scheduleWithFixedDelay(this::tendRoster, 250, 250, TimeUnit.MILLISECONDS);
         LOG.info("Cluster node {} started: Raft on {} ({}), peers {}, data in {}", settings.nodeId(),
                 settings.self().raftAddress(), tls == null ? "plaintext" : "mutual TLS, " + tls.property(),
                 settings.peers().keySet(), settings.raftDir());
@@ -291,17 +298,21 @@ public final class ClusterNode implements ServingGate, SmartLifecycle, LockState
                 formation.observe(p.getId().toString(), probe(p.getId()));
             }
         }
+        if (formation.needsRoster()) {
+            formation.roster(roster.ask());
+        }
         switch (formation.decision()) {
             case BOOTSTRAP -> bootstrap();
             case REFUSE -> {
                 closeProbes();
                 storage = Storage.REFUSED;
                 LOG.error("Node {} REFUSES to vote or serve: its Raft storage {} is empty, but peer {} holds the formed "
-                        + "cluster (peers seen: {}). This node's disk was lost or replaced; under its old id it could help "
+                        + "cluster (peers seen: {}) and the cluster's roster records that node {} stored the log before. "
+                        + "This node's disk was lost or replaced; under its old id it could help "
                         + "elect a leader that lacks committed grants and tokens. It stays out of the cluster. "
                         + "To bring it back, replace the member (docs/cluster.md, \"When a disk is lost\"); "
                         + "do not copy another node's data directory into it.", settings.nodeId(), settings.raftDir(),
-                        formation.formedBy(), formation.lastSeen());
+                        formation.formedBy(), formation.lastSeen(), settings.nodeId());
             }
             case WAIT -> {
                 long now = clock.nanoTime();
@@ -310,7 +321,8 @@ public final class ClusterNode implements ServingGate, SmartLifecycle, LockState
                     LOG.warn("Node {}: still waiting to hear from every peer before forming the cluster on empty "
                             + "storage {} ({} s; peers seen: {}; last probe error {})", settings.nodeId(),
                             settings.raftDir(), TimeUnit.NANOSECONDS.toSeconds(now - formationStart),
-                            formation.lastSeen(), lastProbeError);
+                            formation.lastSeen() + (formation.needsRoster() ? ", roster " + formation.rosterAnswer()
+                                    + " (no leader answered yet)" : ""), lastProbeError);
                 }
                 // Each probe of a peer without the group costs it a WARN with a stack trace (Ratis logs
                 // every failed groupInfo), so not faster than this.
@@ -383,9 +395,11 @@ public final class ClusterNode implements ServingGate, SmartLifecycle, LockState
             return;
         }
         storage = Storage.FORMED;
+        LOG.info("Node {}: {}, Raft storage formatted in {}", settings.nodeId(), formation.formedBy() == null
+                ? "first formation of the cluster: no peer holds data"
+                : "joins the formed cluster: its roster says this id never stored the log (a founding member that "
+                        + "started after the others)", settings.raftDir());
         formation = null;
-        LOG.info("Node {}: first formation of the cluster: no peer holds data, Raft storage formatted in {}",
-                settings.nodeId(), settings.raftDir());
     }
 
     private void closeProbes() {
@@ -436,6 +450,9 @@ public final class ClusterNode implements ServingGate, SmartLifecycle, LockState
         // that wait sits on every commit's path (a hand-off is one commit); 0, as Ozone's SCM sets.
         // Measured with max-in-flight 1 on 2 cores: a small gain inside the noise (bench/NOTES.md).
         RaftServerConfigKeys.Log.Appender.setWaitTimeMin(p, TimeDuration.ZERO);
+        // The only read-only request is the roster query of a node with empty storage: it must see
+        // every committed entry, so the leader confirms its leadership first (read index).
+        RaftServerConfigKeys.Read.setOption(p, RaftServerConfigKeys.Read.Option.LINEARIZABLE);
         return p;
     }
 
@@ -474,6 +491,7 @@ public final class ClusterNode implements ServingGate, SmartLifecycle, LockState
         roles.shutdownNow();
         reconnects.shutdownNow();
         closeProbes();
+        roster.close();
         try {
             client.close();
             raftServer.close();
@@ -555,6 +573,9 @@ public final class ClusterNode implements ServingGate, SmartLifecycle, LockState
         long start = clock.nanoTime();
         registry.reset();
         registry.promote(table.held(), settings.electionTimeoutMax().toNanos());
+        // Before the first batch of this term: a roster start decided on the table as applied now.
+        roster.promoting(table.counter() > 0 || !table.held().isEmpty(), settings.peers().keySet());
+        roster.tick(division.getCommitInfos());
         long epoch = ++epochs; // a session from an older epoch is never served again: it gets X 9
         long above = Math.max(table.counter(), settings.initialToken()); // a new cluster's floor
         proposer.open(above);
@@ -563,6 +584,19 @@ public final class ClusterNode implements ServingGate, SmartLifecycle, LockState
         LOG.info("Node {} serves as leader (term {}): {} grants promoted, tokens continue above {} ({} ms)",
                 settings.nodeId(), info.getCurrentTerm(), table.held().size(), above,
                 TimeUnit.NANOSECONDS.toMillis(clock.nanoTime() - start));
+    }
+
+    /** On the roles thread, a few times a second: a serving leader records members with storage. */
+    private void tendRoster() {
+        try {
+            RaftServer.Division d = serving() ? division() : null;
+            if (d != null) {
+                roster.tick(d.getCommitInfos());
+            }
+        } catch (RuntimeException e) {
+            // never let one failure end the periodic task
+            LOG.warn("Roster step failed: {}", e.toString());
+        }
     }
 
     /** On the roles thread (or in stop): stop serving, if serving. */
@@ -633,8 +667,10 @@ public final class ClusterNode implements ServingGate, SmartLifecycle, LockState
     /**
      * Proposes one batch to this node's own Raft server, in-process: no RaftClient, so no gRPC
      * round trip to ourselves, no serialisation and no sliding-window threads per batch (a third
-     * to a half of the leader's CPU per commit went there). Called only from the proposer thread;
-     * Ratis appends a write in the calling thread, so log order is proposal order. A batch that
+     * to a half of the leader's CPU per commit went there). Batches are proposed from the proposer
+     * thread only; Ratis appends a write in the calling thread, so log order is proposal order
+     * (roster entries, from the roles thread, may land between two batches: order does not matter
+     * to them). A batch that
      * cannot commit fails (not leader, step-down, or no commit within a few election timeouts) and
      * the node stops serving until it has applied its whole log again.
      */

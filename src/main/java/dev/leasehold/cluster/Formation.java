@@ -30,10 +30,13 @@ import java.util.Set;
  * <li>If every peer has been seen EMPTY or FORMING at least once, no committed entry can exist
  * anywhere (a commit needs a majority, and a node with entries never reports EMPTY again): this
  * is the cluster's first formation, and the node formats ({@link Decision#BOOTSTRAP}).</li>
- * <li>If a peer is seen FORMED first, the group exists and has data this node may have
- * acknowledged before it lost its disk: {@link Decision#REFUSE}, for good. The operator replaces
- * the member.</li>
- * <li>Otherwise {@link Decision#WAIT}: keep probing (an unreachable peer may hold the data).</li>
+ * <li>If a peer is seen FORMED first, the group exists and has data. Whether this node may have
+ * stored any of it is the group's {@link Roster} to say ({@link #needsRoster()}, then
+ * {@link #roster}): never stored, as a founding member that started after the others had
+ * formed, formats and joins ({@link Decision#BOOTSTRAP}); stored means its disk was lost,
+ * {@link Decision#REFUSE}, for good, and the operator replaces the member.</li>
+ * <li>Otherwise {@link Decision#WAIT}: keep probing (an unreachable peer may hold the data; no
+ * leader may be there to answer for the roster).</li>
  * </ul>
  * Not thread-safe: one formation loop owns it.
  */
@@ -65,6 +68,7 @@ public final class Formation {
     private final Set<String> seenUnformed = new LinkedHashSet<>();
     private final Map<String, PeerState> last = new LinkedHashMap<>();
     private String formedBy;
+    private Roster.Answer rosterAnswer;
     private Decision decision;
 
     /** @param peers the other members' ids (this node excluded) */
@@ -90,12 +94,35 @@ public final class Formation {
                 // says nothing: it may hold the data
             }
         }
-        if (formedBy != null) {
-            decision = Decision.REFUSE;
-        } else if (seenUnformed.containsAll(peers)) {
+        if (formedBy == null && seenUnformed.containsAll(peers)) {
             decision = Decision.BOOTSTRAP;
         }
         return decision;
+    }
+
+    /** True while the decision waits for the roster's answer: a peer holds the formed cluster. */
+    public boolean needsRoster() {
+        return decision == Decision.WAIT && formedBy != null;
+    }
+
+    /** Records the group's answer about this node's id; returns the decision so far. */
+    Decision roster(Roster.Answer answer) {
+        rosterAnswer = answer;
+        if (needsRoster()) {
+            switch (answer) {
+                case STORED -> decision = Decision.REFUSE;
+                case NEVER_STORED -> decision = Decision.BOOTSTRAP;
+                case UNKNOWN -> {
+                    // no leader answered: ask again
+                }
+            }
+        }
+        return decision;
+    }
+
+    /** The roster's last answer, or null if it was never asked (for the log). */
+    Roster.Answer rosterAnswer() {
+        return rosterAnswer;
     }
 
     /** The decision so far. */
@@ -103,7 +130,7 @@ public final class Formation {
         return decision;
     }
 
-    /** The peer that reported a formed group (why this node refuses), or null. */
+    /** The peer that reported a formed group (why the roster was asked), or null. */
     public String formedBy() {
         return formedBy;
     }

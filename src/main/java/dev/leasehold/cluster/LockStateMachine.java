@@ -26,6 +26,7 @@ import org.apache.ratis.statemachine.TransactionContext;
 import org.apache.ratis.statemachine.impl.BaseStateMachine;
 import org.apache.ratis.statemachine.impl.SimpleStateMachineStorage;
 import org.apache.ratis.statemachine.impl.SingleFileSnapshotInfo;
+import org.apache.ratis.thirdparty.com.google.protobuf.UnsafeByteOperations;
 import org.apache.ratis.util.MD5FileUtil;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -62,6 +63,8 @@ final class LockStateMachine extends BaseStateMachine {
     private final SimpleStateMachineStorage storage = new SimpleStateMachineStorage();
     private final Listener listener;
     private ReplicatedTable table = new ReplicatedTable();
+    /** Which member ids have stored the log (see {@link Roster}); guarded like the table. */
+    private Roster roster = new Roster();
 
     LockStateMachine(Listener listener) {
         this.listener = listener;
@@ -87,6 +90,7 @@ final class LockStateMachine extends BaseStateMachine {
         MD5FileUtil.verifySavedMD5(f, snapshot.getFile().getFileDigest());
         try (DataInputStream in = new DataInputStream(new BufferedInputStream(Files.newInputStream(f.toPath())))) {
             table = ReplicatedTable.readFrom(in);
+            roster = Roster.readFrom(in);
         }
         setLastAppliedTermIndex(snapshot.getTermIndex());
         LOG.info("Loaded snapshot {}: {} held keys, token counter {}", snapshot.getTermIndex(), table.size(),
@@ -101,8 +105,17 @@ final class LockStateMachine extends BaseStateMachine {
     @Override
     public CompletableFuture<Message> applyTransaction(TransactionContext trx) {
         LogEntryProto entry = trx.getLogEntry();
-        List<ReplicatedTable.Command> batch = CommandCodec.decode(
-                entry.getStateMachineLogEntry().getLogData().toByteArray());
+        byte[] data = entry.getStateMachineLogEntry().getLogData().toByteArray();
+        if (data.length > 0 && data[0] == Roster.ENTRY) {
+            synchronized (this) {
+                roster.apply(data);
+                updateLastAppliedTermIndex(entry.getTerm(), entry.getIndex());
+            }
+            LOG.info("Roster (members that have stored the log): {}{}", rosterIds(),
+                    rosterStarted() ? "" : " (not started)");
+            return CompletableFuture.completedFuture(Message.EMPTY);
+        }
+        List<ReplicatedTable.Command> batch = CommandCodec.decode(data);
         long rejected;
         synchronized (this) {
             long before = table.rejected();
@@ -132,6 +145,7 @@ final class LockStateMachine extends BaseStateMachine {
             File tmp = new File(f.getPath() + ".tmp");
             try (DataOutputStream out = new DataOutputStream(new BufferedOutputStream(Files.newOutputStream(tmp.toPath())))) {
                 table.writeTo(out);
+                roster.writeTo(out);
             }
             Files.move(tmp.toPath(), f.toPath(), StandardCopyOption.ATOMIC_MOVE, StandardCopyOption.REPLACE_EXISTING);
             var md5 = MD5FileUtil.computeAndSaveMd5ForFile(f);
@@ -158,6 +172,28 @@ final class LockStateMachine extends BaseStateMachine {
 
     synchronized int heldKeys() {
         return table.size();
+    }
+
+    /** Answers a {@link Roster#query}: the only read-only request (a linearizable read, see ClusterNode). */
+    @Override
+    public CompletableFuture<Message> query(Message request) {
+        byte[] answer;
+        synchronized (this) {
+            answer = roster.answer(request.getContent().toByteArray());
+        }
+        return CompletableFuture.completedFuture(Message.valueOf(UnsafeByteOperations.unsafeWrap(answer)));
+    }
+
+    synchronized boolean rosterStarted() {
+        return roster.started();
+    }
+
+    synchronized boolean rosterHas(String memberId) {
+        return roster.contains(memberId);
+    }
+
+    synchronized java.util.Set<String> rosterIds() {
+        return roster.ids();
     }
 
     // ------------------------------------------------------------------ events

@@ -37,24 +37,34 @@ class FormationTests {
     }
 
     @Test
-    void aPeerWithDataMeansTheDiskWasLostAndTheRefusalIsFinal() {
+    void aPeerWithDataSendsTheQuestionToTheRosterWhoseStoredAnswerRefusesForGood() {
         f.observe("n2", EMPTY);
-        assertThat(f.observe("n3", FORMED)).isEqualTo(REFUSE);
+        assertThat(f.observe("n3", FORMED)).isEqualTo(WAIT);
+        assertThat(f.needsRoster()).isTrue();
         assertThat(f.formedBy()).isEqualTo("n3");
+        assertThat(f.roster(Roster.Answer.UNKNOWN)).as("no leader answered: ask again").isEqualTo(WAIT);
+        assertThat(f.observe("n2", EMPTY)).as("a peer seen unformed does not undo the formed one").isEqualTo(WAIT);
+        assertThat(f.roster(Roster.Answer.STORED)).isEqualTo(REFUSE);
+        assertThat(f.needsRoster()).isFalse();
         assertThat(f.observe("n3", EMPTY)).as("final").isEqualTo(REFUSE);
-        assertThat(f.observe("n2", EMPTY)).isEqualTo(REFUSE);
+        assertThat(f.roster(Roster.Answer.NEVER_STORED)).as("final").isEqualTo(REFUSE);
     }
 
     @Test
-    void unreachablePeersNeverLetAnEmptyNodeFormat() {
-        // Both others down: they may hold the data. Waiting is the only safe answer.
-        for (int i = 0; i < 100; i++) {
-            assertThat(f.observe("n2", UNREACHABLE)).isEqualTo(WAIT);
-            assertThat(f.observe("n3", UNREACHABLE)).isEqualTo(WAIT);
-        }
+    void aFoundingMemberThatCameLateJoinsWhenTheRosterNeverSawItStore() {
+        // n2 and n3 saw this node without a group and formed without it; its first look finds data.
+        assertThat(f.observe("n2", FORMED)).isEqualTo(WAIT);
+        assertThat(f.observe("n3", FORMED)).isEqualTo(WAIT);
+        assertThat(f.roster(Roster.Answer.NEVER_STORED)).isEqualTo(BOOTSTRAP);
+        assertThat(f.roster(Roster.Answer.STORED)).as("final").isEqualTo(BOOTSTRAP);
+    }
+
+    @Test
+    void theRosterIsNotAskedWhileNoPeerHoldsData() {
         f.observe("n2", EMPTY);
-        assertThat(f.observe("n3", UNREACHABLE)).as("one peer unheard").isEqualTo(WAIT);
-        assertThat(f.observe("n3", FORMED)).isEqualTo(REFUSE);
+        assertThat(f.needsRoster()).isFalse();
+        assertThat(f.roster(Roster.Answer.NEVER_STORED)).as("says nothing before a formed peer").isEqualTo(WAIT);
+        assertThat(f.roster(Roster.Answer.STORED)).isEqualTo(WAIT);
     }
 
     @Test

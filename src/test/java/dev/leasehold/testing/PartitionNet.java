@@ -138,6 +138,14 @@ public final class PartitionNet implements AutoCloseable {
         }
     }
 
+    /**
+     * Node {@code from} can no longer open a connection to node {@code to}; {@code to} still opens
+     * connections to {@code from} and hears its answers on them (conntrack: only new flows drop).
+     */
+    public void refuseDial(int from, int to) throws IOException {
+        nft(from, "add rule inet lhp out ip daddr " + address(to) + " ct state new drop\n");
+    }
+
     /** Every packet filter removed and every link up. */
     public void heal() throws IOException {
         for (int i = 0; i < nodes; i++) {

@@ -1,5 +1,6 @@
 package dev.leasehold.testing.support;
 
+import java.io.BufferedReader;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.net.InetAddress;
@@ -64,9 +65,12 @@ public final class Ports {
     static int belowEphemeralRange() {
         Path range = Path.of("/proc/sys/net/ipv4/ip_local_port_range");
         int first = 32768;
-        try {
-            if (Files.isReadable(range)) {
-                first = Integer.parseInt(Files.readString(range).trim().split("\\s+")[0]);
+        // A stream, not Files.readString: on this kernel that returned "3" from the file (it
+        // trusts the size /proc reports, 0), where a plain read returns "32768\t60999".
+        try (BufferedReader r = Files.newBufferedReader(range)) {
+            String line = r.readLine();
+            if (line != null) {
+                first = Integer.parseInt(line.trim().split("\\s+")[0]);
             }
         } catch (IOException | RuntimeException e) {
             // keep the Linux default

@@ -1,0 +1,84 @@
+package dev.leasehold.cluster;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import java.io.ByteArrayInputStream;
+import java.io.ByteArrayOutputStream;
+import java.io.DataInputStream;
+import java.io.DataOutputStream;
+import java.util.List;
+
+import org.junit.jupiter.api.Test;
+
+import dev.leasehold.registry.ReplicatedTable;
+
+/** The replicated roster of members that have stored the log: entries, answers, snapshots. */
+class RosterTests {
+
+    private final Roster roster = new Roster();
+
+    @Test
+    void unknownUntilALeaderStartsItThenNeverStoredUnlessRecorded() {
+        assertThat(roster.answer("n3")).isEqualTo(Roster.Answer.UNKNOWN);
+        roster.apply(Roster.storedEntry("n1")); // may commit before the start: the start adds, never replaces
+        assertThat(roster.answer("n1")).isEqualTo(Roster.Answer.STORED);
+        assertThat(roster.answer("n3")).as("not started yet").isEqualTo(Roster.Answer.UNKNOWN);
+        roster.apply(Roster.startEntry(List.of()));
+        assertThat(roster.answer("n3")).isEqualTo(Roster.Answer.NEVER_STORED);
+        assertThat(roster.answer("n1")).isEqualTo(Roster.Answer.STORED);
+        roster.apply(Roster.storedEntry("n3"));
+        assertThat(roster.answer("n3")).isEqualTo(Roster.Answer.STORED);
+        assertThat(roster.ids()).containsExactlyInAnyOrder("n1", "n3");
+    }
+
+    @Test
+    void aClusterOlderThanTheRosterStartsItWithEveryConfiguredMember() {
+        roster.apply(Roster.startEntry(List.of("n2", "n1", "n3")));
+        assertThat(roster.answer("n2")).isEqualTo(Roster.Answer.STORED);
+        assertThat(roster.answer("n4")).isEqualTo(Roster.Answer.NEVER_STORED);
+    }
+
+    @Test
+    void queriesAndAnswersRoundTripAsBytes() {
+        roster.apply(Roster.startEntry(List.of("n1")));
+        assertThat(Roster.parseAnswer(roster.answer(Roster.query("n1")))).isEqualTo(Roster.Answer.STORED);
+        assertThat(Roster.parseAnswer(roster.answer(Roster.query("n2")))).isEqualTo(Roster.Answer.NEVER_STORED);
+        assertThatThrownBy(() -> roster.answer(new byte[] {'X'})).isInstanceOf(IllegalArgumentException.class);
+    }
+
+    @Test
+    void entriesAreToldApartFromCommandBatchesByTheirFirstByte() {
+        assertThat(Roster.storedEntry("n1")[0]).isEqualTo(Roster.ENTRY).isNotEqualTo(CommandCodec.VERSION);
+        assertThat(CommandCodec.encode(List.of())[0]).isEqualTo(CommandCodec.VERSION);
+        assertThatThrownBy(() -> roster.apply(new byte[] {Roster.ENTRY, 'Z'}))
+                .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("unknown roster entry kind");
+    }
+
+    @Test
+    void aSnapshotKeepsTheRosterAfterTheTableAndAnOlderSnapshotHasNone() throws Exception {
+        roster.apply(Roster.startEntry(List.of()));
+        roster.apply(Roster.storedEntry("n2"));
+        ByteArrayOutputStream bytes = new ByteArrayOutputStream();
+        try (DataOutputStream out = new DataOutputStream(bytes)) {
+            new ReplicatedTable().writeTo(out);
+            roster.writeTo(out);
+        }
+        try (DataInputStream in = new DataInputStream(new ByteArrayInputStream(bytes.toByteArray()))) {
+            ReplicatedTable.readFrom(in);
+            Roster read = Roster.readFrom(in);
+            assertThat(read.started()).isTrue();
+            assertThat(read.ids()).containsExactly("n2");
+        }
+        ByteArrayOutputStream older = new ByteArrayOutputStream();
+        try (DataOutputStream out = new DataOutputStream(older)) {
+            new ReplicatedTable().writeTo(out);
+        }
+        try (DataInputStream in = new DataInputStream(new ByteArrayInputStream(older.toByteArray()))) {
+            ReplicatedTable.readFrom(in);
+            Roster read = Roster.readFrom(in);
+            assertThat(read.started()).isFalse();
+            assertThat(read.answer("n1")).isEqualTo(Roster.Answer.UNKNOWN);
+        }
+    }
+}
