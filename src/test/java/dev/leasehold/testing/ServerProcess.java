@@ -38,7 +38,7 @@ public final class ServerProcess implements AutoCloseable {
     public static ServerProcess start(Path dataDir, Map<String, String> properties) throws IOException {
         ServerProcess p = launch(dataDir, properties);
         try {
-            p.awaitListening(60_000);
+            p.awaitListening(180_000); // a JVM start took 35 s at load average 14: generous, it only bounds a hang
         } catch (IOException | RuntimeException e) {
             p.close();
             throw e;
