@@ -77,7 +77,7 @@ final class RosterKeeper {
             pendingStart = Roster.startEntry(tokensIssued ? configuredMembers : List.of());
             LOG.info("Starting the roster of members that have stored the log: {}", tokensIssued
                     ? "every configured member " + configuredMembers + " (the cluster issued tokens before it had one)"
-                    : "empty (a new cluster; each member records itself)");
+                    : "empty (a new cluster: the leader records each member once it has stored the log)");
         }
     }
 

@@ -80,7 +80,10 @@ final class Inspect {
             response = http.send(HttpRequest.newBuilder(uri).timeout(timeout).GET().build(),
                     HttpResponse.BodyHandlers.ofString(StandardCharsets.UTF_8));
         } catch (IOException e) {
-            return unavailable(ctx, base, "cannot reach " + base + " (" + e.getMessage() + ")");
+            // ConnectException has no message: name the failure, and where the URL came from
+            String why = e.getMessage() == null ? e.getClass().getSimpleName() : e.getMessage();
+            return unavailable(ctx, base, "cannot reach " + base + " (" + why + (ctx.line().value("--http") == null
+                    ? "; the management port of the first --server's host by default: set --http URL" : "") + ")");
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
             return unavailable(ctx, base, "interrupted");
