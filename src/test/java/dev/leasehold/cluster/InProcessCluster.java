@@ -64,7 +64,7 @@ public final class InProcessCluster implements AutoCloseable {
      *        {@code client-address}; a proxy's address, or {@code 127.0.0.1:clientPort})
      */
     private InProcessCluster(Path dir, int[] clientPorts, String[] clientAddresses, Duration electionMin,
-            Duration electionMax, long lockDelayNanos) throws IOException {
+            Duration electionMax, long lockDelayNanos, long snapshotEvery) throws IOException {
         int n = clientPorts.length;
         Map<String, ClusterSettings.Peer> peers = new LinkedHashMap<>();
         for (int i = 0; i < n; i++) {
@@ -75,7 +75,7 @@ public final class InProcessCluster implements AutoCloseable {
         settings = new ClusterSettings[n];
         for (int i = 0; i < n; i++) {
             settings[i] = new ClusterSettings(id(i), peers, dir.resolve(id(i)), electionMin, electionMax, 256, 1,
-                    65536, 100_000, 0);
+                    65536, snapshotEvery, 0);
             ClusterNode c = new ClusterNode(settings[i], NanoClock.SYSTEM, () -> fatal.set(true));
             // The production wiring of a cluster node (ClusterConfiguration, NodeMode), with test limits.
             NodeMode mode = new ClusterConfiguration.Cluster(c);
@@ -105,8 +105,14 @@ public final class InProcessCluster implements AutoCloseable {
     /** As above, with {@code leasehold.lock-delay} on every node (PROTOCOL.md section 12). */
     public static InProcessCluster start(Path dir, int[] clientPorts, String[] clientAddresses, Duration electionMin,
             Duration electionMax, Duration lockDelay) throws IOException {
+        return start(dir, clientPorts, clientAddresses, electionMin, electionMax, lockDelay, 100_000);
+    }
+
+    /** As above, with a snapshot (and a purge of the log up to it) every {@code snapshotEvery} log entries. */
+    public static InProcessCluster start(Path dir, int[] clientPorts, String[] clientAddresses, Duration electionMin,
+            Duration electionMax, Duration lockDelay, long snapshotEvery) throws IOException {
         InProcessCluster c = new InProcessCluster(dir, clientPorts, clientAddresses, electionMin, electionMax,
-                lockDelay.toNanos());
+                lockDelay.toNanos(), snapshotEvery);
         try {
             for (Node n : c.nodes) {
                 n.timer().start();
