@@ -1,7 +1,5 @@
 package dev.leasehold.client;
 
-import dev.leasehold.testing.support.Ports;
-
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
@@ -30,6 +28,7 @@ import dev.leasehold.protocol.Answer;
 import dev.leasehold.protocol.ErrorCode;
 import dev.leasehold.protocol.RequestType;
 import dev.leasehold.testing.FaultProxy;
+import dev.leasehold.testing.support.Ports;
 
 /**
  * The official client against a real three-node cluster (PROTOCOL.md 9.12 and 10): three nodes in

@@ -1,11 +1,8 @@
 package dev.leasehold.cluster;
 
-import dev.leasehold.testing.support.Ports;
-
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
-import java.net.ServerSocket;
 import java.time.Duration;
 import java.util.Map;
 
@@ -14,6 +11,7 @@ import org.junit.jupiter.api.Test;
 import dev.leasehold.cluster.ClusterFaultIntegrationTests.Conn;
 import dev.leasehold.testing.Actuator;
 import dev.leasehold.testing.TestServer;
+import dev.leasehold.testing.support.Ports;
 
 /**
  * The packaged wiring of cluster mode (a one-node group, so it elects itself): the {@code cluster}

@@ -1,13 +1,10 @@
 package dev.leasehold.cluster;
 
-import dev.leasehold.testing.support.Ports;
-
 import static org.assertj.core.api.Assertions.assertThat;
 
 import java.io.IOException;
 import java.net.InetAddress;
 import java.net.InetSocketAddress;
-import java.net.ServerSocket;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -25,6 +22,7 @@ import dev.leasehold.protocol.Answer;
 import dev.leasehold.protocol.Request;
 import dev.leasehold.testing.RawClient;
 import dev.leasehold.testing.ServerProcess;
+import dev.leasehold.testing.support.Ports;
 
 /**
  * The Check request (PROTOCOL.md section 11) on three real server processes: the leader answers
@@ -162,16 +160,7 @@ class ClusterCheckIntegrationTests {
     }
 
     private void awaitLog(int i, String text, long timeoutMs) throws Exception {
-        long deadline = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(timeoutMs);
-        while (!nodes[i].output().contains(text)) {
-            if (!nodes[i].isAlive()) {
-                throw new AssertionError(ids[i] + " exited:\n" + nodes[i].output());
-            }
-            if (System.nanoTime() > deadline) {
-                throw new AssertionError(ids[i] + " did not log '" + text + "' in time:\n" + nodes[i].output());
-            }
-            Thread.sleep(50); // polling a log file of another process
-        }
+        nodes[i].awaitOutput(ids[i], text, timeoutMs);
     }
 
     private static void signal(ServerProcess p, String sig) throws IOException, InterruptedException {

@@ -1,7 +1,5 @@
 package dev.leasehold.cluster;
 
-import dev.leasehold.testing.support.Ports;
-
 import static java.nio.charset.StandardCharsets.UTF_8;
 import static org.assertj.core.api.Assertions.assertThat;
 
@@ -9,7 +7,6 @@ import java.io.DataInputStream;
 import java.io.IOException;
 import java.io.OutputStream;
 import java.net.InetSocketAddress;
-import java.net.ServerSocket;
 import java.net.Socket;
 import java.nio.ByteBuffer;
 import java.nio.file.Path;
@@ -28,6 +25,7 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
 import dev.leasehold.testing.ServerProcess;
+import dev.leasehold.testing.support.Ports;
 
 /**
  * Three real server processes (PROTOCOL.md section 10) under lock traffic from several client
@@ -494,16 +492,7 @@ class ClusterFaultIntegrationTests {
     }
 
     private void awaitLog(int i, String text, long timeoutMs) throws Exception {
-        long deadline = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(timeoutMs);
-        while (!nodes[i].output().contains(text)) {
-            if (!nodes[i].isAlive()) {
-                throw new AssertionError(ids[i] + " exited:\n" + nodes[i].output());
-            }
-            if (System.nanoTime() > deadline) {
-                throw new AssertionError(ids[i] + " did not log '" + text + "' in time:\n" + nodes[i].output());
-            }
-            Thread.sleep(50); // polling a log file of another process
-        }
+        nodes[i].awaitOutput(ids[i], text, timeoutMs);
     }
 
     private static void signal(ServerProcess p, String sig) throws IOException, InterruptedException {

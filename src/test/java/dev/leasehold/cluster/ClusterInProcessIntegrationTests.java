@@ -1,7 +1,5 @@
 package dev.leasehold.cluster;
 
-import dev.leasehold.testing.support.Ports;
-
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
@@ -17,6 +15,7 @@ import dev.leasehold.client.LeaseholdClient;
 import dev.leasehold.client.ReleaseOutcome;
 import dev.leasehold.cluster.ClusterFaultIntegrationTests.Answer;
 import dev.leasehold.cluster.ClusterFaultIntegrationTests.Conn;
+import dev.leasehold.testing.support.Ports;
 
 /**
  * Three cluster nodes in one JVM (real Ratis over loopback gRPC, real protocol ports, temp

@@ -1,7 +1,5 @@
 package dev.leasehold.cluster;
 
-import dev.leasehold.testing.support.Ports;
-
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
@@ -16,6 +14,7 @@ import dev.leasehold.cluster.ClusterFaultIntegrationTests.Answer;
 import dev.leasehold.cluster.ClusterFaultIntegrationTests.Conn;
 import dev.leasehold.protocol.Request;
 import dev.leasehold.registry.KeyView;
+import dev.leasehold.testing.support.Ports;
 
 /**
  * Lock-delay in a three-node cluster (PROTOCOL.md section 12, 3 s): the expiry's delay is

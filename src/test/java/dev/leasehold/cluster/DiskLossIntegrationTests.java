@@ -1,12 +1,9 @@
 package dev.leasehold.cluster;
 
-import dev.leasehold.testing.support.Ports;
-
 import static org.assertj.core.api.Assertions.assertThat;
 
 import java.io.IOException;
 import java.net.InetSocketAddress;
-import java.net.ServerSocket;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
@@ -18,6 +15,7 @@ import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
+import dev.leasehold.testing.support.Ports;
 import dev.leasehold.testing.support.Seeds;
 import dev.leasehold.testing.ServerProcess;
 
@@ -131,16 +129,7 @@ class DiskLossIntegrationTests {
     }
 
     private void awaitLog(int i, String text, long timeoutMs) throws Exception {
-        long deadline = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(timeoutMs);
-        while (!nodes[i].output().contains(text)) {
-            if (!nodes[i].isAlive()) {
-                throw new AssertionError(ids[i] + " exited:\n" + nodes[i].output());
-            }
-            if (System.nanoTime() > deadline) {
-                throw new AssertionError(ids[i] + " did not log '" + text + "' in time:\n" + nodes[i].output());
-            }
-            Thread.sleep(50); // polling a log file of another process
-        }
+        nodes[i].awaitOutput(ids[i], text, timeoutMs);
     }
 
     private static void deleteTree(Path p) throws IOException {

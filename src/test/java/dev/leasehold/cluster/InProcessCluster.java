@@ -1,12 +1,8 @@
 package dev.leasehold.cluster;
 
-import dev.leasehold.testing.support.Ports;
-
 import static org.awaitility.Awaitility.await;
 
 import java.io.IOException;
-import java.net.InetAddress;
-import java.net.ServerSocket;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.LinkedHashMap;
@@ -35,6 +31,7 @@ import dev.leasehold.server.LeaseholdServer;
 import dev.leasehold.server.RegistryTimer;
 import dev.leasehold.server.ServerSecurity;
 import dev.leasehold.server.ServerStats;
+import dev.leasehold.testing.support.Ports;
 
 /**
  * A test fixture: a cluster of real nodes in this JVM (real Ratis over loopback gRPC, real

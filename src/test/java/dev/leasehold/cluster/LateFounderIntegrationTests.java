@@ -110,12 +110,6 @@ class LateFounderIntegrationTests {
     }
 
     private void awaitLog(int i, String text, long timeoutMs) throws Exception {
-        long deadline = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(timeoutMs);
-        while (!nodes[i].output().contains(text)) {
-            if (!nodes[i].isAlive() || System.nanoTime() > deadline) {
-                throw new AssertionError(ids[i] + " did not log '" + text + "' in time:\n" + nodes[i].output());
-            }
-            Thread.sleep(50); // polling a log file of another process
-        }
+        nodes[i].awaitOutput(ids[i], text, timeoutMs);
     }
 }

@@ -1,10 +1,6 @@
 package dev.leasehold.cluster;
 
-import dev.leasehold.testing.support.Ports;
-
 import java.io.IOException;
-import java.net.InetAddress;
-import java.net.ServerSocket;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.Map;
@@ -14,6 +10,7 @@ import dev.leasehold.cluster.ClusterFaultIntegrationTests.Conn;
 import dev.leasehold.testing.Actuator;
 import dev.leasehold.testing.ServerProcess;
 import dev.leasehold.testing.TestPki;
+import dev.leasehold.testing.support.Ports;
 
 /**
  * Three node processes on loopback with cluster TLS from a test CA made at test time: node
@@ -126,16 +123,7 @@ final class TlsCluster implements AutoCloseable {
     }
 
     void awaitLog(int i, String text, long timeoutMs) throws Exception {
-        long deadline = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(timeoutMs);
-        while (!nodes[i].output().contains(text)) {
-            if (!nodes[i].isAlive()) {
-                throw new AssertionError(IDS[i] + " exited:\n" + nodes[i].output());
-            }
-            if (System.nanoTime() > deadline) {
-                throw new AssertionError(IDS[i] + " did not log '" + text + "' in time:\n" + nodes[i].output());
-            }
-            Thread.sleep(50); // polling a log file of another process
-        }
+        nodes[i].awaitOutput(IDS[i], text, timeoutMs);
     }
 
     String logs() throws IOException {

@@ -1,12 +1,8 @@
 package dev.leasehold.cluster;
 
-import dev.leasehold.testing.support.Ports;
-
 import static org.assertj.core.api.Assertions.assertThat;
 
 import java.io.IOException;
-import java.net.InetAddress;
-import java.net.ServerSocket;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
@@ -20,6 +16,7 @@ import dev.leasehold.cluster.ClusterFaultIntegrationTests.Answer;
 import dev.leasehold.cluster.ClusterFaultIntegrationTests.Conn;
 import dev.leasehold.store.ReservedTokens;
 import dev.leasehold.testing.ServerProcess;
+import dev.leasehold.testing.support.Ports;
 
 /**
  * Tokens never go back when a single node's data directory becomes a cluster member: a single

@@ -1,11 +1,8 @@
 package dev.leasehold.config;
 
-import dev.leasehold.testing.support.Ports;
-
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
-import java.net.ServerSocket;
 import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
@@ -18,6 +15,7 @@ import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.CsvSource;
 
 import dev.leasehold.testing.TestServer;
+import dev.leasehold.testing.support.Ports;
 
 /** Start-up: bad settings fail fast naming the property; Actuator shares the one HTTP port. */
 class StartupIntegrationTests {

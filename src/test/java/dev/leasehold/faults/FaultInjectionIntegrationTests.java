@@ -1,7 +1,5 @@
 package dev.leasehold.faults;
 
-import dev.leasehold.testing.support.Ports;
-
 import static dev.leasehold.testing.ServerProcess.props;
 import static java.nio.charset.StandardCharsets.UTF_8;
 import static org.assertj.core.api.Assertions.assertThat;
@@ -9,7 +7,6 @@ import static org.assertj.core.api.Assertions.assertThat;
 import java.io.IOException;
 import java.io.OutputStream;
 import java.net.InetSocketAddress;
-import java.net.ServerSocket;
 import java.net.Socket;
 import java.nio.ByteBuffer;
 import java.nio.file.Files;
@@ -37,6 +34,7 @@ import dev.leasehold.client.LeaseholdClient;
 import dev.leasehold.client.Ticket;
 import dev.leasehold.testing.ServerProcess;
 import dev.leasehold.testing.TestServer;
+import dev.leasehold.testing.support.Ports;
 import dev.leasehold.testing.support.Seeds;
 
 /**

@@ -135,6 +135,26 @@ public final class ServerProcess implements AutoCloseable {
         return process.waitFor(timeoutMillis, TimeUnit.MILLISECONDS) ? process.exitValue() : null;
     }
 
+    /**
+     * Waits until the process's output contains {@code text}; fails at once if the process exits
+     * first, or after {@code timeoutMillis}, with the whole output.
+     *
+     * @param name the node's name in the failure message
+     */
+    public void awaitOutput(String name, String text, long timeoutMillis) throws IOException, InterruptedException {
+        long deadline = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(timeoutMillis);
+        while (!output().contains(text)) {
+            if (!isAlive()) {
+                throw new AssertionError(name + " exited before it logged '" + text + "':\n" + output());
+            }
+            if (System.nanoTime() > deadline) {
+                throw new AssertionError(name + " did not log '" + text + "' in time:\n" + output());
+            }
+            // The output is a file another process writes; nothing signals a new line, so poll.
+            Thread.sleep(50);
+        }
+    }
+
     /** Waits for the process to exit by itself; its exit code, or null on timeout. */
     public Integer awaitExit(long timeoutMillis) throws InterruptedException {
         return process.waitFor(timeoutMillis, TimeUnit.MILLISECONDS) ? process.exitValue() : null;
