@@ -76,12 +76,23 @@ timeout plus the margin.
 */}}
 {{- define "leasehold.terminationGracePeriodSeconds" -}}
 {{- $drain := include "leasehold.drainTimeoutSeconds" . | int64 }}
+{{- if .Values.cluster.enabled }}
+{{- /* ClusterNode.stop hands leadership over before the drain: allow two election timeouts
+(max) for that transfer, rounded up to seconds, on top of the drain. */}}
+{{- $e := toString .Values.leasehold.cluster.electionTimeoutMax }}
+{{- $eMs := 0 }}
+{{- if regexMatch "^[0-9]+ms$" $e }}{{- $eMs = trimSuffix "ms" $e | int64 }}
+{{- else if regexMatch "^[0-9]+s$" $e }}{{- $eMs = mul (trimSuffix "s" $e | int64) 1000 }}
+{{- else }}{{- fail (printf "leasehold.cluster.electionTimeoutMax %q: use a whole number with unit ms or s" $e) }}
+{{- end }}
+{{- $drain = add $drain (div (add (mul $eMs 2) 999) 1000) }}
+{{- end }}
 {{- if kindIs "invalid" .Values.terminationGracePeriodSeconds }}
 {{- add $drain (.Values.terminationGraceMarginSeconds | int64) }}
 {{- else }}
 {{- $grace := .Values.terminationGracePeriodSeconds | int64 }}
 {{- if le $grace $drain }}
-{{- fail (printf "terminationGracePeriodSeconds (%d) must be greater than leasehold.drainTimeout (%s = %ds), or the pod is killed mid-drain" $grace (toString .Values.leasehold.drainTimeout) $drain) }}
+{{- fail (printf "terminationGracePeriodSeconds (%d) must be greater than leasehold.drainTimeout (%s) plus, in cluster mode, the leadership transfer (2 x electionTimeoutMax) = %ds, or the pod is killed mid-drain" $grace (toString .Values.leasehold.drainTimeout) $drain) }}
 {{- end }}
 {{- $grace }}
 {{- end }}
@@ -130,6 +141,11 @@ they render as integers whichever way they were given (values file or --set).
       "acl" $acl
       "cluster" (include "leasehold.clusterConfig" . | fromYaml) }}
 {{- $owned := dict "leasehold" $leasehold "server" (dict "port" (.Values.management.port | int64)) }}
+{{- if .Values.cluster.enabled }}
+{{- /* The admin endpoint behind `bin/leasehold cluster ...`; it refuses callers not on loopback,
+so only `kubectl exec` into a pod reaches it. */}}
+{{- $_ := set $owned "management" (dict "endpoints" (dict "web" (dict "exposure" (dict "include" "health,info,prometheus,cluster")))) }}
+{{- end }}
 {{- with .Values.tls.secretName }}
 {{- $dir := trimSuffix "/" $.Values.tls.mountPath }}
 {{- $bundle := dict
@@ -201,10 +217,13 @@ every peer by its stable DNS name. The node id comes from the pod name (LEASEHOL
 {{- if eq (mod $replicas 2) 0 }}
 {{- fail (printf "cluster.replicas=%d: use an odd number of nodes (3 standard)" $replicas) }}
 {{- end }}
+{{- $founders := include "leasehold.founders" . | int }}
 {{- $peers := dict }}
 {{- $full := include "leasehold.fullname" . }}
 {{- $domain := printf "%s.%s.svc.%s" (include "leasehold.headlessName" .) .Release.Namespace .Values.cluster.clusterDomain }}
-{{- range $i := until $replicas }}
+{{- /* Only the founders: the members the cluster was first formed with. Later pods join
+through `leasehold cluster add` (LEASEHOLD_CLUSTER_JOIN, statefulset.yaml). */}}
+{{- range $i := until $founders }}
 {{- $host := printf "%s-%d.%s" $full $i $domain }}
 {{- $_ := set $peers (printf "%s-%d" $full $i) (dict
       "raft-address" (printf "%s:%d" $host ($.Values.cluster.raftPort | int))
@@ -213,4 +232,16 @@ every peer by its stable DNS name. The node id comes from the pod name (LEASEHOL
 {{- $_ := set $cfg "peers" $peers }}
 {{- end }}
 {{- toYaml $cfg }}
+{{- end }}
+
+{{/*
+cluster.founders: the members the cluster was first formed with (pods 0..founders-1); at most
+cluster.replicas.
+*/}}
+{{- define "leasehold.founders" -}}
+{{- $f := .Values.cluster.founders | default 3 | int }}
+{{- if gt $f (.Values.cluster.replicas | int) }}
+{{- fail (printf "cluster.founders=%d is more than cluster.replicas=%d" $f (.Values.cluster.replicas | int)) }}
+{{- end }}
+{{- $f }}
 {{- end }}
