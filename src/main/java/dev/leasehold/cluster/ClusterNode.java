@@ -132,6 +132,11 @@ public final class ClusterNode implements ServingGate, SmartLifecycle, LockState
     }
 
     private volatile Storage storage = Storage.WAITING;
+    /** Started with {@code join} on empty storage: waiting for {@link Membership#add} (no formation). */
+    private volatile boolean joining;
+    /** This node is no longer in the configuration (removed online); logged once. */
+    private volatile boolean removedLogged;
+    private Membership membership;
     /** The formation decision while storage is empty; roles thread only. */
     private Formation formation;
     private RaftClient probes;
@@ -241,6 +246,13 @@ public final class ClusterNode implements ServingGate, SmartLifecycle, LockState
         running = true;
         if (stored) {
             storage = Storage.FORMED;
+        } else if (settings.join()) {
+            storage = Storage.WAITING;
+            joining = true;
+            LOG.warn("Node {}: no Raft storage in {} and leasehold.cluster.join=true: waiting to be added to the "
+                    + "cluster; on a member run: leasehold cluster add {} --raft-address {} --client-address {} "
+                    + "(docs/cluster.md, \"Changing members\"). It does not vote until then.", settings.nodeId(),
+                    settings.raftDir(), settings.nodeId(), settings.self().raftAddress(), settings.self().clientAddress());
         } else {
             storage = Storage.WAITING;
             formation = new Formation(peerIds());
@@ -431,6 +443,9 @@ public final class ClusterNode implements ServingGate, SmartLifecycle, LockState
         String raft = settings.self().raftAddress();
         int port = Integer.parseInt(raft.substring(raft.lastIndexOf(':') + 1));
         GrpcConfigKeys.Server.setPort(p, port);
+        if (!settings.raftBindAddress().isEmpty()) {
+            GrpcConfigKeys.Server.setHost(p, settings.raftBindAddress());
+        }
         // Ratis's admin service (setConfiguration, transferLeadership) and client service on the
         // Raft port itself, behind its mutual TLS when on: never on a port of their own.
         GrpcConfigKeys.Admin.setPort(p, port);
@@ -471,13 +486,7 @@ public final class ClusterNode implements ServingGate, SmartLifecycle, LockState
             long start = System.nanoTime();
             try {
                 // An explicit target: with none, Ratis steps down and waits for an election timeout.
-                RaftPeerId target = null;
-                for (RaftPeer p : group.getPeers()) {
-                    if (!p.getId().equals(selfId)) {
-                        target = p.getId();
-                        break;
-                    }
-                }
+                RaftPeerId target = handoverTarget();
                 RaftClientReply reply = client.admin().transferLeadership(target,
                         settings.electionTimeoutMax().toMillis() * 2);
                 LOG.info("Drain: leadership handed over in {} ms ({})",
@@ -498,6 +507,32 @@ public final class ClusterNode implements ServingGate, SmartLifecycle, LockState
         } catch (IOException e) {
             LOG.warn("Closing the Raft server: {}", e.toString());
         }
+    }
+
+    /**
+     * The voter to hand leadership to on drain: of the current configuration's voters (a listener
+     * cannot lead), the one whose reported commit index is highest (so it has the most of the log
+     * and needs no catch-up); null if none (then Ratis steps down without a target).
+     */
+    private RaftPeerId handoverTarget() {
+        RaftServer.Division d = division();
+        if (d == null) {
+            return null;
+        }
+        Map<String, Long> commits = new java.util.HashMap<>();
+        for (RaftProtos.CommitInfoProto c : d.getCommitInfos()) {
+            commits.put(c.getServer().getId().toStringUtf8(), c.getCommitIndex());
+        }
+        RaftPeerId best = null;
+        long bestIndex = Long.MIN_VALUE;
+        for (RaftPeer p : d.getRaftConf().getCurrentPeers(RaftProtos.RaftPeerRole.FOLLOWER)) {
+            long index = commits.getOrDefault(p.getId().toString(), -1L);
+            if (!p.getId().equals(selfId) && index > bestIndex) {
+                best = p.getId();
+                bestIndex = index;
+            }
+        }
+        return best;
     }
 
     @Override
@@ -540,6 +575,12 @@ public final class ClusterNode implements ServingGate, SmartLifecycle, LockState
     @Override
     public void logFailed(Throwable cause) {
         LOG.error("Raft log failed on node {}: stopping the process rather than serving on", settings.nodeId(), cause);
+        onFatal.run();
+    }
+
+    @Override
+    public void unknownFormat(String message) {
+        LOG.error("Node {}: {}", settings.nodeId(), message);
         onFatal.run();
     }
 
@@ -589,7 +630,25 @@ public final class ClusterNode implements ServingGate, SmartLifecycle, LockState
     /** On the roles thread, a few times a second: a serving leader records members with storage. */
     private void tendRoster() {
         try {
-            RaftServer.Division d = serving() ? division() : null;
+            RaftServer.Division local = division();
+            if (joining && local != null) {
+                joining = false;
+                storage = Storage.FORMED;
+                LOG.info("Node {}: added to the cluster (as a non-voting listener until it has caught up); Raft "
+                        + "storage formatted in {}", settings.nodeId(), settings.raftDir());
+            }
+            if (tls != null) {
+                Map<String, String> added = new java.util.TreeMap<>();
+                stateMachine.directory().forEach((id, a) -> added.put(id, a.raftAddress()));
+                tls.admit(added);
+            }
+            if (local != null && storage == Storage.FORMED && !removedLogged && stateMachine.rosterRemoved(settings.nodeId())) {
+                removedLogged = true;
+                LOG.error("Node {} was removed from the cluster (leasehold cluster remove): it no longer votes or "
+                        + "serves. Stop it and delete its data directory; it can never rejoin under id {}",
+                        settings.nodeId(), settings.nodeId());
+            }
+            RaftServer.Division d = serving() ? local : null;
             if (d != null) {
                 roster.tick(d.getCommitInfos());
             }
@@ -637,7 +696,8 @@ public final class ClusterNode implements ServingGate, SmartLifecycle, LockState
                 if (leaderId != null) {
                     return;
                 }
-                for (RaftPeer p : group.getPeers()) {
+                RaftServer.Division d = division();
+                for (RaftPeer p : d == null ? group.getPeers() : d.getRaftConf().getAllPeers()) {
                     if (!p.getId().equals(selfId)) {
                         try {
                             rs.getServerRpc().handleException(p.getId(),
@@ -731,8 +791,17 @@ public final class ClusterNode implements ServingGate, SmartLifecycle, LockState
         if (l == null || l.equals(selfId)) {
             return ""; // unknown, or this node (never name the node that answers)
         }
-        ClusterSettings.Peer p = settings.peers().get(l.toString());
-        return p == null ? "" : "leader=" + p.clientAddress();
+        return clientAddress(l.toString()).map(a -> "leader=" + a).orElse("");
+    }
+
+    /** A member's protocol address: from the settings, or, for a member added online, the roster. */
+    java.util.Optional<String> clientAddress(String memberId) {
+        ClusterSettings.Peer p = settings.peers().get(memberId);
+        if (p != null) {
+            return java.util.Optional.of(p.clientAddress());
+        }
+        Roster.Addresses a = stateMachine.directory().get(memberId);
+        return java.util.Optional.ofNullable(a == null ? null : a.clientAddress());
     }
 
     @Override
@@ -772,6 +841,32 @@ public final class ClusterNode implements ServingGate, SmartLifecycle, LockState
                 l == null ? "" : l.toString(), d == null ? 0 : d.getRaftLog().getLastCommittedIndex(),
                 i == null ? 0 : i.getLastAppliedIndex(), leaderChanges.get(), stateMachine.heldKeys(),
                 proposer.backlog(), storage);
+    }
+
+    /**
+     * Online membership changes and the member list (docs/cluster.md "Changing members"); made
+     * once, on first use, after {@link #start}.
+     */
+    public synchronized Membership membership() {
+        if (membership == null) {
+            membership = new Membership(this, stateMachine, tls == null ? new Parameters() : tls.clientParameters());
+        }
+        return membership;
+    }
+
+    /** This node's local Raft view, or null while it has no group (empty storage). */
+    RaftServer.Division localDivision() {
+        return division();
+    }
+
+    /** The leader this node knows of, or null. */
+    RaftPeerId knownLeader() {
+        return leaderId;
+    }
+
+    /** Whether this node waits, on empty storage with {@code join}, to be added. */
+    public boolean joining() {
+        return joining;
     }
 
     /** The settings this node runs with. */

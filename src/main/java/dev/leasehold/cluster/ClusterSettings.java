@@ -18,9 +18,27 @@ import java.util.Map;
  * @param snapshotEvery log entries between snapshots (the log is purged up to the snapshot)
  * @param initialToken a serving leader issues tokens above this and above the replicated
  *        counter, whichever is higher: the floor of a new cluster (docs/cluster.md, "Tokens never go back")
+ * @param join this node is not a founding member: with empty storage it neither forms nor votes,
+ *        it waits until {@code leasehold cluster add} adds it (docs/cluster.md "Changing members")
+ * @param raftBindAddress the local address the Raft port listens on; empty: every interface
  */
 public record ClusterSettings(String nodeId, Map<String, Peer> peers, Path raftDir, Duration electionTimeoutMin,
-        Duration electionTimeoutMax, int maxBatch, int maxInFlight, int maxPending, long snapshotEvery, long initialToken) {
+        Duration electionTimeoutMax, int maxBatch, int maxInFlight, int maxPending, long snapshotEvery, long initialToken,
+        boolean join, String raftBindAddress) {
+
+    /** A founding member ({@code join} false). */
+    public ClusterSettings(String nodeId, Map<String, Peer> peers, Path raftDir, Duration electionTimeoutMin,
+            Duration electionTimeoutMax, int maxBatch, int maxInFlight, int maxPending, long snapshotEvery,
+            long initialToken) {
+        this(nodeId, peers, raftDir, electionTimeoutMin, electionTimeoutMax, maxBatch, maxInFlight, maxPending,
+                snapshotEvery, initialToken, false, "");
+    }
+
+    /** The same node, joining ({@code true}) or founding. */
+    public ClusterSettings withJoin(boolean joining) {
+        return new ClusterSettings(nodeId, peers, raftDir, electionTimeoutMin, electionTimeoutMax, maxBatch, maxInFlight,
+                maxPending, snapshotEvery, initialToken, joining, raftBindAddress);
+    }
 
     /**
      * One node's addresses.

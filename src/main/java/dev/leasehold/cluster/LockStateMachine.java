@@ -59,6 +59,12 @@ final class LockStateMachine extends BaseStateMachine {
 
         /** The Raft log cannot be written: the node must stop rather than serve on. */
         void logFailed(Throwable cause);
+
+        /**
+         * A committed entry (or a snapshot) is in a format this build does not know: a newer build
+         * wrote it. The node must stop rather than skip or misapply it.
+         */
+        void unknownFormat(String message);
     }
 
     private final SimpleStateMachineStorage storage = new SimpleStateMachineStorage();
@@ -101,6 +107,12 @@ final class LockStateMachine extends BaseStateMachine {
         try (DataInputStream in = new DataInputStream(new BufferedInputStream(Files.newInputStream(f.toPath())))) {
             table = ReplicatedTable.readFrom(in);
             roster = Roster.readFrom(in);
+        } catch (IOException e) {
+            String message = "Cannot read snapshot " + f + ": " + e.getMessage() + ". If a newer build wrote it, "
+                    + "upgrade this node to that build (docs/cluster.md \"Upgrading\"); this node does not start "
+                    + "rather than run on part of the state.";
+            listener.unknownFormat(message);
+            throw new IOException(message, e);
         }
         setLastAppliedTermIndex(snapshot.getTermIndex());
         LOG.info("Loaded snapshot {}: {} held keys, token counter {}", snapshot.getTermIndex(), table.size(),
@@ -121,7 +133,17 @@ final class LockStateMachine extends BaseStateMachine {
     public CompletableFuture<Message> applyTransaction(TransactionContext trx) {
         LogEntryProto entry = trx.getLogEntry();
         byte[] data = entry.getStateMachineLogEntry().getLogData().toByteArray();
-        if (data.length > 0 && data[0] == Roster.ENTRY) {
+        int format = data.length == 0 ? -1 : data[0] & 0xFF;
+        if (format != Roster.ENTRY && format != CommandCodec.VERSION) {
+            String message = "Raft log entry " + entry.getIndex() + " (term " + entry.getTerm() + ") has format "
+                    + format + ", which this build does not know (it reads " + CommandCodec.VERSION
+                    + " = lock commands and " + Roster.ENTRY + " = member roster). A newer build wrote it: upgrade this "
+                    + "node to that build (docs/cluster.md \"Upgrading\": followers first, one at a time, the leader "
+                    + "last). Stopping rather than skipping or misapplying a committed entry.";
+            listener.unknownFormat(message);
+            return CompletableFuture.failedFuture(new IllegalStateException(message));
+        }
+        if (format == Roster.ENTRY) {
             synchronized (this) {
                 roster.apply(data);
                 updateLastAppliedTermIndex(entry.getTerm(), entry.getIndex());
@@ -211,6 +233,15 @@ final class LockStateMachine extends BaseStateMachine {
 
     synchronized java.util.Set<String> rosterIds() {
         return roster.ids();
+    }
+
+    synchronized boolean rosterRemoved(String memberId) {
+        return roster.removed(memberId);
+    }
+
+    /** Members added online: id → addresses (docs/cluster.md "Changing members"). */
+    synchronized java.util.Map<String, Roster.Addresses> directory() {
+        return roster.directory();
     }
 
     // ------------------------------------------------------------------ events

@@ -63,6 +63,18 @@ public final class PeerIdentities {
         return new PeerIdentities(names);
     }
 
+    /**
+     * These identities and the members added online ({@code id → raft address}; each named by
+     * its Raft address's host, as a configured peer without an {@code identity}). A configured
+     * peer keeps its configured name.
+     */
+    public PeerIdentities with(Map<String, String> addedRaftAddresses) {
+        Map<String, Name> names = new LinkedHashMap<>(byMember);
+        addedRaftAddresses.forEach((id, raft) -> names.putIfAbsent(id,
+                fromHost(new ClusterSettings.Peer(raft, raft).raftHost())));
+        return new PeerIdentities(names);
+    }
+
     private static Name parse(String id, String identity) {
         int colon = identity.indexOf(':');
         String type = colon < 0 ? "" : identity.substring(0, colon);

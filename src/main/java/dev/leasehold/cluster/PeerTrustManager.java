@@ -19,7 +19,8 @@ import javax.net.ssl.X509ExtendedTrustManager;
 public final class PeerTrustManager extends X509ExtendedTrustManager {
 
     private final AtomicReference<X509ExtendedTrustManager> delegate;
-    private final PeerIdentities identities;
+    /** Who is a member: the configured peers, then also those added online ({@link #members}). */
+    private volatile PeerIdentities identities;
     private final PeerRefusals refusals;
 
     /**
@@ -31,6 +32,11 @@ public final class PeerTrustManager extends X509ExtendedTrustManager {
         this.delegate = new AtomicReference<>(initial);
         this.identities = identities;
         this.refusals = refusals;
+    }
+
+    /** New handshakes accept the members {@code next} names (members added or removed online). */
+    public void members(PeerIdentities next) {
+        identities = next;
     }
 
     /** New handshakes validate against {@code next}. */
@@ -57,6 +63,7 @@ public final class PeerTrustManager extends X509ExtendedTrustManager {
     /** The member a validated chain's leaf names; refuses a chain that names none. */
     String member(X509Certificate[] chain) throws PeerRefusedException {
         X509Certificate leaf = chain[0];
+        PeerIdentities identities = this.identities;
         String member = identities.memberNamedBy(leaf);
         if (member == null) {
             throw new PeerRefusedException(PeerRefusals.Reason.NOT_A_MEMBER, "certificate "

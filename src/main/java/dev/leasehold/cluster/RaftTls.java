@@ -3,6 +3,7 @@ package dev.leasehold.cluster;
 import java.security.cert.CertificateParsingException;
 import java.security.cert.X509Certificate;
 import java.util.List;
+import java.util.Map;
 
 import javax.net.ssl.SSLException;
 import javax.net.ssl.X509ExtendedKeyManager;
@@ -45,6 +46,7 @@ public final class RaftTls {
     private final PeerTrustManager trust;
     private final PeerRefusals refusals;
     private final SslContext listening;
+    private volatile Map<String, String> admitted = Map.of();
 
     /**
      * @param property the setting the material comes from, for messages ({@code leasehold.cluster.tls.bundle = peer})
@@ -71,6 +73,18 @@ public final class RaftTls {
                     .clientAuth(ClientAuth.REQUIRE), SslProvider.JDK).build();
         } catch (SSLException e) {
             throw new IllegalStateException("Invalid " + property + ": " + e.getMessage(), e);
+        }
+    }
+
+    /**
+     * Members added online (the replicated roster's directory, {@code id → raft address}) are
+     * members too: new handshakes accept a certificate naming one. Called whenever the directory
+     * may have changed; cheap when it has not.
+     */
+    public void admit(Map<String, String> addedRaftAddresses) {
+        if (!addedRaftAddresses.equals(admitted)) {
+            admitted = Map.copyOf(addedRaftAddresses);
+            trust.members(identities.with(admitted));
         }
     }
 

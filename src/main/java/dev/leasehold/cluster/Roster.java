@@ -6,7 +6,10 @@ import java.io.EOFException;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.util.Collection;
+import java.util.Collections;
+import java.util.Map;
 import java.util.Set;
+import java.util.TreeMap;
 import java.util.TreeSet;
 
 /**
@@ -44,10 +47,14 @@ final class Roster {
     static final byte ENTRY = 2;
     private static final byte START = 'S';
     private static final byte STORED = 'M';
+    private static final byte ADDRESSES = 'A';
+    private static final byte REMOVED = 'D';
     /** First byte of a roster query (a read-only message). */
     private static final byte QUERY = 'Q';
     /** Marks the roster's part of a snapshot, after the table's. */
     private static final int SNAPSHOT_MAGIC = 0x524f5354; // "ROST"
+    /** Marks the directory's part of a snapshot, after the stored ids. */
+    private static final int DIRECTORY_MAGIC = 0x44495253; // "DIRS"
 
     /** What the group says about one member id. */
     enum Answer {
@@ -59,8 +66,19 @@ final class Roster {
         UNKNOWN
     }
 
+    /**
+     * A member added online: where it runs (its Raft address is in Ratis's configuration too; the
+     * client address, named in {@code X 8} hints, only here).
+     */
+    record Addresses(String raftAddress, String clientAddress) {
+    }
+
     private boolean started;
     private final Set<String> stored = new TreeSet<>();
+    /** Members added online (docs/cluster.md "Changing members"): id → addresses. */
+    private final Map<String, Addresses> directory = new TreeMap<>();
+    /** Ids removed from the configuration: never members again, under any incarnation. */
+    private final Set<String> removed = new TreeSet<>();
 
     /** The entry a serving leader proposes when the roster is not started yet. */
     static byte[] startEntry(Collection<String> initial) {
@@ -70,6 +88,16 @@ final class Roster {
     /** The entry a member proposes once it has stored the log. */
     static byte[] storedEntry(String memberId) {
         return entry(STORED, memberId);
+    }
+
+    /** The entry the admin proposes before it adds {@code memberId} (addresses for hints and TLS). */
+    static byte[] addressesEntry(String memberId, String raftAddress, String clientAddress) {
+        return entry(ADDRESSES, memberId + "|" + raftAddress + "|" + clientAddress);
+    }
+
+    /** The entry the admin proposes once {@code memberId} is out of the configuration. */
+    static byte[] removedEntry(String memberId) {
+        return entry(REMOVED, memberId);
     }
 
     /** A read-only message asking about {@code memberId}. */
@@ -114,6 +142,14 @@ final class Roster {
                 }
             }
             case STORED -> stored.add(text);
+            case ADDRESSES -> {
+                String[] f = text.split("\\|", -1);
+                if (f.length != 3) {
+                    throw new IllegalArgumentException("roster addresses entry " + text);
+                }
+                directory.put(f[0], new Addresses(f[1], f[2]));
+            }
+            case REMOVED -> removed.add(text);
             default -> throw new IllegalArgumentException("unknown roster entry kind " + entry[1]);
         }
     }
@@ -127,7 +163,7 @@ final class Roster {
     }
 
     Answer answer(String memberId) {
-        if (stored.contains(memberId)) {
+        if (stored.contains(memberId) || removed.contains(memberId)) {
             return Answer.STORED;
         }
         return started ? Answer.NEVER_STORED : Answer.UNKNOWN;
@@ -141,9 +177,19 @@ final class Roster {
         return stored.contains(memberId);
     }
 
+    /** Whether {@code memberId} was removed from the cluster (it may never come back under that id). */
+    boolean removed(String memberId) {
+        return removed.contains(memberId);
+    }
+
+    /** Members added online, id → addresses. */
+    Map<String, Addresses> directory() {
+        return Collections.unmodifiableMap(new TreeMap<>(directory));
+    }
+
     /** The ids recorded so far, in order. */
     Set<String> ids() {
-        return java.util.Collections.unmodifiableSet(new TreeSet<>(stored));
+        return Collections.unmodifiableSet(new TreeSet<>(stored));
     }
 
     /** Appends the roster to a snapshot, after the table. */
@@ -152,6 +198,17 @@ final class Roster {
         out.writeBoolean(started);
         out.writeInt(stored.size());
         for (String id : stored) {
+            out.writeUTF(id);
+        }
+        out.writeInt(DIRECTORY_MAGIC);
+        out.writeInt(directory.size());
+        for (Map.Entry<String, Addresses> e : directory.entrySet()) {
+            out.writeUTF(e.getKey());
+            out.writeUTF(e.getValue().raftAddress());
+            out.writeUTF(e.getValue().clientAddress());
+        }
+        out.writeInt(removed.size());
+        for (String id : removed) {
             out.writeUTF(id);
         }
     }
@@ -172,6 +229,23 @@ final class Roster {
         int n = in.readInt();
         for (int i = 0; i < n; i++) {
             r.stored.add(in.readUTF());
+        }
+        int directoryMagic;
+        try {
+            directoryMagic = in.readInt();
+        } catch (EOFException e) {
+            return r; // written before members could be added online
+        }
+        if (directoryMagic != DIRECTORY_MAGIC) {
+            throw new IOException("unknown data after the roster in the snapshot: " + Integer.toHexString(directoryMagic));
+        }
+        int d = in.readInt();
+        for (int i = 0; i < d; i++) {
+            r.directory.put(in.readUTF(), new Addresses(in.readUTF(), in.readUTF()));
+        }
+        int m = in.readInt();
+        for (int i = 0; i < m; i++) {
+            r.removed.add(in.readUTF());
         }
         return r;
     }

@@ -2,6 +2,7 @@ package dev.leasehold.config;
 
 import org.springframework.boot.autoconfigure.condition.ConditionalOnProperty;
 
+import dev.leasehold.admin.ClusterEndpoint;
 import dev.leasehold.cluster.ClusterNode;
 import dev.leasehold.health.ClusterHealthIndicator;
 import dev.leasehold.cluster.PeerRefusals;
@@ -87,6 +88,17 @@ public class ActuatorConfiguration {
             return new LocksEndpoint.Serving(node.servingEpoch() != 0,
                     hint.startsWith("leader=") ? hint.substring("leader=".length()) : hint);
         });
+    }
+
+    /**
+     * Cluster mode: the {@code cluster} endpoint (members, add, remove, replace), made only when it
+     * is exposed (not by default) and answered from loopback only (docs/security.md).
+     */
+    @Bean
+    @ConditionalOnAvailableEndpoint(ClusterEndpoint.class)
+    @ConditionalOnProperty(prefix = "leasehold.cluster", name = "node-id")
+    ClusterEndpoint clusterEndpoint(ClusterNode node) {
+        return new ClusterEndpoint(node.membership());
     }
 
     /** Cluster mode: the {@code cluster} health component. */

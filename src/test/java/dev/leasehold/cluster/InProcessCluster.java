@@ -127,6 +127,11 @@ public final class InProcessCluster implements AutoCloseable {
         return "n" + i;
     }
 
+    /** The Raft group of every node (for a test's own Raft client). */
+    public RaftGroup raftGroup() {
+        return group;
+    }
+
     public int size() {
         return nodes.length;
     }

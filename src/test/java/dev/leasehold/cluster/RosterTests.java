@@ -81,4 +81,47 @@ class RosterTests {
             assertThat(read.answer("n1")).isEqualTo(Roster.Answer.UNKNOWN);
         }
     }
+
+    @Test
+    void membersAddedOnlineKeepTheirAddressesAndARemovedIdIsNeverNew() throws Exception {
+        roster.apply(Roster.startEntry(List.of()));
+        roster.apply(Roster.addressesEntry("n4", "10.0.0.4:7430", "10.0.0.4:7420"));
+        assertThat(roster.directory()).containsEntry("n4", new Roster.Addresses("10.0.0.4:7430", "10.0.0.4:7420"));
+        assertThat(roster.answer("n4")).as("added, not stored yet").isEqualTo(Roster.Answer.NEVER_STORED);
+        roster.apply(Roster.removedEntry("n2"));
+        assertThat(roster.removed("n2")).isTrue();
+        assertThat(roster.answer("n2")).as("a removed id may never format and join").isEqualTo(Roster.Answer.STORED);
+
+        ByteArrayOutputStream bytes = new ByteArrayOutputStream();
+        try (DataOutputStream out = new DataOutputStream(bytes)) {
+            new ReplicatedTable().writeTo(out);
+            roster.writeTo(out);
+        }
+        try (DataInputStream in = new DataInputStream(new ByteArrayInputStream(bytes.toByteArray()))) {
+            ReplicatedTable.readFrom(in);
+            Roster read = Roster.readFrom(in);
+            assertThat(read.directory()).isEqualTo(roster.directory());
+            assertThat(read.removed("n2")).isTrue();
+            assertThat(read.removed("n4")).isFalse();
+        }
+    }
+
+    @Test
+    void aSnapshotFromBeforeOnlineChangesHasAnEmptyDirectory() throws Exception {
+        roster.apply(Roster.startEntry(List.of("n1")));
+        ByteArrayOutputStream bytes = new ByteArrayOutputStream();
+        try (DataOutputStream out = new DataOutputStream(bytes)) {
+            new ReplicatedTable().writeTo(out);
+            roster.writeTo(out);
+        }
+        byte[] all = bytes.toByteArray();
+        // The roster part as the previous build wrote it: magic, started, ids; no directory section.
+        int cut = all.length - (4 + 4 + 4);
+        try (DataInputStream in = new DataInputStream(new ByteArrayInputStream(java.util.Arrays.copyOf(all, cut)))) {
+            ReplicatedTable.readFrom(in);
+            Roster read = Roster.readFrom(in);
+            assertThat(read.ids()).containsExactly("n1");
+            assertThat(read.directory()).isEmpty();
+        }
+    }
 }

@@ -15,22 +15,22 @@ import java.util.concurrent.TimeUnit;
  * Runs the command line as a real separate JVM ({@code java -cp <classes> dev.leasehold.client.cli.Main})
  * with stdout and stderr in files, and kills everything it started on {@link #killAll()}.
  */
-final class CliProcess {
+public final class CliProcess {
 
     /** A finished run. */
-    record Result(int exitCode, String out, String err) {
+    public record Result(int exitCode, String out, String err) {
     }
 
     private final Path dir;
     private final List<Process> started = new CopyOnWriteArrayList<>();
     private int n;
 
-    CliProcess(Path dir) {
+    public CliProcess(Path dir) {
         this.dir = dir;
     }
 
     /** Starts the CLI with extra environment variables; its output goes to files in the temp dir. */
-    synchronized Started start(Map<String, String> env, String... args) throws IOException {
+    public synchronized Started start(Map<String, String> env, String... args) throws IOException {
         List<String> cmd = new ArrayList<>();
         cmd.add(Path.of(System.getProperty("java.home"), "bin", "java").toString());
         cmd.add("-XX:+UseSerialGC");
@@ -52,16 +52,16 @@ final class CliProcess {
     }
 
     /** Runs the CLI to its end (at most 60 s). */
-    Result run(Map<String, String> env, String... args) throws Exception {
+    public Result run(Map<String, String> env, String... args) throws Exception {
         return start(env, args).await();
     }
 
-    Result run(String... args) throws Exception {
+    public Result run(String... args) throws Exception {
         return run(Map.of(), args);
     }
 
     /** SIGKILL to every CLI started and everything under it. */
-    void killAll() {
+    public void killAll() {
         for (Process p : started) {
             p.descendants().forEach(ProcessHandle::destroyForcibly);
             p.destroyForcibly();
@@ -85,9 +85,9 @@ final class CliProcess {
     }
 
     /** A started CLI. */
-    record Started(Process process, List<String> args, Path out, Path err) {
+    public record Started(Process process, List<String> args, Path out, Path err) {
 
-        Result await() throws Exception {
+        public Result await() throws Exception {
             long t0 = System.nanoTime();
             if (!process.waitFor(60, TimeUnit.SECONDS)) {
                 process.destroyForcibly();
@@ -98,7 +98,7 @@ final class CliProcess {
             return new Result(process.exitValue(), read(out), read(err));
         }
 
-        String stderr() throws IOException {
+        public String stderr() throws IOException {
             return read(err);
         }
     }

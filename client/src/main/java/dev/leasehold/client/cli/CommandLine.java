@@ -17,11 +17,12 @@ import java.util.Set;
 final class CommandLine {
 
     static final List<String> COMMANDS = List.of("run", "acquire", "release", "extend", "ping", "check", "inspect",
-            "top");
+            "top", "cluster");
     /** Commands that also take their options as plain arguments, in this order ({@code check KEY TOKEN}). */
     private static final Map<String, List<String>> POSITIONAL = Map.of(
             "check", List.of("--key", "--token"),
-            "inspect", List.of("--key"));
+            "inspect", List.of("--key"),
+            "cluster", List.of("--action", "--id", "--new-id"));
 
     private static final Set<String> GLOBAL_VALUED = Set.of("--server", "--timeout", "--cacert", "--cert",
             "--cert-key");
@@ -34,10 +35,11 @@ final class CommandLine {
             "ping", Set.of(),
             "check", Set.of("--key", "--token"),
             "inspect", Set.of("--key", "--http"),
-            "top", Set.of("--n", "--http"));
+            "top", Set.of("--n", "--http"),
+            "cluster", Set.of("--action", "--id", "--new-id", "--raft-address", "--client-address", "--http"));
     /** {@code --json} is for the commands whose output is a result; {@code run}'s output is its command's. */
     private static final Set<String> JSON_COMMANDS = Set.of("acquire", "release", "extend", "ping", "check",
-            "inspect", "top");
+            "inspect", "top", "cluster");
 
     private final String command;
     private final Map<String, String> values;

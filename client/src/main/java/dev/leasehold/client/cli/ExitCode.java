@@ -29,6 +29,8 @@ enum ExitCode {
     NOT_HELD(70),
     /** An unexpected failure of the command line itself (a bug). */
     INTERNAL(71),
+    /** {@code cluster}: the server refused the change (the line says why); nothing was changed. */
+    REFUSED(72),
     /** {@code run}: the command could not be started (not found, not executable). */
     CANNOT_START(127);
 

@@ -29,6 +29,7 @@ final class Help {
             Exit codes: 0 done, 64 usage error, 65 timed out, 66 busy, 67 indeterminate,
               68 unavailable (server unreachable, nothing sent), 69 lock lost (run),
               70 not held (release, extend) or not current (check), 71 internal error,
+              72 refused (cluster change; nothing changed),
               127 command not startable (run).
             """;
 
@@ -44,6 +45,7 @@ final class Help {
               check    ask whether a fencing token is still the key's active grant
               inspect  show who holds a key, since when, its lease and its waiters
               top      show the keys with the longest queues and the oldest grants
+              cluster  list, add, remove or replace cluster members (run on a member)
 
             Run 'leasehold COMMAND --help' for a command's options.
 
@@ -174,6 +176,32 @@ final class Help {
 
             """ + GLOBAL + DURATIONS + "\n" + EXIT_CODES;
 
+    static final String CLUSTER = """
+            usage: leasehold cluster members
+                   leasehold cluster add ID --raft-address HOST:PORT --client-address HOST:PORT
+                   leasehold cluster remove ID
+                   leasehold cluster replace OLD_ID NEW_ID --raft-address HOST:PORT --client-address HOST:PORT
+
+            Lists or changes the members of a running cluster, one change at a time, through the
+            management port of the node it runs on (it answers only from loopback: run it inside
+            a member's pod, kubectl exec leasehold-0 -- bin/leasehold cluster members).
+              members  every member: role (LEADER, VOTER, LISTENER), addresses, commit index, last contact
+              add      ID runs with leasehold.cluster.join=true on an empty data directory; it is
+                       probed, added as a non-voting listener, caught up, then made a voter
+              remove   a leader hands leadership over first; the id can never rejoin
+              replace  remove OLD_ID (a lost disk), then add NEW_ID (a new id, never the old one)
+            A change that would leave fewer voters than a majority is refused (exit 72).
+
+            Options:
+              --raft-address HOST:PORT    the new node's Raft port (add, replace)
+              --client-address HOST:PORT  the new node's lock protocol port, named in X 8 hints
+              --http URL         the node's management port, default http://127.0.0.1:7421; the
+                                 cluster endpoint must be exposed (the Helm chart does)
+              --timeout DUR      how long to wait for the answer (default 2m)
+              --json             print the endpoint's JSON as it came
+
+            """ + EXIT_CODES;
+
     private Help() {
     }
 
@@ -196,6 +224,8 @@ final class Help {
                 return INSPECT;
             case "top":
                 return TOP;
+            case "cluster":
+                return CLUSTER;
             default:
                 return PING;
         }

@@ -1,0 +1,62 @@
+package dev.leasehold.cluster;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
+import java.nio.file.Path;
+import java.time.Duration;
+
+import org.apache.ratis.client.RaftClient;
+import org.apache.ratis.conf.RaftProperties;
+import org.apache.ratis.protocol.ClientId;
+import org.apache.ratis.protocol.Message;
+import org.apache.ratis.retry.RetryPolicies;
+import org.apache.ratis.thirdparty.com.google.protobuf.UnsafeByteOperations;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+import dev.leasehold.testing.support.Ports;
+
+/**
+ * Upgrades (docs/cluster.md "Upgrading"): a committed log entry in a format this build does not
+ * know, as a newer build's leader would write it, stops every node that applies it (the fatal
+ * hook, which halts the process in production) instead of being skipped or misapplied. The
+ * entry is written through a plain Raft client, as the newer build's proposer would.
+ */
+class LogFormatIntegrationTests {
+
+    @TempDir
+    Path dir;
+
+    @Test
+    void anEntryOfAnUnknownFormatStopsTheNodeInsteadOfBeingMisapplied() throws Exception {
+        int[] ports = {Ports.free(), Ports.free(), Ports.free()};
+        String[] addresses = new String[3];
+        for (int i = 0; i < 3; i++) {
+            addresses[i] = "127.0.0.1:" + ports[i];
+        }
+        try (InProcessCluster cluster = InProcessCluster.start(dir, ports, addresses, Duration.ofMillis(750),
+                Duration.ofMillis(1500))) {
+            int leader = cluster.awaitServingLeader(-1);
+            long appliedBefore = cluster.node(leader).status().appliedIndex();
+            assertThat(cluster.logFailed()).isFalse();
+            byte[] newer = {(byte) (Roster.ENTRY + 1), 1, 2, 3}; // the next format byte a newer build would use
+            try (RaftClient c = RaftClient.newBuilder().setProperties(new RaftProperties())
+                    .setRaftGroup(cluster.raftGroup()).setClientId(ClientId.randomId())
+                    .setRetryPolicy(RetryPolicies.noRetry()).build()) {
+                c.async().send(Message.valueOf(UnsafeByteOperations.unsafeWrap(newer)));
+                await().atMost(Duration.ofSeconds(30)).until(cluster::logFailed);
+            }
+            // A majority committed the entry; none of them applied it (the applied index stays below it).
+            await().atMost(Duration.ofSeconds(30)).until(() -> {
+                int stopped = 0;
+                for (int i = 0; i < 3; i++) {
+                    ClusterNode.Status s = cluster.node(i).status();
+                    stopped += s.appliedIndex() < s.commitIndex() ? 1 : 0;
+                }
+                return stopped >= 2;
+            });
+            assertThat(cluster.node(leader).status().appliedIndex()).isGreaterThanOrEqualTo(appliedBefore);
+        }
+    }
+}
