@@ -17,12 +17,16 @@ COPY .mvn .mvn
 COPY client client
 COPY spring spring
 COPY src src
+COPY bin bin
 
 # The cache mount keeps ~/.m2 (Maven itself and the dependencies) between builds (BuildKit).
 # maven.test.skip also skips compiling tests, so no test-only dependency is downloaded.
 RUN --mount=type=cache,target=/root/.m2 \
     ./mvnw -B -ntp -Dmaven.test.skip=true -pl :leasehold -am package \
- && cp target/leasehold-*.jar /src/leasehold.jar
+ && cp target/leasehold-*.jar /src/leasehold.jar \
+ && for j in client/target/leasehold-client-*.jar; do \
+      case "$j" in *-sources.jar|*-javadoc.jar|*-tests.jar) ;; *) cp "$j" /src/leasehold-client.jar ;; esac; \
+    done
 
 
 FROM eclipse-temurin:17-jre
@@ -39,6 +43,9 @@ RUN groupadd --system --gid "${GID}" leasehold \
 
 WORKDIR /app
 COPY --from=build --chown=root:root --chmod=0444 /src/leasehold.jar /app/leasehold.jar
+# The command line, for operators inside the pod: kubectl exec leasehold-0 -- bin/leasehold cluster members
+COPY --from=build --chown=root:root --chmod=0444 /src/leasehold-client.jar /app/bin/leasehold-client.jar
+COPY --from=build --chown=root:root --chmod=0555 /src/bin/leasehold /app/bin/leasehold
 
 # The data directory holds the fsync'd token high-water mark and the lease horizon: it must
 # outlive the container. Mount a volume (or a PersistentVolumeClaim) here; one writer only.
