@@ -199,7 +199,9 @@ chart's bundle from cluster.tls.secretName) when a Secret is set, else "" (plain
 
 {{/*
 leasehold.cluster.*: the tuning always (equal to the server's defaults), and in cluster mode
-every peer by its stable DNS name. The node id comes from the pod name (LEASEHOLD_CLUSTER_NODEID).
+every peer by its stable DNS name. join stays false here: the start-up shell sets
+LEASEHOLD_CLUSTER_JOIN=true for pods past cluster.founders (statefulset.yaml); the Raft port binds
+every interface of the pod. The node id comes from the pod name (LEASEHOLD_CLUSTER_NODEID).
 */}}
 {{- define "leasehold.clusterConfig" -}}
 {{- $c := .Values.leasehold.cluster }}
@@ -211,7 +213,9 @@ every peer by its stable DNS name. The node id comes from the pod name (LEASEHOL
       "max-pending" ($c.maxPending | int64)
       "snapshot-every" ($c.snapshotEvery | int64)
       "tls" (dict "bundle" (include "leasehold.peerTlsBundle" .))
-      "initial-token" ($c.initialToken | default 0 | int64) }}
+      "initial-token" ($c.initialToken | default 0 | int64)
+      "join" false
+      "raft-bind-address" "" }}
 {{- if .Values.cluster.enabled }}
 {{- $replicas := .Values.cluster.replicas | int }}
 {{- if eq (mod $replicas 2) 0 }}

@@ -142,7 +142,7 @@ public record LeaseholdProperties(
             }
             check(acl.get(identity) != null, "leasehold.acl", identity, "needs a list of key prefixes");
         }
-        cluster = cluster != null ? cluster : new Cluster(null, null, null, null, 256, 8, 65536, 100_000, null, 0, false, "");
+        cluster = cluster != null ? cluster : new Cluster(null, null, null, null, 256, 8, 65536, 100_000, null, 0, false, null);
         check(!cluster.enabled() || maxKeyBytes <= 65535, "leasehold.max-key-bytes", maxKeyBytes,
                 "must be at most 65535 in cluster mode");
         check(acl.isEmpty() || tls.clientAuth() != ClientAuth.NONE, "leasehold.acl", acl.keySet(),
@@ -198,18 +198,18 @@ public record LeaseholdProperties(
      * @param join a node that is not a founding member: on empty storage it does not form or vote
      *        but waits for {@code leasehold cluster add} (docs/cluster.md "Changing members");
      *        ignored once the node has storage
-     * @param raftBindAddress the local address the Raft port binds; empty: every interface
+     * @param raftBindAddress the local address the Raft port binds; unset: every interface
      */
     public record Cluster(String nodeId, Map<String, Peer> peers, @DefaultValue("750ms") Duration electionTimeoutMin,
             @DefaultValue("1500ms") Duration electionTimeoutMax, @DefaultValue("256") int maxBatch,
             @DefaultValue("1") int maxInFlight, @DefaultValue("65536") int maxPending,
             @DefaultValue("100000") long snapshotEvery, @DefaultValue ClusterTls tls,
             @DefaultValue("0") long initialToken, @DefaultValue("false") boolean join,
-            @DefaultValue("") String raftBindAddress) {
+            String raftBindAddress) {
 
         public Cluster {
             tls = tls != null ? tls : new ClusterTls(null);
-            raftBindAddress = raftBindAddress == null ? "" : raftBindAddress.trim();
+            raftBindAddress = raftBindAddress == null || raftBindAddress.isBlank() ? null : raftBindAddress.trim();
             peers = peers == null ? Map.of() : Collections.unmodifiableMap(new LinkedHashMap<>(peers));
             electionTimeoutMin = electionTimeoutMin != null ? electionTimeoutMin : Duration.ofMillis(750);
             electionTimeoutMax = electionTimeoutMax != null ? electionTimeoutMax : Duration.ofMillis(1500);

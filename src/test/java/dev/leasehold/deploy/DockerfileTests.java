@@ -161,7 +161,7 @@ class DockerfileTests {
             copied.addAll(parts.subList(0, parts.size() - 1));
         }
         assertThat(copied).containsExactlyInAnyOrder("mvnw", "pom.xml", "server-pom.xml", ".mvn", "client", "spring",
-                "src");
+                "src", "bin");
         for (String source : copied) {
             assertThat(Path.of(source)).exists();
             assertThat(rules).as(".dockerignore must re-include %s", source)

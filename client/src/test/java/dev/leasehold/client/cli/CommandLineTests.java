@@ -97,7 +97,17 @@ class CommandLineTests {
     void usageErrorsAreOneLineOnStderrWithExitCode64() {
         Object[][] cases = {
             {new String[] {}, "leasehold: missing command; commands are run, acquire, release, extend, ping,"
-                    + " check, inspect, top (see leasehold --help)"},
+                    + " check, inspect, top, cluster (see leasehold --help)"},
+            {new String[] {"cluster"},
+                "leasehold cluster: missing what to do: members, add, remove or replace (see leasehold cluster --help)"},
+            {new String[] {"cluster", "grow"}, "leasehold cluster: unknown cluster action 'grow': members, add, remove"
+                    + " or replace (see leasehold cluster --help)"},
+            {new String[] {"cluster", "add", "n4", "--client-address", "h:7420"},
+                "leasehold cluster: add needs --raft-address HOST:PORT (the new node's Raft port)"},
+            {new String[] {"cluster", "replace", "n2", "--raft-address", "h:7430", "--client-address", "h:7420"},
+                "leasehold cluster: replace needs the new node's id after the old one"},
+            {new String[] {"cluster", "remove", "n2", "n3", "n4", "n5"}, null},
+            {new String[] {"cluster", "members", "n1"}, "leasehold cluster: members takes no arguments"},
             {new String[] {"check", "k", "1", "2"},
                 "leasehold check: unexpected argument '2' (see leasehold check --help)"},
             {new String[] {"check", "k"}, "leasehold check: check needs --token (see leasehold check --help)"},
