@@ -28,7 +28,8 @@ import reactor.core.publisher.Mono;
  * {@code leasehold cluster ...} calls:
  * <ul>
  *   <li>{@code GET /actuator/cluster}: members, roles, commit indexes, last contact;</li>
- *   <li>{@code POST /actuator/cluster/add} {@code {"id", "raftAddress", "clientAddress"}};</li>
+ *   <li>{@code POST /actuator/cluster/add} {@code {"id", "raftAddress", "clientAddress"}} and, with
+ *       cluster TLS, optionally {@code "identity"} (the SAN that names the new node);</li>
  *   <li>{@code POST /actuator/cluster/remove} {@code {"id"}};</li>
  *   <li>{@code POST /actuator/cluster/replace} {@code {"id", "newId", "raftAddress", "clientAddress"}}.</li>
  * </ul>
@@ -65,11 +66,12 @@ public final class ClusterEndpoint implements DisposableBean {
     /** One change: {@code add}, {@code remove} or {@code replace}. */
     @WriteOperation
     public Mono<WebEndpointResponse<Map<String, Object>>> change(@Selector String action, String id,
-            @Nullable String newId, @Nullable String raftAddress, @Nullable String clientAddress) {
+            @Nullable String newId, @Nullable String raftAddress, @Nullable String clientAddress,
+            @Nullable String identity) {
         Callable<Map<String, Object>> call = switch (action) {
-            case "add" -> () -> result(membership.add(id, raftAddress, clientAddress));
+            case "add" -> () -> result(membership.add(id, raftAddress, clientAddress, identity));
             case "remove" -> () -> result(membership.remove(id));
-            case "replace" -> () -> result(membership.replace(id, newId, raftAddress, clientAddress));
+            case "replace" -> () -> result(membership.replace(id, newId, raftAddress, clientAddress, identity));
             default -> null;
         };
         if (call == null) {

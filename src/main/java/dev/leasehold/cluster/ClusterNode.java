@@ -637,11 +637,7 @@ public final class ClusterNode implements ServingGate, SmartLifecycle, LockState
                 LOG.info("Node {}: added to the cluster (as a non-voting listener until it has caught up); Raft "
                         + "storage formatted in {}", settings.nodeId(), settings.raftDir());
             }
-            if (tls != null) {
-                Map<String, String> added = new java.util.TreeMap<>();
-                stateMachine.directory().forEach((id, a) -> added.put(id, a.raftAddress()));
-                tls.admit(added);
-            }
+            admitAddedMembers();
             if (local != null && storage == Storage.FORMED && !removedLogged && stateMachine.rosterRemoved(settings.nodeId())) {
                 removedLogged = true;
                 LOG.error("Node {} was removed from the cluster (leasehold cluster remove): it no longer votes or "
@@ -655,6 +651,16 @@ public final class ClusterNode implements ServingGate, SmartLifecycle, LockState
         } catch (RuntimeException e) {
             // never let one failure end the periodic task
             LOG.warn("Roster step failed: {}", e.toString());
+        }
+    }
+
+    /** With cluster TLS, accept certificates of the members added online (the roster's directory). */
+    void admitAddedMembers() {
+        if (tls != null) {
+            Map<String, ClusterSettings.Peer> added = new java.util.TreeMap<>();
+            stateMachine.directory().forEach((id, a) -> added.put(id, new ClusterSettings.Peer(a.raftAddress(),
+                    a.clientAddress(), a.identity().isEmpty() ? null : a.identity())));
+            tls.admit(added);
         }
     }
 

@@ -153,12 +153,24 @@ public final class Membership {
 
     /** Adds {@code id} (running with {@code leasehold.cluster.join=true}) as a listener, then a voter. */
     public synchronized Result add(String id, String raftAddress, String clientAddress) {
+        return add(id, raftAddress, clientAddress, null);
+    }
+
+    /**
+     * As {@link #add(String, String, String)}; with cluster TLS the members accept the new node's
+     * certificate if it names {@code identity} ({@code dns:}, {@code ip:} or {@code uri:}, as
+     * {@code leasehold.cluster.peers.<id>.identity}), or, when null, the host of its Raft address.
+     */
+    public synchronized Result add(String id, String raftAddress, String clientAddress, String identity) {
         long start = System.nanoTime();
         long deadline = start + TimeUnit.MILLISECONDS.toNanos(timeoutMillis);
         List<String> steps = new ArrayList<>();
         checkId(id);
         checkHostPort("raft-address", raftAddress);
         checkHostPort("client-address", clientAddress);
+        if (identity != null && !identity.isEmpty() && !identity.matches("(dns|ip|uri):.+")) {
+            throw refused("invalid identity '" + identity + "': dns:<name>, ip:<address> or uri:<uri>");
+        }
         View before = view(deadline);
         if (before.member(id) != null) {
             throw refused("node " + id + " is already a member (" + before.member(id).role() + ")");
@@ -174,6 +186,18 @@ public final class Membership {
         List<RaftPeer> listeners = conf.listeners();
         RaftPeer listener = RaftPeer.newBuilder().setId(id).setAddress(raftAddress)
                 .setStartupRole(RaftPeerRole.LISTENER).build();
+
+        propose(Roster.addressesEntry(id, raftAddress, clientAddress, identity), before.leader(), deadline, false);
+        steps.add(step("recorded its addresses", start));
+        // This node dials the new one next: with cluster TLS it must accept its certificate first.
+        while (!stateMachine.directory().containsKey(id)) {
+            if (System.nanoTime() > deadline) {
+                throw new MembershipException(MembershipException.Kind.TIMEOUT, "the addresses of " + id
+                        + " did not reach this node in time; the configuration was not changed", false);
+            }
+            pause();
+        }
+        node.admitAddedMembers();
 
         // Probe: the new node creates the group (formats its empty storage) or the change stops here.
         List<RaftPeer> all = new ArrayList<>(voters);
@@ -191,14 +215,12 @@ public final class Membership {
                 throw m;
             }
             throw new MembershipException(MembershipException.Kind.UNAVAILABLE, "node " + id + " at " + raftAddress
-                    + " did not answer within " + rpcMillis + " ms (" + rootMessage(e) + "): nothing was changed. "
+                    + " did not answer within " + rpcMillis + " ms (" + rootMessage(e) + "): nothing was changed "
+                    + "(the configuration is as before). "
                     + "Start it with leasehold.cluster.join=true, check that members can reach its Raft port, and "
                     + "add it again", false);
         }
         steps.add(step("probed " + id + " at " + raftAddress + " (its storage is formatted)", start));
-
-        propose(Roster.addressesEntry(id, raftAddress, clientAddress), before.leader(), deadline, false);
-        steps.add(step("recorded its addresses", start));
 
         List<RaftPeer> withListener = new ArrayList<>(listeners);
         withListener.add(listener);
@@ -272,6 +294,12 @@ public final class Membership {
 
     /** Removes {@code oldId} (its disk is lost, or it is gone), then adds {@code newId} in its place. */
     public synchronized Result replace(String oldId, String newId, String raftAddress, String clientAddress) {
+        return replace(oldId, newId, raftAddress, clientAddress, null);
+    }
+
+    /** As {@link #replace(String, String, String, String)}, naming the new node's certificate identity. */
+    public synchronized Result replace(String oldId, String newId, String raftAddress, String clientAddress,
+            String identity) {
         long start = System.nanoTime();
         checkId(oldId);
         checkId(newId);
@@ -283,7 +311,7 @@ public final class Membership {
         Result removed = remove(oldId);
         Result added;
         try {
-            added = add(newId, raftAddress, clientAddress);
+            added = add(newId, raftAddress, clientAddress, identity);
         } catch (MembershipException e) {
             throw new MembershipException(e.kind(), oldId + " was removed, but adding " + newId + " failed: "
                     + e.getMessage() + ". Fix that and run: leasehold cluster add " + newId + " --raft-address "

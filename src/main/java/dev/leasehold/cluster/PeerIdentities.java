@@ -64,14 +64,14 @@ public final class PeerIdentities {
     }
 
     /**
-     * These identities and the members added online ({@code id → raft address}; each named by
-     * its Raft address's host, as a configured peer without an {@code identity}). A configured
-     * peer keeps its configured name.
+     * These identities and the members added online ({@code id → peer}: named by its
+     * {@code identity} when the add gave one, else by its Raft address's host, as a configured
+     * peer). A configured peer keeps its configured name.
      */
-    public PeerIdentities with(Map<String, String> addedRaftAddresses) {
+    public PeerIdentities with(Map<String, ClusterSettings.Peer> added) {
         Map<String, Name> names = new LinkedHashMap<>(byMember);
-        addedRaftAddresses.forEach((id, raft) -> names.putIfAbsent(id,
-                fromHost(new ClusterSettings.Peer(raft, raft).raftHost())));
+        added.forEach((id, p) -> names.putIfAbsent(id, p.identity() != null && !p.identity().isEmpty()
+                ? parse(id, p.identity()) : fromHost(p.raftHost())));
         return new PeerIdentities(names);
     }
 

@@ -46,7 +46,7 @@ public final class RaftTls {
     private final PeerTrustManager trust;
     private final PeerRefusals refusals;
     private final SslContext listening;
-    private volatile Map<String, String> admitted = Map.of();
+    private volatile Map<String, ClusterSettings.Peer> admitted = Map.of();
 
     /**
      * @param property the setting the material comes from, for messages ({@code leasehold.cluster.tls.bundle = peer})
@@ -77,13 +77,13 @@ public final class RaftTls {
     }
 
     /**
-     * Members added online (the replicated roster's directory, {@code id → raft address}) are
+     * Members added online (the replicated roster's directory, {@code id → peer}) are
      * members too: new handshakes accept a certificate naming one. Called whenever the directory
      * may have changed; cheap when it has not.
      */
-    public void admit(Map<String, String> addedRaftAddresses) {
-        if (!addedRaftAddresses.equals(admitted)) {
-            admitted = Map.copyOf(addedRaftAddresses);
+    public void admit(Map<String, ClusterSettings.Peer> added) {
+        if (!added.equals(admitted)) {
+            admitted = Map.copyOf(added);
             trust.members(identities.with(admitted));
         }
     }

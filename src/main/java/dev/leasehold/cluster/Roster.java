@@ -70,7 +70,12 @@ final class Roster {
      * A member added online: where it runs (its Raft address is in Ratis's configuration too; the
      * client address, named in {@code X 8} hints, only here).
      */
-    record Addresses(String raftAddress, String clientAddress) {
+    record Addresses(String raftAddress, String clientAddress, String identity) {
+
+        /** Without an explicit identity: named by its Raft address's host. */
+        Addresses(String raftAddress, String clientAddress) {
+            this(raftAddress, clientAddress, "");
+        }
     }
 
     private boolean started;
@@ -91,8 +96,9 @@ final class Roster {
     }
 
     /** The entry the admin proposes before it adds {@code memberId} (addresses for hints and TLS). */
-    static byte[] addressesEntry(String memberId, String raftAddress, String clientAddress) {
-        return entry(ADDRESSES, memberId + "|" + raftAddress + "|" + clientAddress);
+    static byte[] addressesEntry(String memberId, String raftAddress, String clientAddress, String identity) {
+        return entry(ADDRESSES, memberId + "|" + raftAddress + "|" + clientAddress + "|"
+                + (identity == null ? "" : identity));
     }
 
     /** The entry the admin proposes once {@code memberId} is out of the configuration. */
@@ -144,10 +150,10 @@ final class Roster {
             case STORED -> stored.add(text);
             case ADDRESSES -> {
                 String[] f = text.split("\\|", -1);
-                if (f.length != 3) {
+                if (f.length != 4) {
                     throw new IllegalArgumentException("roster addresses entry " + text);
                 }
-                directory.put(f[0], new Addresses(f[1], f[2]));
+                directory.put(f[0], new Addresses(f[1], f[2], f[3]));
             }
             case REMOVED -> removed.add(text);
             default -> throw new IllegalArgumentException("unknown roster entry kind " + entry[1]);
@@ -206,6 +212,7 @@ final class Roster {
             out.writeUTF(e.getKey());
             out.writeUTF(e.getValue().raftAddress());
             out.writeUTF(e.getValue().clientAddress());
+            out.writeUTF(e.getValue().identity());
         }
         out.writeInt(removed.size());
         for (String id : removed) {
@@ -241,7 +248,7 @@ final class Roster {
         }
         int d = in.readInt();
         for (int i = 0; i < d; i++) {
-            r.directory.put(in.readUTF(), new Addresses(in.readUTF(), in.readUTF()));
+            r.directory.put(in.readUTF(), new Addresses(in.readUTF(), in.readUTF(), in.readUTF()));
         }
         int m = in.readInt();
         for (int i = 0; i < m; i++) {

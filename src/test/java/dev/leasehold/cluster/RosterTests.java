@@ -85,8 +85,8 @@ class RosterTests {
     @Test
     void membersAddedOnlineKeepTheirAddressesAndARemovedIdIsNeverNew() throws Exception {
         roster.apply(Roster.startEntry(List.of()));
-        roster.apply(Roster.addressesEntry("n4", "10.0.0.4:7430", "10.0.0.4:7420"));
-        assertThat(roster.directory()).containsEntry("n4", new Roster.Addresses("10.0.0.4:7430", "10.0.0.4:7420"));
+        roster.apply(Roster.addressesEntry("n4", "10.0.0.4:7430", "10.0.0.4:7420", "uri:spiffe://x/n4"));
+        assertThat(roster.directory()).containsEntry("n4", new Roster.Addresses("10.0.0.4:7430", "10.0.0.4:7420", "uri:spiffe://x/n4"));
         assertThat(roster.answer("n4")).as("added, not stored yet").isEqualTo(Roster.Answer.NEVER_STORED);
         roster.apply(Roster.removedEntry("n2"));
         assertThat(roster.removed("n2")).isTrue();

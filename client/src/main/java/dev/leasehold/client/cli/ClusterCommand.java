@@ -36,10 +36,12 @@ final class ClusterCommand {
         String newId = ctx.line().value("--new-id");
         String raft = ctx.line().value("--raft-address");
         String client = ctx.line().value("--client-address");
+        String identity = ctx.line().value("--identity");
         Map<String, Object> body = new LinkedHashMap<>();
         switch (action) {
             case "members" -> {
-                refuse(id != null || newId != null || raft != null || client != null, "members takes no arguments");
+                refuse(id != null || newId != null || raft != null || client != null || identity != null,
+                        "members takes no arguments");
                 return call(ctx, "GET", "", null);
             }
             case "add" -> {
@@ -53,7 +55,8 @@ final class ClusterCommand {
             }
             case "remove" -> {
                 need(id, "remove needs the id of the member to remove: leasehold cluster remove ID");
-                refuse(newId != null || raft != null || client != null, "remove takes only the member's id");
+                refuse(newId != null || raft != null || client != null || identity != null,
+                        "remove takes only the member's id");
                 body.put("id", id);
             }
             case "replace" -> {
@@ -69,6 +72,9 @@ final class ClusterCommand {
             }
             default -> throw new UsageException("unknown cluster action '" + action
                     + "': members, add, remove or replace (see leasehold cluster --help)");
+        }
+        if (identity != null) {
+            body.put("identity", identity);
         }
         return call(ctx, "POST", "/" + action, body);
     }

@@ -36,7 +36,7 @@ final class CommandLine {
             "check", Set.of("--key", "--token"),
             "inspect", Set.of("--key", "--http"),
             "top", Set.of("--n", "--http"),
-            "cluster", Set.of("--action", "--id", "--new-id", "--raft-address", "--client-address", "--http"));
+            "cluster", Set.of("--action", "--id", "--new-id", "--raft-address", "--client-address", "--identity", "--http"));
     /** {@code --json} is for the commands whose output is a result; {@code run}'s output is its command's. */
     private static final Set<String> JSON_COMMANDS = Set.of("acquire", "release", "extend", "ping", "check",
             "inspect", "top", "cluster");

@@ -195,6 +195,8 @@ final class Help {
             Options:
               --raft-address HOST:PORT    the new node's Raft port (add, replace)
               --client-address HOST:PORT  the new node's lock protocol port, named in X 8 hints
+              --identity SAN     with cluster TLS: dns:NAME, ip:ADDRESS or uri:URI that names the
+                                 new node in its certificate (default: its Raft address's host)
               --http URL         the node's management port, default http://127.0.0.1:7421; the
                                  cluster endpoint must be exposed (the Helm chart does)
               --timeout DUR      how long to wait for the answer (default 2m)
