@@ -658,13 +658,12 @@ public final class ClusterNode implements ServingGate, SmartLifecycle, LockState
     void admitAddedMembers() {
         if (tls != null) {
             Map<String, ClusterSettings.Peer> added = new java.util.TreeMap<>();
-            stateMachine.directory().forEach((id, a) -> {
-                if (!stateMachine.rosterRemoved(id)) { // a removed member's certificate is refused again
-                    added.put(id, new ClusterSettings.Peer(a.raftAddress(), a.clientAddress(),
-                            a.identity().isEmpty() ? null : a.identity()));
-                }
-            });
-            tls.admit(added);
+            stateMachine.directory().forEach((id, a) -> added.put(id, new ClusterSettings.Peer(a.raftAddress(),
+                    a.clientAddress(), a.identity().isEmpty() ? null : a.identity())));
+            java.util.Set<String> removed = new java.util.TreeSet<>(stateMachine.removedIds());
+            removed.remove(settings.nodeId());
+            tls.admit(added, removed); // a removed member's certificate is refused again
+
         }
     }
 

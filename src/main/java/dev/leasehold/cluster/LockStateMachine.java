@@ -235,6 +235,10 @@ final class LockStateMachine extends BaseStateMachine {
         return roster.ids();
     }
 
+    synchronized java.util.Set<String> removedIds() {
+        return roster.removedIds();
+    }
+
     synchronized boolean rosterRemoved(String memberId) {
         return roster.removed(memberId);
     }

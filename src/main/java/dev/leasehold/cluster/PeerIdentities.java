@@ -66,12 +66,15 @@ public final class PeerIdentities {
     /**
      * These identities and the members added online ({@code id → peer}: named by its
      * {@code identity} when the add gave one, else by its Raft address's host, as a configured
-     * peer). A configured peer keeps its configured name.
+     * peer). A configured peer keeps its configured name. Ids in {@code removed} are members no
+     * more, configured or not: their certificates are refused.
      */
-    public PeerIdentities with(Map<String, ClusterSettings.Peer> added) {
+    public PeerIdentities with(Map<String, ClusterSettings.Peer> added, java.util.Set<String> removed) {
         Map<String, Name> names = new LinkedHashMap<>(byMember);
+        names.keySet().removeAll(removed);
         added.forEach((id, p) -> names.putIfAbsent(id, p.identity() != null && !p.identity().isEmpty()
                 ? parse(id, p.identity()) : fromHost(p.raftHost())));
+        names.keySet().removeAll(removed);
         return new PeerIdentities(names);
     }
 

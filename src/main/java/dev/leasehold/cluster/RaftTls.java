@@ -47,6 +47,7 @@ public final class RaftTls {
     private final PeerRefusals refusals;
     private final SslContext listening;
     private volatile Map<String, ClusterSettings.Peer> admitted = Map.of();
+    private volatile java.util.Set<String> refused = java.util.Set.of();
 
     /**
      * @param property the setting the material comes from, for messages ({@code leasehold.cluster.tls.bundle = peer})
@@ -78,13 +79,15 @@ public final class RaftTls {
 
     /**
      * Members added online (the replicated roster's directory, {@code id → peer}) are
-     * members too: new handshakes accept a certificate naming one. Called whenever the directory
+     * members too, and removed ones are not (configured or not): new handshakes accept a
+     * certificate naming a member. Called whenever the directory
      * may have changed; cheap when it has not.
      */
-    public void admit(Map<String, ClusterSettings.Peer> added) {
-        if (!added.equals(admitted)) {
+    public void admit(Map<String, ClusterSettings.Peer> added, java.util.Set<String> removed) {
+        if (!added.equals(admitted) || !removed.equals(refused)) {
             admitted = Map.copyOf(added);
-            trust.members(identities.with(admitted));
+            refused = java.util.Set.copyOf(removed);
+            trust.members(identities.with(admitted, refused));
         }
     }
 

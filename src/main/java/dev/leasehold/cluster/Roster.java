@@ -188,6 +188,11 @@ final class Roster {
         return removed.contains(memberId);
     }
 
+    /** The ids removed so far. */
+    Set<String> removedIds() {
+        return Collections.unmodifiableSet(new TreeSet<>(removed));
+    }
+
     /** Members added online, id → addresses. */
     Map<String, Addresses> directory() {
         return Collections.unmodifiableMap(new TreeMap<>(directory));

@@ -116,4 +116,19 @@ class PeerIdentitiesTests {
                 .isEqualTo("dns:a.b, ip:127.0.0.1, uri:spiffe://x");
         assertThat(PeerIdentities.describe(cert().certificate())).isEqualTo("no DNS, IP or URI SAN");
     }
+
+    @Test
+    void membersAddedOnlineAreNamedByTheirIdentityOrHostAndRemovedOnesByNothing() {
+        PeerIdentities now = pods().with(Map.of(
+                "leasehold-3", new ClusterSettings.Peer("leasehold-3.leasehold-peers.locks.svc.cluster.local:7430", "h:7420"),
+                "n9", new ClusterSettings.Peer("10.0.0.9:7430", "h:7420", "uri:spiffe://c/n9")), java.util.Set.of("leasehold-1"));
+        assertThat(now.memberNamedBy(cert(dns("leasehold-3.leasehold-peers.locks.svc.cluster.local")).certificate()))
+                .isEqualTo("leasehold-3");
+        assertThat(now.memberNamedBy(cert(uri("spiffe://c/n9")).certificate())).isEqualTo("n9");
+        assertThat(now.memberNamedBy(cert(ip("10.0.0.9")).certificate())).as("n9 is named by its identity only").isNull();
+        assertThat(now.memberNamedBy(cert(dns("leasehold-1.leasehold-peers.locks.svc.cluster.local")).certificate()))
+                .as("a removed founding member").isNull();
+        assertThat(pods().memberNamedBy(cert(dns("leasehold-1.leasehold-peers.locks.svc.cluster.local")).certificate()))
+                .as("the configured identities themselves are unchanged").isEqualTo("leasehold-1");
+    }
 }
