@@ -873,11 +873,6 @@ public final class ClusterNode implements ServingGate, SmartLifecycle, LockState
         return leaderId;
     }
 
-    /** Whether this node waits, on empty storage with {@code join}, to be added. */
-    public boolean joining() {
-        return joining;
-    }
-
     /** The settings this node runs with. */
     public ClusterSettings settings() {
         return settings;

@@ -34,12 +34,6 @@ public record ClusterSettings(String nodeId, Map<String, Peer> peers, Path raftD
                 snapshotEvery, initialToken, false, "");
     }
 
-    /** The same node, joining ({@code true}) or founding. */
-    public ClusterSettings withJoin(boolean joining) {
-        return new ClusterSettings(nodeId, peers, raftDir, electionTimeoutMin, electionTimeoutMax, maxBatch, maxInFlight,
-                maxPending, snapshotEvery, initialToken, joining, raftBindAddress);
-    }
-
     /**
      * One node's addresses.
      *

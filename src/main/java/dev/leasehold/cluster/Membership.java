@@ -52,7 +52,8 @@ import org.slf4j.LoggerFactory;
  * is an id that has stored this cluster's log before (a wiped disk comes back under a new id).
  * Every call is bounded by {@link #timeoutMillis}.
  *
- * <p>Blocking (Raft RPCs): call from an admin thread, never from an event loop. Calls are
+ * <p>Blocking (Raft RPCs, and short polls of another node's progress): call from an admin thread
+ * (the {@code cluster} endpoint's own), never from an event loop. Calls are
  * serialised: one change at a time per node (and compare-and-set across nodes).
  */
 public final class Membership {
@@ -139,11 +140,6 @@ public final class Membership {
         long electionMax = node.settings().electionTimeoutMax().toMillis();
         this.rpcMillis = Math.max(2_000, electionMax * 2);
         this.timeoutMillis = Math.max(30_000, electionMax * 20);
-    }
-
-    /** The bound on one change: a step that has not finished by then fails the change. */
-    public long timeoutMillis() {
-        return timeoutMillis;
     }
 
     /** The members, roles, commit indexes and last contact, as the leader reports them. */

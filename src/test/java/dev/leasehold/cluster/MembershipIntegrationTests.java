@@ -77,20 +77,7 @@ class MembershipIntegrationTests {
      */
     @Test
     void growsToFiveAndShrinksToThreeUnderLoadWithoutLosingAGrant() throws Exception {
-        ports();
-        cli = new CliProcess(dir.resolve("cli"));
-        Files.createDirectories(dir.resolve("cli"));
-        ClusterHistory history = new ClusterHistory();
-        load = new ClusterLoad(addresses(), history, 1);
-        for (int i = 0; i < 3; i++) {
-            nodes[i] = ServerProcess.launch(dir.resolve(ids[i]), props(i, false));
-        }
-        for (int i = 0; i < 3; i++) {
-            nodes[i].awaitOutput(ids[i], "first formation of the cluster", 120_000);
-        }
-        assertThat(load.leader(60_000)).isNotNegative();
-        load.start(4, SEED);
-        assertThat(history.awaitMoreGrants(30, 60_000)).as("grants before any change").isTrue();
+        ClusterHistory history = foundersUnderLoad();
         Map<String, Long> took = new LinkedHashMap<>();
 
         // An unreachable node: refused quickly, nothing changed.
@@ -175,20 +162,7 @@ class MembershipIntegrationTests {
      */
     @Test
     void aLeaderKilledDuringAnAddLeavesAClearStateAndLosesNoGrant() throws Exception {
-        ports();
-        cli = new CliProcess(dir.resolve("cli"));
-        Files.createDirectories(dir.resolve("cli"));
-        ClusterHistory history = new ClusterHistory();
-        load = new ClusterLoad(addresses(), history, 1);
-        for (int i = 0; i < 3; i++) {
-            nodes[i] = ServerProcess.launch(dir.resolve(ids[i]), props(i, false));
-        }
-        for (int i = 0; i < 3; i++) {
-            nodes[i].awaitOutput(ids[i], "first formation of the cluster", 120_000);
-        }
-        assertThat(load.leader(60_000)).isNotNegative();
-        load.start(4, SEED);
-        assertThat(history.awaitMoreGrants(30, 60_000)).isTrue();
+        ClusterHistory history = foundersUnderLoad();
         nodes[3] = ServerProcess.launch(dir.resolve(ids[3]), props(3, true));
         nodes[3].awaitOutput(ids[3], "waiting to be added", 120_000);
 
@@ -233,6 +207,24 @@ class MembershipIntegrationTests {
     }
 
     // ------------------------------------------------------------------ steps
+
+    /** Forms n1..n3 on empty directories and runs the contended workload on every slot's address. */
+    private ClusterHistory foundersUnderLoad() throws Exception {
+        ports();
+        cli = new CliProcess(Files.createDirectories(dir.resolve("cli")));
+        ClusterHistory history = new ClusterHistory();
+        load = new ClusterLoad(addresses(), history, 1);
+        for (int i = 0; i < 3; i++) {
+            nodes[i] = ServerProcess.launch(dir.resolve(ids[i]), props(i, false));
+        }
+        for (int i = 0; i < 3; i++) {
+            nodes[i].awaitOutput(ids[i], "first formation of the cluster", 120_000);
+        }
+        assertThat(load.leader(60_000)).isNotNegative();
+        load.start(4, SEED);
+        assertThat(history.awaitMoreGrants(30, 60_000)).as("grants before any change").isTrue();
+        return history;
+    }
 
     /** Starts slot {@code i} with join, adds it through a live member, returns the change's time. */
     private long add(int i, ClusterHistory history) throws Exception {

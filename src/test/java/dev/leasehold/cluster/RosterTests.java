@@ -59,26 +59,18 @@ class RosterTests {
     void aSnapshotKeepsTheRosterAfterTheTableAndAnOlderSnapshotHasNone() throws Exception {
         roster.apply(Roster.startEntry(List.of()));
         roster.apply(Roster.storedEntry("n2"));
-        ByteArrayOutputStream bytes = new ByteArrayOutputStream();
-        try (DataOutputStream out = new DataOutputStream(bytes)) {
-            new ReplicatedTable().writeTo(out);
-            roster.writeTo(out);
-        }
-        try (DataInputStream in = new DataInputStream(new ByteArrayInputStream(bytes.toByteArray()))) {
-            ReplicatedTable.readFrom(in);
-            Roster read = Roster.readFrom(in);
-            assertThat(read.started()).isTrue();
-            assertThat(read.ids()).containsExactly("n2");
-        }
+        Roster read = readBack(snapshot(roster));
+        assertThat(read.started()).isTrue();
+        assertThat(read.ids()).containsExactly("n2");
         ByteArrayOutputStream older = new ByteArrayOutputStream();
         try (DataOutputStream out = new DataOutputStream(older)) {
             new ReplicatedTable().writeTo(out);
         }
         try (DataInputStream in = new DataInputStream(new ByteArrayInputStream(older.toByteArray()))) {
             ReplicatedTable.readFrom(in);
-            Roster read = Roster.readFrom(in);
-            assertThat(read.started()).isFalse();
-            assertThat(read.answer("n1")).isEqualTo(Roster.Answer.UNKNOWN);
+            Roster none = Roster.readFrom(in);
+            assertThat(none.started()).isFalse();
+            assertThat(none.answer("n1")).isEqualTo(Roster.Answer.UNKNOWN);
         }
     }
 
@@ -92,36 +84,38 @@ class RosterTests {
         assertThat(roster.removed("n2")).isTrue();
         assertThat(roster.answer("n2")).as("a removed id may never format and join").isEqualTo(Roster.Answer.STORED);
 
-        ByteArrayOutputStream bytes = new ByteArrayOutputStream();
-        try (DataOutputStream out = new DataOutputStream(bytes)) {
-            new ReplicatedTable().writeTo(out);
-            roster.writeTo(out);
-        }
-        try (DataInputStream in = new DataInputStream(new ByteArrayInputStream(bytes.toByteArray()))) {
-            ReplicatedTable.readFrom(in);
-            Roster read = Roster.readFrom(in);
-            assertThat(read.directory()).isEqualTo(roster.directory());
-            assertThat(read.removed("n2")).isTrue();
-            assertThat(read.removed("n4")).isFalse();
-        }
+        Roster read = readBack(snapshot(roster));
+        assertThat(read.directory()).isEqualTo(roster.directory());
+        assertThat(read.removed("n2")).isTrue();
+        assertThat(read.removed("n4")).isFalse();
     }
 
     @Test
     void aSnapshotFromBeforeOnlineChangesHasAnEmptyDirectory() throws Exception {
         roster.apply(Roster.startEntry(List.of("n1")));
+        byte[] all = snapshot(roster);
+        // The roster part as the previous build wrote it: magic, started, ids; no directory section.
+        int cut = all.length - (4 + 4 + 4);
+        Roster read = readBack(java.util.Arrays.copyOf(all, cut));
+        assertThat(read.ids()).containsExactly("n1");
+        assertThat(read.directory()).isEmpty();
+    }
+
+    /** A snapshot as the state machine writes it: an empty table, then {@code r}. */
+    private static byte[] snapshot(Roster r) throws Exception {
         ByteArrayOutputStream bytes = new ByteArrayOutputStream();
         try (DataOutputStream out = new DataOutputStream(bytes)) {
             new ReplicatedTable().writeTo(out);
-            roster.writeTo(out);
+            r.writeTo(out);
         }
-        byte[] all = bytes.toByteArray();
-        // The roster part as the previous build wrote it: magic, started, ids; no directory section.
-        int cut = all.length - (4 + 4 + 4);
-        try (DataInputStream in = new DataInputStream(new ByteArrayInputStream(java.util.Arrays.copyOf(all, cut)))) {
+        return bytes.toByteArray();
+    }
+
+    /** The roster part of a snapshot, read as the state machine reads it. */
+    private static Roster readBack(byte[] snapshot) throws Exception {
+        try (DataInputStream in = new DataInputStream(new ByteArrayInputStream(snapshot))) {
             ReplicatedTable.readFrom(in);
-            Roster read = Roster.readFrom(in);
-            assertThat(read.ids()).containsExactly("n1");
-            assertThat(read.directory()).isEmpty();
+            return Roster.readFrom(in);
         }
     }
 }

@@ -125,18 +125,13 @@ final class ClusterCommand {
                     : "") + ")");
         }
         if (response.statusCode() == 404) {
-            return report(ctx, ExitCode.UNAVAILABLE, base, base + " does not expose the cluster endpoint: add cluster "
-                    + "to management.endpoints.web.exposure.include (the Helm chart does in cluster mode)");
+            return report(ctx, ExitCode.UNAVAILABLE, base, base + " has no cluster endpoint: it is a single node "
+                    + "(no leasehold.cluster.node-id), or cluster is not in management.endpoints.web.exposure.include "
+                    + "(the Helm chart adds it in cluster mode)");
         }
         Map<String, Object> answer;
         try {
-            Object parsed = JsonReader.parse(response.body());
-            if (!(parsed instanceof Map<?, ?>)) {
-                throw new IllegalArgumentException("not a JSON object");
-            }
-            @SuppressWarnings("unchecked")
-            Map<String, Object> m = (Map<String, Object>) parsed;
-            answer = m;
+            answer = JsonReader.object(response.body());
         } catch (IllegalArgumentException e) {
             return report(ctx, ExitCode.UNAVAILABLE, base, "HTTP " + response.statusCode() + " from " + base
                     + ", not the cluster endpoint's answer: " + e.getMessage());

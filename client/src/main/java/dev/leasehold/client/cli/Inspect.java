@@ -94,13 +94,7 @@ final class Inspect {
         }
         Map<String, Object> body;
         try {
-            Object parsed = JsonReader.parse(response.body());
-            if (!(parsed instanceof Map<?, ?>)) {
-                throw new IllegalArgumentException("not a JSON object");
-            }
-            @SuppressWarnings("unchecked")
-            Map<String, Object> m = (Map<String, Object>) parsed;
-            body = m;
+            body = JsonReader.object(response.body());
         } catch (IllegalArgumentException e) {
             return unavailable(ctx, base, "HTTP " + response.statusCode() + " from " + base + ", not the locks endpoint's"
                     + " answer: " + e.getMessage());

@@ -20,6 +20,21 @@ final class JsonReader {
         this.s = s;
     }
 
+    /**
+     * Parses {@code text} as one JSON object.
+     *
+     * @throws IllegalArgumentException if it is no JSON, or JSON but not an object
+     */
+    static Map<String, Object> object(String text) {
+        Object parsed = parse(text);
+        if (!(parsed instanceof Map<?, ?>)) {
+            throw new IllegalArgumentException("not a JSON object");
+        }
+        @SuppressWarnings("unchecked")
+        Map<String, Object> m = (Map<String, Object>) parsed;
+        return m;
+    }
+
     static Object parse(String text) {
         JsonReader r = new JsonReader(text);
         Object v = r.value();
