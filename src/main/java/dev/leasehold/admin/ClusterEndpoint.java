@@ -135,6 +135,7 @@ public final class ClusterEndpoint implements DisposableBean {
             e.put("raftAddress", m.raftAddress());
             e.put("clientAddress", m.clientAddress());
             e.put("commitIndex", m.commitIndex());
+            e.put("matchIndex", m.matchIndex());
             e.put("lastContactMs", m.lastContactMillis());
             members.add(e);
         }

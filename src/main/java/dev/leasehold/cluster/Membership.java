@@ -22,6 +22,7 @@ import org.apache.ratis.protocol.RaftPeer;
 import org.apache.ratis.protocol.RaftPeerId;
 import org.apache.ratis.protocol.SetConfigurationRequest;
 import org.apache.ratis.retry.RetryPolicies;
+import org.apache.ratis.retry.RetryPolicy;
 import org.apache.ratis.server.RaftServer;
 import org.apache.ratis.thirdparty.com.google.protobuf.UnsafeByteOperations;
 import org.apache.ratis.util.TimeDuration;
@@ -60,9 +61,17 @@ public final class Membership {
 
     private static final Logger LOG = LoggerFactory.getLogger(Membership.class);
 
-    /** A member as the leader sees it. */
+    /**
+     * A member as the leader sees it.
+     *
+     * @param commitIndex the member's commit index, as it last reported it to the leader
+     * @param matchIndex the highest log index the leader knows this member stores; Ratis keeps it
+     *     inside the leader's process only, so it is known when the leader itself answers and
+     *     {@code -1} otherwise (and for the leader itself: it stores the whole log)
+     * @param lastContactMillis how long ago the leader last heard from it ({@code 0} for the leader)
+     */
     public record Member(String id, String role, String raftAddress, String clientAddress, long commitIndex,
-            long lastContactMillis) {
+            long matchIndex, long lastContactMillis) {
     }
 
     /**
@@ -346,11 +355,15 @@ public final class Membership {
             }
         }
         long left = remainingMillis(deadline);
-        try (RaftClient c = client(RaftGroup.valueOf(ClusterNode.GROUP_ID, everyone), RaftPeerId.valueOf(leader), left)) {
+        try (RaftClient c = clientUntil(RaftGroup.valueOf(ClusterNode.GROUP_ID, everyone), RaftPeerId.valueOf(leader),
+                deadline)) {
             RaftClientReply r = c.admin().setConfiguration(args);
             if (!r.isSuccess()) {
                 String why = String.valueOf(r.getException());
                 boolean conflict = why.contains("SetConfigurationException") && why.toLowerCase().contains("current");
+                if (conflict && isNow(newVoters, newListeners)) {
+                    return; // a resent request whose first attempt committed on a leader that then changed
+                }
                 throw new MembershipException(conflict ? MembershipException.Kind.CONFLICT
                         : MembershipException.Kind.UNAVAILABLE, (conflict
                         ? "the configuration changed while this change was prepared (another change committed): "
@@ -363,6 +376,17 @@ public final class Membership {
         }
     }
 
+    /** Whether this node's configuration is already exactly the one asked for. */
+    private boolean isNow(List<RaftPeer> voters, List<RaftPeer> listeners) {
+        Conf c = localConf();
+        return !c.changing() && sameIds(c.voters(), voters) && sameIds(c.listeners(), listeners);
+    }
+
+    private static boolean sameIds(List<RaftPeer> a, List<RaftPeer> b) {
+        return a.stream().map(p -> p.getId().toString()).collect(java.util.stream.Collectors.toSet())
+                .equals(b.stream().map(p -> p.getId().toString()).collect(java.util.stream.Collectors.toSet()));
+    }
+
     private static String partialNote(boolean partial) {
         return partial ? " (earlier steps of this change did commit: see leasehold cluster members)" : "";
     }
@@ -370,7 +394,7 @@ public final class Membership {
     /** A roster entry, proposed through the leader like any write; waits for its commit. */
     private void propose(byte[] entry, String leader, long deadline, boolean partial) {
         View v = view(deadline);
-        try (RaftClient c = client(groupOf(v), RaftPeerId.valueOf(leader), remainingMillis(deadline))) {
+        try (RaftClient c = clientUntil(groupOf(v), RaftPeerId.valueOf(leader), deadline)) {
             RaftClientReply r = c.io().send(Message.valueOf(UnsafeByteOperations.unsafeWrap(entry)));
             if (!r.isSuccess()) {
                 throw new MembershipException(MembershipException.Kind.UNAVAILABLE, "the roster entry was not "
@@ -481,13 +505,15 @@ public final class Membership {
             role.getLeaderInfo().getFollowerInfoList().forEach(f -> contact.put(f.getId().getId().toStringUtf8(),
                     f.getLastRpcElapsedTimeMs()));
         }
+        Map<String, Long> matches = leader.equals(node.settings().nodeId()) ? localMatchIndexes() : Map.of();
         List<Member> members = new ArrayList<>();
         for (boolean listeners : new boolean[] {false, true}) {
             for (RaftPeer p : listeners ? conf.listeners() : conf.voters()) {
                 String id = p.getId().toString();
                 String r = id.equals(leader) ? LEADER : listeners ? LISTENER : VOTER;
                 Member m = new Member(id, r, p.getAddress(), node.clientAddress(id).orElse(""),
-                        commits.getOrDefault(id, -1L), id.equals(leader) ? 0 : contact.getOrDefault(id, -1L));
+                        commits.getOrDefault(id, -1L), matches.getOrDefault(id, -1L),
+                        id.equals(leader) ? 0 : contact.getOrDefault(id, -1L));
                 if (r.equals(LEADER)) {
                     members.add(0, m);
                 } else {
@@ -496,6 +522,28 @@ public final class Membership {
             }
         }
         return new View(leader, role.getLeaderInfo().getTerm(), commits.getOrDefault(leader, -1L), members);
+    }
+
+    /**
+     * Each follower's match index, when this node leads. Ratis gives the indexes as an array in the
+     * order of the role info's followers, in two calls: a change between them shows as different
+     * lengths, and then nothing is reported rather than an index under the wrong id.
+     */
+    private Map<String, Long> localMatchIndexes() {
+        RaftServer.Division d = node.localDivision();
+        if (d == null) {
+            return Map.of();
+        }
+        RaftProtos.RoleInfoProto role = d.getInfo().getRoleInfoProto();
+        long[] match = d.getInfo().getFollowerMatchIndices();
+        if (match == null || !role.hasLeaderInfo() || role.getLeaderInfo().getFollowerInfoCount() != match.length) {
+            return Map.of();
+        }
+        Map<String, Long> out = new HashMap<>();
+        for (int i = 0; i < match.length; i++) {
+            out.put(role.getLeaderInfo().getFollowerInfo(i).getId().getId().toStringUtf8(), match[i]);
+        }
+        return out;
     }
 
     /** A configuration as this node holds it: the exact peers, for compare-and-set. */
@@ -565,10 +613,19 @@ public final class Membership {
     }
 
     private RaftClient client(RaftGroup group, RaftPeerId leader, long timeoutMs) {
+        return client(group, leader, timeoutMs, RetryPolicies.noRetry());
+    }
+
+    /** A client that resends while the leader is changing, up to {@code deadline}. */
+    private RaftClient clientUntil(RaftGroup group, RaftPeerId leader, long deadline) {
+        return client(group, leader, remainingMillis(deadline), new LeaderChangeRetry(deadline));
+    }
+
+    private RaftClient client(RaftGroup group, RaftPeerId leader, long timeoutMs, RetryPolicy retry) {
         RaftProperties p = new RaftProperties();
         RaftClientConfigKeys.Rpc.setRequestTimeout(p, TimeDuration.valueOf(Math.max(500, timeoutMs), TimeUnit.MILLISECONDS));
         RaftClient.Builder b = RaftClient.newBuilder().setProperties(p).setRaftGroup(group)
-                .setParameters(clientParameters).setClientId(ClientId.randomId()).setRetryPolicy(RetryPolicies.noRetry());
+                .setParameters(clientParameters).setClientId(ClientId.randomId()).setRetryPolicy(retry);
         return (leader == null ? b : b.setLeaderId(leader)).build();
     }
 

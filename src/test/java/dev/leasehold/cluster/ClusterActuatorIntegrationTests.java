@@ -3,9 +3,15 @@ package dev.leasehold.cluster;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
+import java.net.Inet4Address;
+import java.net.InetAddress;
+import java.net.NetworkInterface;
 import java.time.Duration;
+import java.util.Collections;
 import java.util.Map;
+import java.util.Optional;
 
+import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.Test;
 
 import dev.leasehold.cluster.ClusterFaultIntegrationTests.Conn;
@@ -60,5 +66,57 @@ class ClusterActuatorIntegrationTests {
             assertThat(health.body()).doesNotContain("recoveryGrace");
             assertThat(server.dataDir().resolve("clean-stop")).doesNotExist();
         }
+    }
+
+    /**
+     * The admin path's guard on a real management port bound to every address: the {@code cluster}
+     * endpoint answers a call from loopback (the pod itself) and refuses one that reaches it through
+     * another of this machine's addresses with 403 and the reason, changing nothing; health on the
+     * same port is not affected.
+     */
+    @Test
+    void clusterEndpointAnswersOnlyFromLoopback() throws Exception {
+        Optional<String> outside = nonLoopbackAddress();
+        Assumptions.assumeTrue(outside.isPresent(), "this machine has no non-loopback IPv4 address to call from");
+        int port = Ports.free();
+        int raft = Ports.free();
+        try (TestServer server = TestServer.start(Map.of("leasehold.port", String.valueOf(port),
+                "leasehold.cluster.node-id", "n1",
+                "leasehold.cluster.peers.n1.raft-address", "127.0.0.1:" + raft,
+                "leasehold.cluster.peers.n1.client-address", "127.0.0.1:" + port,
+                "server.address", "0.0.0.0",
+                "management.endpoints.web.exposure.include", "health,cluster"))) {
+            Actuator inside = new Actuator(server.httpPort());
+            Actuator remote = new Actuator(outside.get(), server.httpPort());
+            await().atMost(Duration.ofSeconds(30)).until(() -> "n1".equals(inside.get("/actuator/cluster").json("leader")));
+
+            Actuator.Response refused = remote.get("/actuator/cluster");
+            assertThat(refused.status()).as(refused.body()).isEqualTo(403);
+            assertThat(refused.body()).contains("only from the node itself").contains(outside.get())
+                    .contains("kubectl exec");
+            int free = Ports.free();
+            Actuator.Response add = remote.post("/actuator/cluster/add", "{\"id\":\"n2\",\"raftAddress\":\"127.0.0.1:"
+                    + free + "\",\"clientAddress\":\"127.0.0.1:" + Ports.free() + "\"}");
+            assertThat(add.status()).as(add.body()).isEqualTo(403);
+            assertThat(remote.get("/actuator/health").status()).as("health is not guarded").isEqualTo(200);
+
+            Actuator.Response members = inside.get("/actuator/cluster");
+            assertThat(members.status()).as(members.body()).isEqualTo(200);
+            assertThat(members.<java.util.List<?>>json("members")).as("nothing was changed").hasSize(1);
+        }
+    }
+
+    private static Optional<String> nonLoopbackAddress() throws Exception {
+        for (NetworkInterface ni : Collections.list(NetworkInterface.getNetworkInterfaces())) {
+            if (!ni.isUp() || ni.isLoopback()) {
+                continue;
+            }
+            for (InetAddress a : Collections.list(ni.getInetAddresses())) {
+                if (a instanceof Inet4Address && !a.isLoopbackAddress() && !a.isLinkLocalAddress()) {
+                    return Optional.of(a.getHostAddress());
+                }
+            }
+        }
+        return Optional.empty();
     }
 }

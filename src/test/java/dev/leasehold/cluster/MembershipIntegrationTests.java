@@ -97,8 +97,14 @@ class MembershipIntegrationTests {
         assertThat(five.out().lines().filter(l -> l.contains("VOTER") || l.contains("LEADER")).count())
                 .as(five.out()).isEqualTo(5);
 
-        // Remove the leader: it hands over first, so this is no election timeout.
+        // Asked on the leader, every other member also shows the match index only the leader knows.
         int leader = leaderIndex();
+        CliProcess.Result onLeader = cluster(leader, "members");
+        assertThat(onLeader.exitCode()).as(onLeader.err()).isZero();
+        assertThat(onLeader.out().lines().filter(l -> l.contains("VOTER")))
+                .as(onLeader.out()).hasSize(4).allMatch(l -> l.matches(".* match \\d+.*"));
+
+        // Remove the leader: it hands over first, so this is no election timeout.
         took.put("remove leader " + ids[leader], remove(leader == 0 ? 1 : 0, leader, history));
         nodes[leader].close();
         nodes[leader] = null;

@@ -14,16 +14,33 @@ import com.jayway.jsonpath.JsonPath;
 /** Plain HTTP calls to a running server's Actuator endpoints, as Kubernetes and Prometheus make them. */
 public final class Actuator {
 
+    private final String host;
     private final int port;
 
     public Actuator(int httpPort) {
+        this("127.0.0.1", httpPort);
+    }
+
+    /** Calls to {@code host} (an address of this machine the management port listens on). */
+    public Actuator(String host, int httpPort) {
+        this.host = host;
         this.port = httpPort;
     }
 
     /** A GET of {@code path} (e.g. {@code /actuator/health/readiness}). */
     public Response get(String path) {
-        HttpRequest request = HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + port + path))
-                .timeout(Duration.ofSeconds(20)).GET().build();
+        return send(HttpRequest.newBuilder(URI.create("http://" + host + ":" + port + path))
+                .timeout(Duration.ofSeconds(20)).GET().build(), path);
+    }
+
+    /** A POST of a JSON body to {@code path}, as the CLI's {@code cluster add} sends it. */
+    public Response post(String path, String json) {
+        return send(HttpRequest.newBuilder(URI.create("http://" + host + ":" + port + path))
+                .timeout(Duration.ofSeconds(20)).header("Content-Type", "application/json")
+                .POST(HttpRequest.BodyPublishers.ofString(json)).build(), path);
+    }
+
+    private Response send(HttpRequest request, String path) {
         try {
             // A new connection per request, as Kubernetes probes make them (the server closes each
             // one anyway: server.netty.max-keep-alive-requests, see docs/metrics.md).
@@ -33,7 +50,7 @@ public final class Actuator {
             HttpResponse<String> r = http.send(request, HttpResponse.BodyHandlers.ofString());
             return new Response(r.statusCode(), r.body());
         } catch (IOException e) {
-            throw new IllegalStateException("GET " + path + " failed: " + e, e);
+            throw new IllegalStateException(request.method() + " " + path + " failed: " + e, e);
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
             throw new IllegalStateException(e);

@@ -192,6 +192,9 @@ final class ClusterCommand {
                 if (o instanceof Map<?, ?> m) {
                     b.append(String.format(java.util.Locale.ROOT, "  %-10s %-9s %s  client %s  commit %s", m.get("id"),
                             m.get("role"), m.get("raftAddress"), m.get("clientAddress"), m.get("commitIndex")));
+                    if (m.get("matchIndex") instanceof Number n && n.longValue() >= 0) {
+                        b.append("  match ").append(n);
+                    }
                     Object contact = m.get("lastContactMs");
                     if (contact instanceof Number n && n.longValue() > 0) {
                         b.append("  contact ").append(n).append(" ms ago");
