@@ -30,11 +30,7 @@ class ClusterActuatorIntegrationTests {
     @Test
     void healthReadinessAndRaftMetrics() throws Exception {
         int port = Ports.free();
-        int raft = Ports.free();
-        try (TestServer server = TestServer.start(Map.of("leasehold.port", String.valueOf(port),
-                "leasehold.cluster.node-id", "n1",
-                "leasehold.cluster.peers.n1.raft-address", "127.0.0.1:" + raft,
-                "leasehold.cluster.peers.n1.client-address", "127.0.0.1:" + port,
+        try (TestServer server = oneNodeCluster(port, Map.of(
                 "management.endpoints.web.exposure.include", "health,prometheus,locks"))) {
             Actuator actuator = new Actuator(server.httpPort());
             await().atMost(Duration.ofSeconds(30)).until(() -> Boolean.TRUE.equals(
@@ -78,13 +74,7 @@ class ClusterActuatorIntegrationTests {
     void clusterEndpointAnswersOnlyFromLoopback() throws Exception {
         Optional<String> outside = nonLoopbackAddress();
         Assumptions.assumeTrue(outside.isPresent(), "this machine has no non-loopback IPv4 address to call from");
-        int port = Ports.free();
-        int raft = Ports.free();
-        try (TestServer server = TestServer.start(Map.of("leasehold.port", String.valueOf(port),
-                "leasehold.cluster.node-id", "n1",
-                "leasehold.cluster.peers.n1.raft-address", "127.0.0.1:" + raft,
-                "leasehold.cluster.peers.n1.client-address", "127.0.0.1:" + port,
-                "server.address", "0.0.0.0",
+        try (TestServer server = oneNodeCluster(Ports.free(), Map.of("server.address", "0.0.0.0",
                 "management.endpoints.web.exposure.include", "health,cluster"))) {
             Actuator inside = new Actuator(server.httpPort());
             Actuator remote = new Actuator(outside.get(), server.httpPort());
@@ -104,6 +94,16 @@ class ClusterActuatorIntegrationTests {
             assertThat(members.status()).as(members.body()).isEqualTo(200);
             assertThat(members.<java.util.List<?>>json("members")).as("nothing was changed").hasSize(1);
         }
+    }
+
+    /** A one-node group on {@code port} (it elects itself), with {@code extra} properties. */
+    private static TestServer oneNodeCluster(int port, Map<String, String> extra) {
+        Map<String, String> props = new java.util.HashMap<>(extra);
+        props.put("leasehold.port", String.valueOf(port));
+        props.put("leasehold.cluster.node-id", "n1");
+        props.put("leasehold.cluster.peers.n1.raft-address", "127.0.0.1:" + Ports.free());
+        props.put("leasehold.cluster.peers.n1.client-address", "127.0.0.1:" + port);
+        return TestServer.start(props);
     }
 
     private static Optional<String> nonLoopbackAddress() throws Exception {
