@@ -120,6 +120,8 @@ public final class ClusterNode implements ServingGate, SmartLifecycle, LockState
     private long epochs;
     private volatile RaftPeerId leaderId;
     private volatile boolean running;
+    /** Stopped serving for lack of majority heartbeats while Ratis still leads; roles thread only. */
+    private boolean heartbeatsLost;
 
     /** Whether this node has Raft storage it may vote with (see {@link Formation}). */
     public enum Storage {
@@ -262,6 +264,7 @@ public final class ClusterNode implements ServingGate, SmartLifecycle, LockState
             roles.execute(this::formationRound);
         }
         roles.scheduleWithFixedDelay(this::tendRoster, 250, 250, TimeUnit.MILLISECONDS);
+        roles.scheduleWithFixedDelay(this::checkMajorityHeartbeats, 100, 100, TimeUnit.MILLISECONDS);
         LOG.info("Cluster node {} started: Raft on {} ({}), peers {}, data in {}", settings.nodeId(),
                 settings.self().raftAddress(), tls == null ? "plaintext" : "mutual TLS, " + tls.property(),
                 settings.peers().keySet(), settings.raftDir());
@@ -664,6 +667,49 @@ public final class ClusterNode implements ServingGate, SmartLifecycle, LockState
             removed.remove(settings.nodeId());
             tls.admit(added, removed); // a removed member's certificate is refused again
 
+        }
+    }
+
+    /**
+     * On the roles thread, every 100 ms: a serving leader that has heard from no majority of the
+     * voters within {@code election-timeout-max} stops serving now ({@code B}, {@code X 9}).
+     * Ratis steps such a leader down by the same rule ({@code LeaderStateImpl.checkLeadership}), but
+     * its leader loop runs that check once per {@code election-timeout-max} while no reply comes,
+     * so a leader cut off from its majority learned it 1.5-3.0 s after the cut (seen in the
+     * partition tests), where PROTOCOL.md 10 says about one election timeout. Stopping early is
+     * always safe; if the majority answers again before Ratis steps down (a short cut), the node
+     * serves again by {@link #promoteIfReady}, from the whole committed table, as after a failed
+     * proposal. During a configuration change (two majorities) Ratis's own check decides.
+     */
+    private void checkMajorityHeartbeats() {
+        try {
+            RaftServer.Division d = division();
+            DivisionInfo info = d == null ? null : d.getInfo();
+            if (info == null || !info.isLeader() || !d.getRaftConf().getPreviousPeers().isEmpty()) {
+                heartbeatsLost = false;
+                return;
+            }
+            RaftProtos.RoleInfoProto role = info.getRoleInfoProto();
+            long limit = settings.electionTimeoutMax().toMillis();
+            if (!role.hasLeaderInfo() || role.getRoleElapsedTimeMs() < limit) {
+                return; // a new leader: its election was its contact with a majority
+            }
+            List<String> voters = d.getRaftConf().getCurrentPeers(RaftProtos.RaftPeerRole.FOLLOWER).stream()
+                    .map(p -> p.getId().toString()).toList();
+            long heard = MajorityHeartbeats.heard(voters, role.getLeaderInfo().getFollowerInfoList(), limit);
+            boolean majority = MajorityHeartbeats.isMajority(heard, voters.size());
+            if (!majority && serving()) {
+                heartbeatsLost = true;
+                stepDown("no answer from a majority of the voters for over " + limit + " ms (heard from " + heard
+                        + " of " + voters.size() + ", itself included)");
+            } else if (majority && heartbeatsLost) {
+                heartbeatsLost = false;
+                LOG.info("Node {}: a majority answers again while still leader: serving again", settings.nodeId());
+                promoteIfReady();
+            }
+        } catch (RuntimeException e) {
+            // never let one failure end the periodic task
+            LOG.warn("Majority heartbeat check failed: {}", e.toString());
         }
     }
 

@@ -63,9 +63,10 @@ class PartitionFaultIntegrationTests {
     private static final long SEED = Long.getLong("leasehold.faults.seed", System.nanoTime());
     private static final long ELECTION_MAX_MS = 1500;
     /**
-     * The asserted bound: "about one election timeout" (PROTOCOL.md 10) is the target, one election
+     * The asserted bound. The target, "about one election timeout" (PROTOCOL.md 10), is one election
      * timeout + 1 s, and the output counts the rounds over it; the assertion leaves room for a
-     * loaded 2-core CI machine, where 3.0 s was seen once.
+     * loaded 2-core CI machine (before the node's own majority check, Ratis's step-down alone took
+     * up to two election timeouts: 3.0 s was seen in CI).
      */
     private static final long X9_BOUND_MS = 2 * ELECTION_MAX_MS + 1000;
     private static final int PORT = 7420;
