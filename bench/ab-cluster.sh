@@ -7,9 +7,11 @@
 #   A_JAR=old.jar B_JAR=new.jar bench/ab-cluster.sh          # two builds instead of two settings
 #
 # Both clusters start (bin/leasehold-cluster, BASE_PORT A_BASE=28420 and B_BASE=29420, each with
-# its Spring arguments A_ARGS / B_ARGS on every node), both are warmed by WARM seconds (default 40)
-# of W1 at the same time, then SLICES (default 3) pairs of SLICE-second (default 15) W1 sync slices
-# run A B A B ..., each its own load generator JVM (2 s warm-up, THREADS=16 threads). It prints one
+# its Spring arguments A_ARGS / B_ARGS on every node), both are warmed by WARM seconds (default 60)
+# of W1 at the same time, then SLICES (default 4) pairs of SLICE-second (default 15) W1 sync slices
+# run A B, B A, A B, ..., each its own load generator JVM (2 s warm-up, THREADS=16 threads). The
+# JVMs are still not warm after a minute on 2 shared cores (rates rise slice by slice), hence the
+# alternating order; compare within a pair, not across pairs. It prints one
 # line per slice (load average at its start) and the medians, and writes them to OUT_DIR/ab.txt.
 # Every process it started is stopped on exit by PID; each generator is killed 60 s after its
 # slice should have ended, and cluster start-up gives up after 120 s.
@@ -25,8 +27,8 @@ OUT_DIR=${OUT_DIR:-$(mktemp -d /tmp/leasehold-ab.XXXXXX)}
 mkdir -p "$OUT_DIR"
 A_BASE=${A_BASE:-28420}
 B_BASE=${B_BASE:-29420}
-WARM=${WARM:-40}
-SLICES=${SLICES:-3}
+WARM=${WARM:-60}
+SLICES=${SLICES:-4}
 SLICE=${SLICE:-15}
 THREADS=${THREADS:-16}
 JAR=$(module_jar target leasehold)
@@ -97,8 +99,12 @@ echo "warm A: $LINE" | tee -a "$OUT_DIR/ab.txt"
 finish "$wb" "$OUT_DIR/warm-b.log"
 echo "warm B: $LINE" | tee -a "$OUT_DIR/ab.txt"
 
+# Pairs alternate their order (A B, B A, A B, ...): the clusters still warm up during the slices and
+# the machine's load drifts, and a fixed order would hand that trend to the side that runs second.
 for i in $(seq 1 "$SLICES"); do
-    for side in a b; do
+    order="a b"
+    (( i % 2 == 0 )) && order="b a"
+    for side in $order; do
         load=$(cut -d' ' -f1 /proc/loadavg)
         start_gen "$side" "$SLICE" "$OUT_DIR/slice-$i-$side.log"
         finish "$GEN_PID" "$OUT_DIR/slice-$i-$side.log"
