@@ -205,6 +205,11 @@ every interface of the pod. The node id comes from the pod name (LEASEHOLD_CLUST
 */}}
 {{- define "leasehold.clusterConfig" -}}
 {{- $c := .Values.leasehold.cluster }}
+{{- /* Ratis property keys contain dots: brackets keep each one a single map key for Spring Boot. */}}
+{{- $raft := dict }}
+{{- range $k, $v := ($c.raftProperties | default dict) }}
+{{- $_ := set $raft (printf "[%s]" $k) (toString $v) }}
+{{- end }}
 {{- $cfg := dict
       "election-timeout-min" (toString $c.electionTimeoutMin)
       "election-timeout-max" (toString $c.electionTimeoutMax)
@@ -215,7 +220,8 @@ every interface of the pod. The node id comes from the pod name (LEASEHOLD_CLUST
       "tls" (dict "bundle" (include "leasehold.peerTlsBundle" .))
       "initial-token" ($c.initialToken | default 0 | int64)
       "join" false
-      "raft-bind-address" "" }}
+      "raft-bind-address" ""
+      "raft-properties" $raft }}
 {{- if .Values.cluster.enabled }}
 {{- $replicas := .Values.cluster.replicas | int }}
 {{- if eq (mod $replicas 2) 0 }}

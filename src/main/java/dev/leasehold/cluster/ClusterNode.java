@@ -471,6 +471,9 @@ public final class ClusterNode implements ServingGate, SmartLifecycle, LockState
         // The only read-only request is the roster query of a node with empty storage: it must see
         // every committed entry, so the leader confirms its leadership first (read index).
         RaftServerConfigKeys.Read.setOption(p, RaftServerConfigKeys.Read.Option.LINEARIZABLE);
+        // leasehold.cluster.raft-properties last: the operator's tuning wins over the defaults above
+        // (the keys Leasehold must own were refused at start-up).
+        RaftOverrides.apply(p, settings.raftProperties());
         return p;
     }
 

@@ -21,10 +21,23 @@ import java.util.Map;
  * @param join this node is not a founding member: with empty storage it neither forms nor votes,
  *        it waits until {@code leasehold cluster add} adds it (docs/cluster.md "Changing members")
  * @param raftBindAddress the local address the Raft port listens on; empty: every interface
+ * @param raftProperties Ratis properties applied after Leasehold's own (checked by {@link RaftOverrides})
  */
 public record ClusterSettings(String nodeId, Map<String, Peer> peers, Path raftDir, Duration electionTimeoutMin,
         Duration electionTimeoutMax, int maxBatch, int maxInFlight, int maxPending, long snapshotEvery, long initialToken,
-        boolean join, String raftBindAddress) {
+        boolean join, String raftBindAddress, Map<String, String> raftProperties) {
+
+    public ClusterSettings {
+        raftProperties = raftProperties == null ? Map.of() : Map.copyOf(raftProperties);
+    }
+
+    /** Without Ratis property overrides. */
+    public ClusterSettings(String nodeId, Map<String, Peer> peers, Path raftDir, Duration electionTimeoutMin,
+            Duration electionTimeoutMax, int maxBatch, int maxInFlight, int maxPending, long snapshotEvery,
+            long initialToken, boolean join, String raftBindAddress) {
+        this(nodeId, peers, raftDir, electionTimeoutMin, electionTimeoutMax, maxBatch, maxInFlight, maxPending,
+                snapshotEvery, initialToken, join, raftBindAddress, Map.of());
+    }
 
     /** A founding member ({@code join} false). */
     public ClusterSettings(String nodeId, Map<String, Peer> peers, Path raftDir, Duration electionTimeoutMin,

@@ -83,7 +83,7 @@ public class ClusterConfiguration {
         c.peers().forEach((id, p) -> peers.put(id, new ClusterSettings.Peer(p.raftAddress(), p.clientAddress(), p.identity())));
         return new ClusterSettings(c.nodeId(), peers, dataDir.resolve("raft"), c.electionTimeoutMin(),
                 c.electionTimeoutMax(), c.maxBatch(), c.maxInFlight(), c.maxPending(), c.snapshotEvery(),
-                c.initialToken(), c.join(), c.raftBindAddress() == null ? "" : c.raftBindAddress());
+                c.initialToken(), c.join(), c.raftBindAddress() == null ? "" : c.raftBindAddress(), c.raftProperties());
     }
 
     /**

@@ -10,6 +10,7 @@ import java.util.Map;
 import org.springframework.boot.context.properties.ConfigurationProperties;
 import org.springframework.boot.context.properties.bind.DefaultValue;
 
+import dev.leasehold.cluster.RaftOverrides;
 import dev.leasehold.server.KeyAcl;
 
 /**
@@ -142,7 +143,7 @@ public record LeaseholdProperties(
             }
             check(acl.get(identity) != null, "leasehold.acl", identity, "needs a list of key prefixes");
         }
-        cluster = cluster != null ? cluster : new Cluster(null, null, null, null, 256, 8, 65536, 100_000, null, 0, false, null);
+        cluster = cluster != null ? cluster : new Cluster(null, null, null, null, 256, 8, 65536, 100_000, null, 0, false, null, null);
         check(!cluster.enabled() || maxKeyBytes <= 65535, "leasehold.max-key-bytes", maxKeyBytes,
                 "must be at most 65535 in cluster mode");
         check(acl.isEmpty() || tls.clientAuth() != ClientAuth.NONE, "leasehold.acl", acl.keySet(),
@@ -199,15 +200,28 @@ public record LeaseholdProperties(
      *        but waits for {@code leasehold cluster add} (docs/cluster.md "Changing members");
      *        ignored once the node has storage
      * @param raftBindAddress the local address the Raft port binds; unset: every interface
+     * @param raftProperties Ratis properties ({@code raft.*}) applied after Leasehold's own, for
+     *        tuning (appender buffers, {@code raft.server.log.force.sync.num}, the log write buffer,
+     *        {@code raft.grpc.flow.control.window}); in YAML write each key in brackets. Keys that
+     *        Leasehold sets from its own settings or that would weaken durability (storage, ports,
+     *        TLS, election timeouts, unsafe flush, snapshots, read option) are refused at start-up
      */
     public record Cluster(String nodeId, Map<String, Peer> peers, @DefaultValue("750ms") Duration electionTimeoutMin,
             @DefaultValue("1500ms") Duration electionTimeoutMax, @DefaultValue("256") int maxBatch,
             @DefaultValue("1") int maxInFlight, @DefaultValue("65536") int maxPending,
             @DefaultValue("100000") long snapshotEvery, @DefaultValue ClusterTls tls,
             @DefaultValue("0") long initialToken, @DefaultValue("false") boolean join,
-            String raftBindAddress) {
+            String raftBindAddress, Map<String, String> raftProperties) {
 
         public Cluster {
+            raftProperties = raftProperties == null ? Map.of()
+                    : Collections.unmodifiableMap(new LinkedHashMap<>(raftProperties));
+            for (Map.Entry<String, String> e : raftProperties.entrySet()) {
+                String refusal = RaftOverrides.refusal(e.getKey());
+                check(refusal == null, "leasehold.cluster.raft-properties[" + e.getKey() + "]", e.getValue(), refusal);
+                check(e.getValue() != null && !e.getValue().isBlank(),
+                        "leasehold.cluster.raft-properties[" + e.getKey() + "]", e.getValue(), "needs a value");
+            }
             tls = tls != null ? tls : new ClusterTls(null);
             raftBindAddress = raftBindAddress == null || raftBindAddress.isBlank() ? null : raftBindAddress.trim();
             peers = peers == null ? Map.of() : Collections.unmodifiableMap(new LinkedHashMap<>(peers));

@@ -65,6 +65,36 @@ class ClusterPropertiesTests {
         assertFails(timeouts, "leasehold.cluster.election-timeout-max");
     }
 
+    @Test
+    void raftPropertiesBindWithDotsInTheirKeys() {
+        Map<String, String> m = three();
+        m.put("leasehold.cluster.node-id", "n1");
+        m.put("leasehold.cluster.raft-properties[raft.server.log.force.sync.num]", "16");
+        m.put("leasehold.cluster.raft-properties[raft.grpc.flow.control.window]", "4MB");
+        LeaseholdProperties.Cluster c = RecoveryGraceTests.bind(m).cluster();
+        assertThat(c.raftProperties()).containsOnly(Map.entry("raft.server.log.force.sync.num", "16"),
+                Map.entry("raft.grpc.flow.control.window", "4MB"));
+        assertThat(RecoveryGraceTests.bind(Map.of()).cluster().raftProperties()).isEmpty();
+    }
+
+    @Test
+    void raftPropertiesLeaseholdOwnsFailStartUpNamingTheKey() {
+        for (String key : new String[] {"raft.server.storage.dir", "raft.grpc.server.port", "raft.grpc.admin.host",
+                "raft.grpc.tls.conf", "raft.server.rpc.timeout.min", "raft.server.rpc.first-election.timeout.max",
+                "raft.server.log.unsafe-flush.enabled", "raft.server.log.use.memory",
+                "raft.server.snapshot.auto.trigger.threshold", "raft.server.log.purge.gap", "raft.server.read.option",
+                "raft.rpc.type", "server.port"}) {
+            Map<String, String> m = three();
+            m.put("leasehold.cluster.node-id", "n1");
+            m.put("leasehold.cluster.raft-properties[" + key + "]", "1");
+            assertFails(m, "leasehold.cluster.raft-properties[" + key + "]");
+        }
+        Map<String, String> empty = three();
+        empty.put("leasehold.cluster.node-id", "n1");
+        empty.put("leasehold.cluster.raft-properties[raft.server.log.force.sync.num]", " ");
+        assertFails(empty, "leasehold.cluster.raft-properties[raft.server.log.force.sync.num]");
+    }
+
     private static void assertFails(Map<String, String> props, String property) {
         assertThatThrownBy(() -> RecoveryGraceTests.bind(props))
                 .satisfies(e -> {

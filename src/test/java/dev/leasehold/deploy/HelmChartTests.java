@@ -212,6 +212,25 @@ class HelmChartTests {
         return binder.bind("leasehold", LeaseholdProperties.class).get();
     }
 
+    @Test
+    void raftPropertiesRenderInBracketsAndBindWhole(@TempDir Path dir) throws IOException {
+        Path values = dir.resolve("values.yaml");
+        Files.writeString(values, """
+                leasehold:
+                  cluster:
+                    raftProperties:
+                      "raft.server.log.force.sync.num": 16
+                      "raft.grpc.flow.control.window": 4MB
+                """);
+        List<Map<String, Object>> docs = render(t -> t.withValuesFile(values));
+        Map<String, Object> cluster = map(map(applicationYml(Rendered.of(docs).one("ConfigMap")), "leasehold"), "cluster");
+        assertThat(map(cluster, "raft-properties")).containsEntry("[raft.server.log.force.sync.num]", "16")
+                .containsEntry("[raft.grpc.flow.control.window]", "4MB");
+        // The dots stay inside each key: Spring Boot does not read them as nested maps.
+        assertThat(bind(docs).cluster().raftProperties()).containsOnly(Map.entry("raft.server.log.force.sync.num", "16"),
+                Map.entry("raft.grpc.flow.control.window", "4MB"));
+    }
+
     // ---------------------------------------------------------------- TLS and ACLs
 
     @Test
