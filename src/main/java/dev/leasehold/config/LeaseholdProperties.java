@@ -143,7 +143,7 @@ public record LeaseholdProperties(
             }
             check(acl.get(identity) != null, "leasehold.acl", identity, "needs a list of key prefixes");
         }
-        cluster = cluster != null ? cluster : new Cluster(null, null, null, null, 256, 8, 65536, 100_000, null, 0, false, null, null);
+        cluster = cluster != null ? cluster : new Cluster(null, null, null, null, 256, 1, 65536, 100_000, null, 0, false, null, null);
         check(!cluster.enabled() || maxKeyBytes <= 65535, "leasehold.max-key-bytes", maxKeyBytes,
                 "must be at most 65535 in cluster mode");
         check(acl.isEmpty() || tls.clientAuth() != ClientAuth.NONE, "leasehold.acl", acl.keySet(),
