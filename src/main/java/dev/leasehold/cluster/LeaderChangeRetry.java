@@ -1,6 +1,7 @@
 package dev.leasehold.cluster;
 
 import java.util.concurrent.TimeUnit;
+import java.util.function.LongSupplier;
 import org.apache.ratis.protocol.exceptions.LeaderNotReadyException;
 import org.apache.ratis.protocol.exceptions.NotLeaderException;
 import org.apache.ratis.retry.RetryPolicy;
@@ -20,9 +21,12 @@ final class LeaderChangeRetry implements RetryPolicy {
     private static final TimeDuration PAUSE = TimeDuration.valueOf(200, TimeUnit.MILLISECONDS);
 
     private final long deadlineNanos;
+    private final LongSupplier nanoTime;
 
-    LeaderChangeRetry(long deadlineNanos) {
+    /** @param deadlineNanos on {@code nanoTime}'s scale: no resend that would start after it */
+    LeaderChangeRetry(long deadlineNanos, LongSupplier nanoTime) {
         this.deadlineNanos = deadlineNanos;
+        this.nanoTime = nanoTime;
     }
 
     @Override
@@ -31,7 +35,7 @@ final class LeaderChangeRetry implements RetryPolicy {
         // The blocking client passes no cause when the reply itself said "not leader" / "not ready".
         boolean leaderChanging = cause == null || cause instanceof NotLeaderException
                 || cause instanceof LeaderNotReadyException;
-        boolean timeLeft = System.nanoTime() + PAUSE.toLong(TimeUnit.NANOSECONDS) < deadlineNanos;
+        boolean timeLeft = nanoTime.getAsLong() + PAUSE.toLong(TimeUnit.NANOSECONDS) < deadlineNanos;
         return leaderChanging && timeLeft ? () -> PAUSE : NO_RETRY_ACTION;
     }
 

@@ -618,7 +618,7 @@ public final class Membership {
 
     /** A client that resends while the leader is changing, up to {@code deadline}. */
     private RaftClient clientUntil(RaftGroup group, RaftPeerId leader, long deadline) {
-        return client(group, leader, remainingMillis(deadline), new LeaderChangeRetry(deadline));
+        return client(group, leader, remainingMillis(deadline), new LeaderChangeRetry(deadline, System::nanoTime));
     }
 
     private RaftClient client(RaftGroup group, RaftPeerId leader, long timeoutMs, RetryPolicy retry) {

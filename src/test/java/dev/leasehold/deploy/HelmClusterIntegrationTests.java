@@ -12,10 +12,6 @@ import java.io.IOException;
 import java.net.InetAddress;
 import java.net.InetSocketAddress;
 import java.net.ServerSocket;
-import java.net.URI;
-import java.net.http.HttpClient;
-import java.net.http.HttpRequest;
-import java.net.http.HttpResponse;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -42,6 +38,7 @@ import dev.leasehold.client.ClientOptions;
 import dev.leasehold.client.LeaseholdClient;
 import dev.leasehold.client.ReleaseOutcome;
 import dev.leasehold.deploy.HelmChartTests.Rendered;
+import dev.leasehold.testing.Actuator;
 
 /**
  * Three server processes started with exactly what the Helm chart renders in cluster mode
@@ -233,11 +230,8 @@ class HelmClusterIntegrationTests {
         }
 
         // Every pod ready, on the readiness probe the StatefulSet renders.
-        HttpClient http = HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1)
-                .connectTimeout(Duration.ofSeconds(5)).build();
         for (int i = 0; i < PODS; i++) {
-            URI uri = URI.create("http://" + podIp(i) + ":" + probePort + probePath);
-            awaitUp(http, uri, pods.get(i), logs.get(i));
+            awaitUp(new Actuator(podIp(i), probePort), probePath, pods.get(i), logs.get(i));
         }
     }
 
@@ -313,24 +307,23 @@ class HelmClusterIntegrationTests {
         }
     }
 
-    private static void awaitUp(HttpClient http, URI uri, String pod, Path log) throws Exception {
+    private static void awaitUp(Actuator pod, String path, String name, Path log) throws Exception {
         long deadline = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(HEALTH_TIMEOUT_MS);
         String last = "";
         while (System.nanoTime() < deadline) {
             try {
-                HttpResponse<String> r = http.send(HttpRequest.newBuilder(uri).timeout(Duration.ofSeconds(10)).GET()
-                        .build(), HttpResponse.BodyHandlers.ofString());
-                last = r.statusCode() + " " + r.body();
-                if (r.statusCode() == 200 && r.body().contains("\"status\":\"UP\"")) {
+                Actuator.Response r = pod.get(path);
+                last = r.status() + " " + r.body();
+                if (r.status() == 200 && r.body().contains("\"status\":\"UP\"")) {
                     return;
                 }
-            } catch (IOException e) {
-                last = e.toString();
+            } catch (IllegalStateException e) {
+                last = e.getMessage(); // not listening yet
             }
             // A follower's readiness follows the leader it learns of; poll, nothing signals it.
             Thread.sleep(200);
         }
-        throw new AssertionError(pod + " " + uri + " not UP after " + HEALTH_TIMEOUT_MS + " ms: " + last + "\n"
+        throw new AssertionError(name + " " + path + " not UP after " + HEALTH_TIMEOUT_MS + " ms: " + last + "\n"
                 + Files.readString(log));
     }
 }
