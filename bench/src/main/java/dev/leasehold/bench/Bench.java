@@ -56,6 +56,9 @@ public final class Bench {
                   --depth 32             W1 pipelined: requests in flight per connection
                   --duration 10          seconds measured per workload
                   --warmup 3             seconds of load before measuring (not recorded)
+                  --prewarm 0            seconds of W1 sync on each target before the first
+                                         workload (not recorded): JIT-compiled server JVMs; the
+                                         cluster's three nodes need minutes on 2 shared cores
                   --latency-seconds 5    one-session Ping / acquire latency run
                   --w2-waiters 16        W2 threads on one key
                   --w2-poll-micros 1000  Redis W2: sleep between SET NX attempts (0 = retry at once)
@@ -357,6 +360,10 @@ public final class Bench {
 
     /** W1 synchronous: N threads, own keys, acquire(wait 0, lease 30 s) then release, one in flight. */
     Run w1(Target t) throws Exception {
+        return w1(t, intOpt("warmup", 3), intOpt("duration", 10));
+    }
+
+    Run w1(Target t, int warmupSeconds, int durationSeconds) throws Exception {
         int threads = intOpt("threads", 16);
         int perThread = intOpt("keys", 64);
         String run = "bench/w1/" + System.nanoTime() + "/";
@@ -364,7 +371,7 @@ public final class Bench {
         for (int i = 0; i < threads; i++) {
             keys[i] = keys(run + i + "/", perThread);
         }
-        return timed(t, threads, new Step() {
+        return timed(t, threads, warmupSeconds, durationSeconds, new Step() {
             @Override
             public long run(LockConn c, Stats s, int th, int i) throws IOException {
                 byte[][] mine = keys[th];
@@ -662,6 +669,16 @@ public final class Bench {
         List<String> workloads = List.of(opt("workloads", "w1,lat,w4,w1p,w2,w3,w2sweep").split(","));
         String loadBefore = Proc.loadAverage();
         System.out.println("load average before: " + loadBefore);
+        int prewarm = intOpt("prewarm", 0);
+        if (prewarm > 0) {
+            for (Target t : targets) {
+                if (supports(t.name(), "w1")) {
+                    System.out.printf("prewarm %s: %d s of W1 sync, not recorded ...%n", t.name(), prewarm);
+                    Run r = w1(t, prewarm, 1);
+                    System.out.printf(Locale.ROOT, "  %-9s prewarm done, last second %.0f pairs/s%n", t.name(), r.rate());
+                }
+            }
+        }
         Map<String, Run> w1Runs = new LinkedHashMap<>();
         for (String w : workloads) {
             for (Target t : targets) {
