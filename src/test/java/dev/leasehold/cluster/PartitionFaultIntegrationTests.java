@@ -29,6 +29,9 @@ import dev.leasehold.testing.ServerProcess;
  * <li>{@code leader-cut}: the leader cut from both followers, its clients still reach it (the
  * case that matters most: it must stop granting and send {@code X 9});</li>
  * <li>{@code leader-isolate}: the leader's link down (cut from everybody);</li>
+ * <li>{@code re-isolate}: the same, healed, and at once the new leader isolated: the two nodes left
+ * must elect and commit over connections that sat in TCP back-off while the first cut lasted (what
+ * {@code ClusterNode}'s channel reset on a lost leader is for);</li>
  * <li>{@code follower-cut}: a 2 | 1 split with the leader on the majority side, clients on both;</li>
  * <li>{@code bridge}: the leader and one follower cannot see each other, the other sees both;</li>
  * <li>{@code one-way}: the leader hears the followers, they do not hear it;</li>
@@ -54,8 +57,8 @@ import dev.leasehold.testing.ServerProcess;
  */
 class PartitionFaultIntegrationTests {
 
-    private static final List<String> KINDS = List.of("leader-cut", "leader-isolate", "follower-cut", "bridge",
-            "one-way", "flap", "kill9", "stop", "clock");
+    private static final List<String> KINDS = List.of("leader-cut", "leader-isolate", "re-isolate", "follower-cut",
+            "bridge", "one-way", "flap", "kill9", "stop", "clock");
     /** libfaketime, for the {@code clock} fault on n1 (Debian package {@code faketime}). */
     private static final Path FAKETIME = Path.of("/usr/lib/x86_64-linux-gnu/faketime/libfaketime.so.1");
     private static final boolean LONG = Boolean.getBoolean("leasehold.faults.long");
@@ -136,6 +139,10 @@ class PartitionFaultIntegrationTests {
                 }
                 int l = load.leader(30_000);
                 assertThat(l).as("a leader before round %d", round).isNotNegative();
+                if (kind.equals("re-isolate")) {
+                    l = isolateAndHeal(l, load, history, round, stalls);
+                    assertThat(l).as("a leader after the first cut of round %d", round).isNotNegative();
+                }
                 int a = (l + 1) % 3;
                 int b = (l + 2) % 3;
                 long maxBefore = history.maxToken();
@@ -148,7 +155,7 @@ class PartitionFaultIntegrationTests {
                         net.cut(l, b, true);
                         isolated = true;
                     }
-                    case "leader-isolate" -> {
+                    case "leader-isolate", "re-isolate" -> {
                         net.link(l, false);
                         isolated = true;
                     }
@@ -295,6 +302,33 @@ class PartitionFaultIntegrationTests {
                 net.close();
             }
         }
+    }
+
+    /**
+     * The first half of {@code re-isolate}: the leader cut off from everybody until the others have
+     * elected and it has noticed, then healed; returns the leader once the healed cluster grants
+     * again. What it sets up: while cut, the old leader's appendEntries connections and the others'
+     * vote requests to it sat in TCP retransmission and SYN back-off (doubling from 200 ms and 1 s),
+     * so right after the heal some connections between the two nodes that must now elect each other
+     * are still waiting for their next retransmission. The second cut, of the new leader, then needs
+     * exactly those connections.
+     */
+    private int isolateAndHeal(int l, ClusterLoad load, ClusterHistory history, int round, List<String> stalls)
+            throws Exception {
+        long t0 = System.nanoTime();
+        net.link(l, false);
+        long cutDone = System.nanoTime();
+        if (load.leader(60_000, l) < 0) {
+            stalls.add("re-isolate (first cut) of n" + (l + 1) + " in round " + round + ": no grant on the majority side");
+        }
+        long held = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - t0);
+        if (held < X9_BOUND_MS + 500) {
+            Thread.sleep(X9_BOUND_MS + 500 - held); // the cut-off leader notices in real time (see the round's hold)
+        }
+        history.isolated(new ClusterHistory.Isolation(l, cutDone, System.nanoTime(), "re-isolate (first cut) of n" + (l + 1)));
+        net.heal();
+        history.awaitMoreGrants(10, 30_000);
+        return load.leader(30_000);
     }
 
     private static String percentiles(Map<String, List<Long>> samples) {
