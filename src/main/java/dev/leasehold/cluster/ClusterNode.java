@@ -111,8 +111,6 @@ public final class ClusterNode implements ServingGate, SmartLifecycle, LockState
     private final ClientId proposerId = ClientId.randomId();
     private final AtomicLong callIds = new AtomicLong();
     private ScheduledExecutorService roles;
-    /** Resets gRPC channels to the peers when the leader is lost (see {@link #reconnectPeers}). */
-    private ScheduledExecutorService reconnects;
 
     /** The epoch this node serves in, 0 while it does not serve (see {@link #servingEpoch()}). */
     private volatile long servingEpoch;
@@ -219,11 +217,6 @@ public final class ClusterNode implements ServingGate, SmartLifecycle, LockState
         }
         roles = Executors.newSingleThreadScheduledExecutor(r -> {
             Thread t = new Thread(r, "leasehold-cluster-roles");
-            t.setDaemon(true);
-            return t;
-        });
-        reconnects = Executors.newSingleThreadScheduledExecutor(r -> {
-            Thread t = new Thread(r, "leasehold-cluster-reconnect");
             t.setDaemon(true);
             return t;
         });
@@ -504,7 +497,6 @@ public final class ClusterNode implements ServingGate, SmartLifecycle, LockState
         stepDown("stopping");
         proposer.stop();
         roles.shutdownNow();
-        reconnects.shutdownNow();
         closeProbes();
         roster.close();
         try {
@@ -565,9 +557,6 @@ public final class ClusterNode implements ServingGate, SmartLifecycle, LockState
         leaderId = leader;
         leaderChanges.incrementAndGet();
         LOG.info("Node {}: leader is now {}", settings.nodeId(), leader);
-        if (leader == null) {
-            reconnectPeers();
-        }
         if (leader == null || !leader.equals(selfId)) {
             execute(() -> stepDown("leader is now " + leader));
         }
@@ -727,48 +716,6 @@ public final class ClusterNode implements ServingGate, SmartLifecycle, LockState
         server.leadershipLost();
         registry.reset();
         LOG.info("Node {} stopped serving: {}", settings.nodeId(), why);
-    }
-
-    /**
-     * The leader is lost and an election starts: give every peer a fresh gRPC channel. A channel
-     * to a peer that was down (a restart, an earlier failover) sits in gRPC's reconnect back-off
-     * (1 s growing by 1.6x to 2 min) and fails every vote request at once while it does. Ratis does
-     * not reset it for votes, so a candidate could not reach the one live peer it needs: measured
-     * on 100 kill -9 failovers, every round over 5 s (up to 16.5 s, 20 rejected pre-votes in a row)
-     * was this. A reset costs one TCP connection per peer per lost leader. Off the Ratis thread
-     * that reported the change: closing a channel may wait for it to shut down.
-     */
-    private void reconnectPeers() {
-        ScheduledExecutorService s = reconnects;
-        RaftServer rs = raftServer;
-        if (s == null || s.isShutdown() || rs == null) {
-            return;
-        }
-        try {
-            s.execute(() -> {
-                // Only while no leader is known: a reset that lands after this election was won
-                // (the executor runs late on a starved machine) would cut the new leader's
-                // appendEntries streams, so it loses its majority heartbeats and the election
-                // starts again: seen as leaders lost within 2 s of winning, round after round,
-                // in partition runs at load average 15-20.
-                if (leaderId != null) {
-                    return;
-                }
-                RaftServer.Division d = division();
-                for (RaftPeer p : d == null ? group.getPeers() : d.getRaftConf().getAllPeers()) {
-                    if (!p.getId().equals(selfId)) {
-                        try {
-                            rs.getServerRpc().handleException(p.getId(),
-                                    new IOException("leader lost: new channel to " + p.getId()), true);
-                        } catch (RuntimeException e) {
-                            LOG.debug("Resetting the channel to {}: {}", p.getId(), e.toString());
-                        }
-                    }
-                }
-            });
-        } catch (java.util.concurrent.RejectedExecutionException e) {
-            // stopping
-        }
     }
 
     private void execute(Runnable r) {
