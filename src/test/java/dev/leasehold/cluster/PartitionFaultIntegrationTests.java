@@ -30,7 +30,8 @@ import dev.leasehold.testing.ServerProcess;
  * case that matters most: it must stop granting and send {@code X 9});</li>
  * <li>{@code leader-isolate}: the leader's link down (cut from everybody);</li>
  * <li>{@code re-isolate}: the same, healed, and at once the new leader isolated: the two nodes left
- * must elect and commit over connections that sat in TCP back-off while the first cut lasted;</li>
+ * must elect and commit over connections that sat in TCP back-off while the first cut lasted
+ * (what {@code ClusterNode}'s channel reset on a lost leader is for);</li>
  * <li>{@code follower-cut}: a 2 | 1 split with the leader on the majority side, clients on both;</li>
  * <li>{@code bridge}: the leader and one follower cannot see each other, the other sees both;</li>
  * <li>{@code one-way}: the leader hears the followers, they do not hear it;</li>
