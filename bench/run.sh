@@ -26,10 +26,12 @@
 #                       With CLUSTER=1 a three-member etcd runs too (ETCD=0 leaves it out; needs
 #                       Debian's etcd-server), measured through jetcd's Lock as target etcd, with
 #                       the cluster also through the official client (target cluster-client), and
-#                       a 15 s warm-up unless --warmup is given, so that every JVM is warm.
+#                       a 15 s warm-up per workload unless --warmup is given. That is not enough for
+#                       three server JVMs on 2 shared cores: add --prewarm 120 (two minutes of W1
+#                       on each target first, not recorded) before comparing with etcd.
 #                       ETCD_BASE_PORT (default 23790) and the 5 ports above it are etcd's.
-#                       The comparison: CLUSTER=1 bench/run.sh --targets cluster,cluster-client,etcd
-#                       --workloads w1,w1p,w2,lat
+#                       The comparison: CLUSTER=1 FAILOVER_ROUNDS=0 bench/run.sh --targets
+#                       cluster-client,etcd --workloads w1,w2,lat --prewarm 120
 #   RAFT_TLS=1          with CLUSTER=1: the cluster's Raft port runs mutual TLS (bin/leasehold-cluster
 #                       makes the certificates); compare with a run without it for TLS's cost
 #
