@@ -125,6 +125,10 @@ final class CommandLine {
                 command = token;
             } else if (POSITIONAL.containsKey(command)) {
                 positional(command, token, values);
+            } else if (VALUED.get(command).contains("--key") && !givesKey(argv)) {
+                // The usual first guess, "leasehold acquire orders/42": say where a key goes.
+                throw new UsageException("unexpected argument '" + token + "': the key goes in --key, as in leasehold "
+                        + command + " --key " + token + ("run".equals(command) ? " -- COMMAND" : ""));
             } else if ("run".equals(command)) {
                 throw new UsageException("unexpected argument '" + token
                         + "': put the command to run after '--', as in leasehold run --key K -- " + token);
@@ -151,6 +155,19 @@ final class CommandLine {
             }
         }
         throw new UsageException("unexpected argument '" + token + "'" + seeHelp(command));
+    }
+
+    /** Whether {@code --key} is given anywhere before {@code --}. */
+    private static boolean givesKey(String[] argv) {
+        for (String token : argv) {
+            if (token.equals("--")) {
+                return false;
+            }
+            if (token.equals("--key") || token.startsWith("--key=")) {
+                return true;
+            }
+        }
+        return false;
     }
 
     /** The first command name before any {@code --}, or null: to name the command in an error. */

@@ -71,6 +71,11 @@ class CommandLineTests {
         assertUsage("--json is not an option of run", "run", "--json", "--key", "k", "--", "true");
         assertUsage("--json is not an option of run", "--json", "run", "--key", "k", "--", "true");
         assertUsage("unexpected argument 'x'", "ping", "x");
+        assertUsage("unexpected argument 'orders/42': the key goes in --key, as in leasehold acquire --key orders/42",
+                "acquire", "orders/42");
+        assertUsage("the key goes in --key, as in leasehold run --key orders/43 -- COMMAND",
+                "run", "orders/43", "--", "echo", "hi");
+        assertUsage("put the command to run after '--'", "run", "./job.sh", "--key", "k");
     }
 
     @Test
