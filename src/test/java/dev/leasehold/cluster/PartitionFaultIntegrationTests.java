@@ -210,12 +210,7 @@ class PartitionFaultIntegrationTests {
                         failoverMs.computeIfAbsent(kind, k -> new ArrayList<>()).add(failover);
                     }
                 }
-                // Hold the fault past the X 9 bound before healing: real time must pass for the cut-off
-                // leader to notice (its Raft timers run on the wall clock of another process).
-                long held = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - t0);
-                if (held < X9_BOUND_MS + 500) {
-                    Thread.sleep(X9_BOUND_MS + 500 - held);
-                }
+                holdPastX9Bound(t0);
                 long healAt = System.nanoTime();
                 if (isolated) {
                     history.isolated(new ClusterHistory.Isolation(l, cutDone, healAt, kind + " of n" + (l + 1)));
@@ -321,14 +316,22 @@ class PartitionFaultIntegrationTests {
         if (load.leader(60_000, l) < 0) {
             stalls.add("re-isolate (first cut) of n" + (l + 1) + " in round " + round + ": no grant on the majority side");
         }
-        long held = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - t0);
-        if (held < X9_BOUND_MS + 500) {
-            Thread.sleep(X9_BOUND_MS + 500 - held); // the cut-off leader notices in real time (see the round's hold)
-        }
+        holdPastX9Bound(t0);
         history.isolated(new ClusterHistory.Isolation(l, cutDone, System.nanoTime(), "re-isolate (first cut) of n" + (l + 1)));
         net.heal();
         history.awaitMoreGrants(10, 30_000);
         return load.leader(30_000);
+    }
+
+    /**
+     * Holds a fault that began at {@code t0} past the X 9 bound before it is healed: real time must
+     * pass for the cut-off leader to notice (its Raft timers run in another process).
+     */
+    private static void holdPastX9Bound(long t0) throws InterruptedException {
+        long held = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - t0);
+        if (held < X9_BOUND_MS + 500) {
+            Thread.sleep(X9_BOUND_MS + 500 - held); // real fault time, see above
+        }
     }
 
     private static String percentiles(Map<String, List<Long>> samples) {
