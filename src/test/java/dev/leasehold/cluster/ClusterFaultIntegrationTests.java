@@ -24,6 +24,7 @@ import java.util.concurrent.atomic.AtomicLong;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
+import dev.leasehold.testing.FaultRun;
 import dev.leasehold.testing.ServerProcess;
 import dev.leasehold.testing.support.Ports;
 
@@ -41,6 +42,7 @@ import dev.leasehold.testing.support.Ports;
  * {@code kill9,restart,stop,term}; {@code kill9} alone measures crash failover). Seeded:
  * {@code -Dleasehold.seed=N}. Extra node settings: {@code -Dleasehold.cluster.node-props=k=v;k=v}.
  */
+@FaultRun
 class ClusterFaultIntegrationTests {
 
     /** Leader faults to run (kill9, stop and term rounds; follower restarts do not count). */

@@ -15,6 +15,7 @@ import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
+import dev.leasehold.testing.FaultRun;
 import dev.leasehold.testing.support.Ports;
 import dev.leasehold.testing.support.Seeds;
 import dev.leasehold.testing.ServerProcess;
@@ -27,6 +28,7 @@ import dev.leasehold.testing.ServerProcess;
  * without the wiped node's vote, so nothing is granted until the old leader is back; then tokens
  * continue above every token seen, and the history has no overlap and no token twice.
  */
+@FaultRun
 class DiskLossIntegrationTests {
 
     private static final long SEED = Seeds.seed("DiskLossIntegrationTests");

@@ -15,6 +15,7 @@ import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
+import dev.leasehold.testing.FaultRun;
 import dev.leasehold.testing.PartitionNet;
 import dev.leasehold.testing.ServerProcess;
 import dev.leasehold.testing.support.Seeds;
@@ -32,6 +33,7 @@ import dev.leasehold.testing.support.Seeds;
  * <p>Before the roster this start order made n3 refuse for good (seen as intermittent failures of
  * three-node tests on a loaded machine, where the slowest JVM started its probes last).
  */
+@FaultRun
 class LateFounderIntegrationTests {
 
     private static final long SEED = Seeds.seed("LateFounderIntegrationTests");

@@ -18,6 +18,7 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
 import dev.leasehold.client.cli.CliProcess;
+import dev.leasehold.testing.FaultRun;
 import dev.leasehold.testing.ServerProcess;
 import dev.leasehold.testing.support.Ports;
 import dev.leasehold.testing.support.Seeds;
@@ -29,6 +30,7 @@ import dev.leasehold.testing.support.Seeds;
  * across all of them: no two valid tickets overlap, tokens strictly increase, one outcome per
  * Acquire.
  */
+@FaultRun
 class MembershipIntegrationTests {
 
     private static final long SEED = Seeds.seed("MembershipIntegrationTests");

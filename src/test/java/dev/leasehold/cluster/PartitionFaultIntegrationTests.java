@@ -18,6 +18,7 @@ import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
+import dev.leasehold.testing.FaultRun;
 import dev.leasehold.testing.PartitionNet;
 import dev.leasehold.testing.ServerProcess;
 
@@ -55,6 +56,7 @@ import dev.leasehold.testing.ServerProcess;
  * replays a schedule. Skipped, with the reason, where namespaces cannot be made (not root, no
  * {@code ip} or {@code nft}).
  */
+@FaultRun
 class PartitionFaultIntegrationTests {
 
     private static final List<String> KINDS = List.of("leader-cut", "leader-isolate", "re-isolate", "follower-cut",

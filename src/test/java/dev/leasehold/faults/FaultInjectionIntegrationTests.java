@@ -32,6 +32,7 @@ import dev.leasehold.client.ClientOptions;
 import dev.leasehold.client.ExtendOutcome;
 import dev.leasehold.client.LeaseholdClient;
 import dev.leasehold.client.Ticket;
+import dev.leasehold.testing.FaultRun;
 import dev.leasehold.testing.ServerProcess;
 import dev.leasehold.testing.TestServer;
 import dev.leasehold.testing.support.Ports;
@@ -73,6 +74,7 @@ import dev.leasehold.testing.support.Seeds;
  * printed; rerun with {@code -Dleasehold.seed=N} (timing still differs between runs: the
  * seed fixes the choices, not the scheduler).
  */
+@FaultRun
 class FaultInjectionIntegrationTests {
 
     static final long MS = TimeUnit.MILLISECONDS.toNanos(1);

@@ -34,6 +34,7 @@ import dev.leasehold.protocol.AnswerDecoder;
 import dev.leasehold.protocol.FrameWriter;
 import dev.leasehold.protocol.Request;
 import dev.leasehold.testing.Actuator;
+import dev.leasehold.testing.FaultRun;
 import dev.leasehold.testing.ServerProcess;
 import dev.leasehold.testing.TestServer;
 
@@ -49,6 +50,7 @@ import dev.leasehold.testing.TestServer;
  * The figures (p50/p99 of the normal client, fds, sessions, heap before and after) are printed
  * as {@code SOAK} lines.
  */
+@FaultRun
 class SoakIntegrationTests {
 
     static final int SHORT_SECONDS = 20;
