@@ -5,6 +5,7 @@
 #
 #   A_ARGS="" B_ARGS="--leasehold.cluster.raft-properties[raft.server.log.force.sync.num]=16" bench/ab-cluster.sh
 #   A_JAR=old.jar B_JAR=new.jar bench/ab-cluster.sh          # two builds instead of two settings
+#   B_RAFT_TLS=1 bench/ab-cluster.sh                         # plaintext Raft (A) against mutual TLS (B)
 #
 # Both clusters start (bin/leasehold-cluster, BASE_PORT A_BASE=28420 and B_BASE=29420, each with
 # its Spring arguments A_ARGS / B_ARGS on every node), both are warmed by WARM seconds (default 60)
@@ -78,11 +79,11 @@ finish() {
     LINE=$(grep 'W1 sync .*pairs/s  acq' "$2" | tail -1 | sed 's/^ *//')
 }
 
-echo "A: ${A_JAR} ${A_ARGS:-(defaults)}" | tee "$OUT_DIR/ab.txt"
-echo "B: ${B_JAR} ${B_ARGS:-(defaults)}" | tee -a "$OUT_DIR/ab.txt"
+echo "A: ${A_JAR} ${A_ARGS:-(defaults)} RAFT_TLS=${A_RAFT_TLS:-0}" | tee "$OUT_DIR/ab.txt"
+echo "B: ${B_JAR} ${B_ARGS:-(defaults)} RAFT_TLS=${B_RAFT_TLS:-0}" | tee -a "$OUT_DIR/ab.txt"
 STARTED_AT=$(date +%s)
-BASE_PORT=$A_BASE NODE_ARGS="${A_ARGS:-}" LEASEHOLD_SERVER_JAR="$A_JAR" bin/leasehold-cluster start "$OUT_DIR/a" >/dev/null
-BASE_PORT=$B_BASE NODE_ARGS="${B_ARGS:-}" LEASEHOLD_SERVER_JAR="$B_JAR" bin/leasehold-cluster start "$OUT_DIR/b" >/dev/null
+RAFT_TLS=${A_RAFT_TLS:-0} BASE_PORT=$A_BASE NODE_ARGS="${A_ARGS:-}" LEASEHOLD_SERVER_JAR="$A_JAR" bin/leasehold-cluster start "$OUT_DIR/a" >/dev/null
+RAFT_TLS=${B_RAFT_TLS:-0} BASE_PORT=$B_BASE NODE_ARGS="${B_ARGS:-}" LEASEHOLD_SERVER_JAR="$B_JAR" bin/leasehold-cluster start "$OUT_DIR/b" >/dev/null
 A_LEADER=$(leader "$A_BASE")
 B_LEADER=$(leader "$B_BASE")
 A_PIDS=$(cat "$OUT_DIR"/a/n{1,2,3}.pid | paste -sd,)

@@ -14,7 +14,7 @@ import java.util.Optional;
 import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.Test;
 
-import dev.leasehold.cluster.ClusterFaultIntegrationTests.Conn;
+import dev.leasehold.cluster.ClusterWire.Conn;
 import dev.leasehold.testing.Actuator;
 import dev.leasehold.testing.TestServer;
 import dev.leasehold.testing.support.Ports;
@@ -42,7 +42,7 @@ class ClusterActuatorIntegrationTests {
             assertThat(actuator.get("/actuator/health/readiness").status()).isEqualTo(200);
 
             try (Conn c = new Conn(port)) {
-                c.send(ClusterFaultIntegrationTests.acquire(0, 5, 1, "k"));
+                c.send(ClusterWire.acquire(0, 5, 1, "k"));
                 assertThat((char) c.read(5000).op()).isEqualTo('A');
             }
             Actuator.Response locks = actuator.get("/actuator/locks/k");

@@ -46,7 +46,7 @@ class ClusterCheckIntegrationTests {
     void stop() throws Exception {
         for (ServerProcess p : nodes) {
             if (p != null) {
-                signal(p, "CONT"); // a paused process cannot be stopped gracefully
+                p.signal("CONT"); // a paused process cannot be stopped gracefully
                 p.close();
             }
         }
@@ -98,7 +98,7 @@ class ClusterCheckIntegrationTests {
             stale.send(new Request.Ping(1));
             assertThat(stale.next()).isEqualTo(new Answer.Pong(1)); // served by the leader before its pause
 
-            signal(nodes[leader], "STOP");
+            nodes[leader].signal("STOP");
             long t0 = System.nanoTime();
             // Sent while the old leader sleeps: it sits in that process's socket buffer.
             stale.send(new Request.Check(token, key));
@@ -111,7 +111,7 @@ class ClusterCheckIntegrationTests {
             assertThat(client.check("fenced/1", token, Duration.ofSeconds(10))).isInstanceOf(
                     CheckOutcome.NotCurrent.class);
 
-            signal(nodes[leader], "CONT");
+            nodes[leader].signal("CONT");
             // The old leader still believes the grant runs (its lease is 120 s); only the barrier
             // keeps it from saying so. Whatever comes must not be C: X 9, or the session closes.
             Answer fromStale;
@@ -162,9 +162,4 @@ class ClusterCheckIntegrationTests {
     private void awaitLog(int i, String text, long timeoutMs) throws Exception {
         nodes[i].awaitOutput(ids[i], text, timeoutMs);
     }
-
-    private static void signal(ServerProcess p, String sig) throws IOException, InterruptedException {
-        new ProcessBuilder("kill", "-" + sig, String.valueOf(p.pid())).inheritIO().start().waitFor(5, TimeUnit.SECONDS);
-    }
-
 }

@@ -1,14 +1,10 @@
 package dev.leasehold.cluster;
 
-import static java.nio.charset.StandardCharsets.UTF_8;
+import static dev.leasehold.cluster.ClusterWire.acquire;
+import static dev.leasehold.cluster.ClusterWire.release;
 import static org.assertj.core.api.Assertions.assertThat;
 
-import java.io.DataInputStream;
 import java.io.IOException;
-import java.io.OutputStream;
-import java.net.InetSocketAddress;
-import java.net.Socket;
-import java.nio.ByteBuffer;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.Collections;
@@ -24,6 +20,8 @@ import java.util.concurrent.atomic.AtomicLong;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
+import dev.leasehold.cluster.ClusterWire.Answer;
+import dev.leasehold.cluster.ClusterWire.Conn;
 import dev.leasehold.testing.FaultRun;
 import dev.leasehold.testing.ServerProcess;
 import dev.leasehold.testing.support.Ports;
@@ -136,7 +134,7 @@ class ClusterFaultIntegrationTests {
                     case "stop" -> {
                         int l = leaderIndex(30_000);
                         long t0 = System.nanoTime();
-                        signal(nodes[l], "STOP");
+                        nodes[l].signal("STOP");
                         took = ms(firstGrant(30_000) - t0);
                         // Paused for longer than the election timeout (real time must pass for the
                         // others to elect), then woken: it must find the new leader and grant nothing.
@@ -144,13 +142,13 @@ class ClusterFaultIntegrationTests {
                         if (pausedMs < ELECTION_MAX_MS + 1500) {
                             Thread.sleep(ELECTION_MAX_MS + 1500 - pausedMs);
                         }
-                        signal(nodes[l], "CONT");
+                        nodes[l].signal("CONT");
                     }
                     case "term" -> {
                         // What Kubernetes does on a rolling update: the drain hands leadership over.
                         int l = leaderIndex(30_000);
                         long t0 = System.nanoTime();
-                        signal(nodes[l], "TERM");
+                        nodes[l].signal("TERM");
                         took = ms(firstGrant(30_000) - t0);
                         assertThat(nodes[l].awaitExit(30_000)).as("a drained node exits").isNotNull();
                         restart(l);
@@ -195,7 +193,7 @@ class ClusterFaultIntegrationTests {
             for (int i = 0; i < 3; i++) {
                 if (nodes[i] != null) {
                     try {
-                        signal(nodes[i], "CONT");
+                        nodes[i].signal("CONT");
                     } catch (IOException | InterruptedException ignored) {
                         // already gone
                     }
@@ -303,25 +301,25 @@ class ClusterFaultIntegrationTests {
                     continue;
                 }
                 long seen = System.nanoTime();
-                if (a.op == 'X') {
+                if (a.op() == 'X') {
                     // 8: nothing executed (a resend would be allowed); 9: Indeterminate.
-                    outcome(a.code == 8 ? "not-leader" : "indeterminate");
+                    outcome(a.code() == 8 ? "not-leader" : "indeterminate");
                     conn.close();
                     conn = null;
                     continue;
                 }
-                if (a.number != owner) {
-                    violations.add("answer " + (char) a.op + " for owner " + a.number + ", expected " + owner);
+                if (a.number() != owner) {
+                    violations.add("answer " + (char) a.op() + " for owner " + a.number() + ", expected " + owner);
                     outcome("wrong");
                     continue;
                 }
-                if (a.op != 'A') {
-                    outcome(a.op == 'T' ? "timed-out" : "busy");
+                if (a.op() != 'A') {
+                    outcome(a.op() == 'T' ? "timed-out" : "busy");
                     continue;
                 }
                 outcome("acquired");
-                long margin = Math.max(TimeUnit.MILLISECONDS.toNanos(50), (a.queuedMs + lease * 1000L) * 10_000L);
-                long validUntil = sendStart + TimeUnit.MILLISECONDS.toNanos(a.queuedMs + lease * 1000L) - margin;
+                long margin = Math.max(TimeUnit.MILLISECONDS.toNanos(50), (a.queuedMs() + lease * 1000L) * 10_000L);
+                long validUntil = sendStart + TimeUnit.MILLISECONDS.toNanos(a.queuedMs() + lease * 1000L) - margin;
                 if (seen >= validUntil) {
                     continue; // the delivery gate (9.7): never valid for us
                 }
@@ -332,12 +330,12 @@ class ClusterFaultIntegrationTests {
                     Thread.sleep(TimeUnit.NANOSECONDS.toMillis(sleep), (int) (sleep % 1_000_000)); // the holder works for its random hold: real time
                 }
                 long end = Math.min(validUntil, System.nanoTime()); // stop acting as holder, then release
-                tickets.add(new Ticket(key, a.token, seen, end));
+                tickets.add(new Ticket(key, a.token(), seen, end));
                 grants.incrementAndGet();
                 try {
-                    conn.send(release(a.token, key));
+                    conn.send(release(a.token(), key));
                     Answer r = conn.read(3000);
-                    if (r.op == 'X') {
+                    if (r.op() == 'X') {
                         conn.close();
                         conn = null;
                     }
@@ -375,16 +373,16 @@ class ClusterFaultIntegrationTests {
                 String probe = "probe-" + owner;
                 c.send(acquire(0, 1, owner, probe));
                 Answer a = c.read(1500);
-                if (a.op == 'A') {
-                    c.send(release(a.token, probe));
+                if (a.op() == 'A') {
+                    c.send(release(a.token(), probe));
                     Answer r = c.read(3000);
-                    if (r.op == 'R') {
+                    if (r.op() == 'R') {
                         return c;
                     }
                 }
                 c.close();
-                if (a.op == 'X' && a.message.startsWith("leader=")) {
-                    int hinted = portIndex(Integer.parseInt(a.message.substring(a.message.lastIndexOf(':') + 1)));
+                if (a.op() == 'X' && a.message().startsWith("leader=")) {
+                    int hinted = portIndex(Integer.parseInt(a.message().substring(a.message().lastIndexOf(':') + 1)));
                     if (hinted >= 0 && hinted != i) {
                         i = hinted;
                         continue;
@@ -427,7 +425,7 @@ class ClusterFaultIntegrationTests {
                         open.add(c);
                         long owner = nextOwner.getAndIncrement();
                         c.send(acquire(0, 1, owner, "failover-probe-" + owner));
-                        if (c.read(5000).op == 'A') {
+                        if (c.read(5000).op() == 'A') {
                             granted.complete(System.nanoTime());
                         }
                     } catch (IOException e) {
@@ -481,7 +479,7 @@ class ClusterFaultIntegrationTests {
                 try (Conn c = new Conn(clientPorts[i])) {
                     long owner = nextOwner.getAndIncrement();
                     c.send(acquire(0, 1, owner, "leader-probe-" + owner));
-                    if (c.read(1000).op == 'A') {
+                    if (c.read(1000).op() == 'A') {
                         return i;
                     }
                 } catch (IOException e) {
@@ -497,84 +495,7 @@ class ClusterFaultIntegrationTests {
         nodes[i].awaitOutput(ids[i], text, timeoutMs);
     }
 
-    private static void signal(ServerProcess p, String sig) throws IOException, InterruptedException {
-        new ProcessBuilder("kill", "-" + sig, String.valueOf(p.pid())).inheritIO().start().waitFor(5, TimeUnit.SECONDS);
-    }
-
-
     private static long ms(long nanos) {
         return TimeUnit.NANOSECONDS.toMillis(nanos);
-    }
-
-    // ------------------------------------------------------------------ raw protocol
-
-    static byte[] acquire(int wait, int lease, long owner, String key) {
-        byte[] k = key.getBytes(UTF_8);
-        return ByteBuffer.allocate(12 + k.length).put((byte) 'A').put((byte) wait).put((byte) lease).putLong(owner)
-                .put(k).put((byte) '\n').array();
-    }
-
-    static byte[] release(long token, String key) {
-        byte[] k = key.getBytes(UTF_8);
-        return ByteBuffer.allocate(10 + k.length).put((byte) 'R').putLong(token).put(k).put((byte) '\n').array();
-    }
-
-    /** A decoded answer: op, the owner/token, and for A the token and queued_ms; for X code and message. */
-    record Answer(int op, long number, long token, long queuedMs, int code, String message) {
-    }
-
-    static final class Conn implements AutoCloseable {
-        private final Socket socket = new Socket();
-        private final DataInputStream in;
-        private final OutputStream out;
-
-        Conn(int port) throws IOException {
-            socket.connect(new InetSocketAddress("127.0.0.1", port), 500);
-            socket.setTcpNoDelay(true);
-            in = new DataInputStream(socket.getInputStream());
-            out = socket.getOutputStream();
-        }
-
-        void send(byte[] frame) throws IOException {
-            out.write(frame);
-            out.flush();
-        }
-
-        Answer read(int timeoutMs) throws IOException {
-            socket.setSoTimeout(timeoutMs);
-            int op = in.readUnsignedByte();
-            switch (op) {
-                case 'A' -> {
-                    long owner = in.readLong();
-                    long token = in.readLong();
-                    long queued = in.readInt() & 0xFFFFFFFFL;
-                    in.readByte();
-                    return new Answer(op, owner, token, queued, 0, "");
-                }
-                case 'T', 'B', 'R', 'E', 'N', 'P' -> {
-                    long n = in.readLong();
-                    in.readByte();
-                    return new Answer(op, n, 0, 0, 0, "");
-                }
-                case 'X' -> {
-                    int code = in.readUnsignedByte();
-                    StringBuilder m = new StringBuilder();
-                    for (int b = in.readUnsignedByte(); b != '\n'; b = in.readUnsignedByte()) {
-                        m.append((char) b);
-                    }
-                    return new Answer(op, 0, 0, 0, code, m.toString());
-                }
-                default -> throw new IOException("unexpected answer byte " + op);
-            }
-        }
-
-        @Override
-        public void close() {
-            try {
-                socket.close();
-            } catch (IOException ignored) {
-                // closing
-            }
-        }
     }
 }

@@ -13,8 +13,8 @@ import org.junit.jupiter.api.io.TempDir;
 import dev.leasehold.client.AcquireOutcome;
 import dev.leasehold.client.LeaseholdClient;
 import dev.leasehold.client.ReleaseOutcome;
-import dev.leasehold.cluster.ClusterFaultIntegrationTests.Answer;
-import dev.leasehold.cluster.ClusterFaultIntegrationTests.Conn;
+import dev.leasehold.cluster.ClusterWire.Answer;
+import dev.leasehold.cluster.ClusterWire.Conn;
 import dev.leasehold.testing.support.Ports;
 
 /**
@@ -41,17 +41,14 @@ class ClusterInProcessIntegrationTests {
     @Test
     void grantsReplicateFollowersNameTheLeaderAndANewLeaderKeepsEveryLease() throws Exception {
         int[] client = {Ports.free(), Ports.free(), Ports.free()};
-        String[] advertised = new String[3];
-        for (int i = 0; i < 3; i++) {
-            advertised[i] = "127.0.0.1:" + client[i];
-        }
+        String[] advertised = InProcessCluster.loopback(client);
         cluster = InProcessCluster.start(dir, client, advertised, Duration.ofMillis(1000), Duration.ofMillis(2000));
         int leader = cluster.awaitServingLeader(-1);
 
         // A grant on the leader, answered after it committed, is in every node's table.
         long token;
         try (Conn c = new Conn(client[leader])) {
-            c.send(ClusterFaultIntegrationTests.acquire(0, 8, 1, "orders/42"));
+            c.send(ClusterWire.acquire(0, 8, 1, "orders/42"));
             Answer a = c.read(5000);
             assertThat((char) a.op()).isEqualTo('A');
             token = a.token();
@@ -68,7 +65,7 @@ class ClusterInProcessIntegrationTests {
         // A follower executes nothing and names the leader's protocol address.
         int follower = (leader + 1) % 3;
         try (Conn c = new Conn(client[follower])) {
-            c.send(ClusterFaultIntegrationTests.acquire(0, 5, 2, "other"));
+            c.send(ClusterWire.acquire(0, 5, 2, "other"));
             Answer x = c.read(5000);
             assertThat((char) x.op()).isEqualTo('X');
             assertThat(x.code()).isEqualTo(8);
@@ -98,13 +95,13 @@ class ClusterInProcessIntegrationTests {
         System.out.printf("graceful leadership move: new leader serving %d ms after stop() began%n",
                 (System.nanoTime() - stoppedAt) / 1_000_000);
         try (Conn c = new Conn(client[next])) {
-            c.send(ClusterFaultIntegrationTests.acquire(0, 5, 3, "orders/42"));
+            c.send(ClusterWire.acquire(0, 5, 3, "orders/42"));
             assertThat((char) c.read(5000).op()).as("the promoted lease still holds the key").isEqualTo('T');
-            c.send(ClusterFaultIntegrationTests.acquire(0, 5, 4, "fresh"));
+            c.send(ClusterWire.acquire(0, 5, 4, "fresh"));
             Answer fresh = c.read(5000);
             assertThat((char) fresh.op()).isEqualTo('A');
             assertThat(fresh.token()).as("tokens continue above the replicated counter").isGreaterThan(token);
-            c.send(ClusterFaultIntegrationTests.release(token, "orders/42"));
+            c.send(ClusterWire.release(token, "orders/42"));
             assertThat((char) c.read(5000).op()).as("the exact grant survived the failover").isEqualTo('R');
         }
     }
@@ -117,17 +114,14 @@ class ClusterInProcessIntegrationTests {
     @Test
     void snapshotsAreTakenOnEveryNodeAndANewLeaderServesFromThem() throws Exception {
         int[] client = {Ports.free(), Ports.free(), Ports.free()};
-        String[] advertised = new String[3];
-        for (int i = 0; i < 3; i++) {
-            advertised[i] = "127.0.0.1:" + client[i];
-        }
+        String[] advertised = InProcessCluster.loopback(client);
         cluster = InProcessCluster.start(dir, client, advertised, Duration.ofMillis(1000), Duration.ofMillis(2000),
                 Duration.ZERO, 10);
         int leader = cluster.awaitServingLeader(-1);
         long last = 0;
         try (Conn c = new Conn(client[leader])) {
             for (int i = 0; i < 40; i++) { // one request at a time: at least one log entry each
-                c.send(ClusterFaultIntegrationTests.acquire(0, 30, i, "held/" + i));
+                c.send(ClusterWire.acquire(0, 30, i, "held/" + i));
                 Answer a = c.read(5000);
                 assertThat((char) a.op()).as("acquire %d", i).isEqualTo('A');
                 last = a.token();
@@ -147,9 +141,9 @@ class ClusterInProcessIntegrationTests {
         cluster.stop(leader);
         int next = cluster.awaitServingLeader(leader);
         try (Conn c = new Conn(client[next])) {
-            c.send(ClusterFaultIntegrationTests.acquire(0, 5, 100, "held/0"));
+            c.send(ClusterWire.acquire(0, 5, 100, "held/0"));
             assertThat((char) c.read(5000).op()).as("the lease from before the snapshot still holds").isEqualTo('T');
-            c.send(ClusterFaultIntegrationTests.acquire(0, 5, 101, "fresh"));
+            c.send(ClusterWire.acquire(0, 5, 101, "fresh"));
             Answer fresh = c.read(5000);
             assertThat((char) fresh.op()).isEqualTo('A');
             assertThat(fresh.token()).isGreaterThan(last);

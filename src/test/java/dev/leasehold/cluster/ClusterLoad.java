@@ -1,10 +1,7 @@
 package dev.leasehold.cluster;
 
-import java.io.DataInputStream;
 import java.io.IOException;
-import java.io.OutputStream;
 import java.net.InetSocketAddress;
-import java.net.Socket;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Random;
@@ -12,7 +9,8 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicLong;
 
-import dev.leasehold.cluster.ClusterFaultIntegrationTests.Answer;
+import dev.leasehold.cluster.ClusterWire.Answer;
+import dev.leasehold.cluster.ClusterWire.Conn;
 
 /**
  * Raw-protocol lock traffic against a three-node cluster, recorded in a {@link ClusterHistory}:
@@ -77,7 +75,7 @@ final class ClusterLoad implements AutoCloseable {
                 long sendStart = System.nanoTime();
                 Answer a;
                 try {
-                    s.send(ClusterFaultIntegrationTests.acquire(wait, lease, owner, key));
+                    s.send(ClusterWire.acquire(wait, lease, owner, key));
                     a = s.read(wait * 1000 + 6000);
                 } catch (IOException e) {
                     history.outcome("indeterminate");
@@ -117,7 +115,7 @@ final class ClusterLoad implements AutoCloseable {
                 long end = Math.min(validUntil, System.nanoTime()); // stop acting as holder, then release
                 history.ticket(new ClusterHistory.Ticket(key, a.token(), s.node, seen, end));
                 try {
-                    s.send(ClusterFaultIntegrationTests.release(a.token(), key));
+                    s.send(ClusterWire.release(a.token(), key));
                     Answer r = s.read(3000);
                     if (r.op() == 'X') {
                         s.close();
@@ -148,10 +146,10 @@ final class ClusterLoad implements AutoCloseable {
                 Session c = new Session(i);
                 long owner = nextOwner.getAndIncrement();
                 String probe = "probe-" + owner;
-                c.send(ClusterFaultIntegrationTests.acquire(0, 1, owner, probe));
+                c.send(ClusterWire.acquire(0, 1, owner, probe));
                 Answer a = c.read(1500);
                 if (a.op() == 'A') {
-                    c.send(ClusterFaultIntegrationTests.release(a.token(), probe));
+                    c.send(ClusterWire.release(a.token(), probe));
                     if (c.read(3000).op() == 'R') {
                         return c;
                     }
@@ -190,27 +188,20 @@ final class ClusterLoad implements AutoCloseable {
      */
     final class Session implements AutoCloseable {
         final int node;
-        private final Socket socket = new Socket();
-        private final DataInputStream in;
-        private final OutputStream out;
+        private final Conn conn;
         private boolean served;
 
         Session(int node) throws IOException {
             this.node = node;
-            socket.connect(nodes.get(node), 500);
-            socket.setTcpNoDelay(true);
-            in = new DataInputStream(socket.getInputStream());
-            out = socket.getOutputStream();
+            this.conn = new Conn(nodes.get(node));
         }
 
         void send(byte[] frame) throws IOException {
-            out.write(frame);
-            out.flush();
+            conn.send(frame);
         }
 
         Answer read(int timeoutMs) throws IOException {
-            socket.setSoTimeout(timeoutMs);
-            Answer a = readAnswer();
+            Answer a = conn.read(timeoutMs);
             if (a.op() == 'X') {
                 if (a.code() == 9) {
                     history.x9(node, System.nanoTime());
@@ -223,40 +214,9 @@ final class ClusterLoad implements AutoCloseable {
             return a;
         }
 
-        private Answer readAnswer() throws IOException {
-            int op = in.readUnsignedByte();
-            switch (op) {
-                case 'A' -> {
-                    long owner = in.readLong();
-                    long token = in.readLong();
-                    long queued = in.readInt() & 0xFFFFFFFFL;
-                    in.readByte();
-                    return new Answer(op, owner, token, queued, 0, "");
-                }
-                case 'T', 'B', 'R', 'E', 'N', 'P' -> {
-                    long n = in.readLong();
-                    in.readByte();
-                    return new Answer(op, n, 0, 0, 0, "");
-                }
-                case 'X' -> {
-                    int code = in.readUnsignedByte();
-                    StringBuilder m = new StringBuilder();
-                    for (int b = in.readUnsignedByte(); b != '\n'; b = in.readUnsignedByte()) {
-                        m.append((char) b);
-                    }
-                    return new Answer(op, 0, 0, 0, code, m.toString());
-                }
-                default -> throw new IOException("unexpected answer byte " + op);
-            }
-        }
-
         @Override
         public void close() {
-            try {
-                socket.close();
-            } catch (IOException ignored) {
-                // closing
-            }
+            conn.close();
         }
     }
 
@@ -276,17 +236,12 @@ final class ClusterLoad implements AutoCloseable {
                 if (i == except) {
                     continue;
                 }
-                try (Socket sock = new Socket()) {
-                    sock.connect(nodes.get(i), 500);
-                    sock.setSoTimeout(1500);
+                try (Conn c = new Conn(nodes.get(i))) {
                     long owner = nextOwner.getAndIncrement();
-                    String key = "leader-probe-" + owner;
-                    sock.getOutputStream().write(ClusterFaultIntegrationTests.acquire(0, 1, owner, key));
-                    DataInputStream in = new DataInputStream(sock.getInputStream());
-                    if (in.readUnsignedByte() == 'A') {
-                        in.readLong();
-                        long token = in.readLong();
-                        history.granted(i, System.nanoTime(), token);
+                    c.send(ClusterWire.acquire(0, 1, owner, "leader-probe-" + owner));
+                    Answer a = c.read(1500);
+                    if (a.op() == 'A') {
+                        history.granted(i, System.nanoTime(), a.token());
                         return i;
                     }
                 } catch (IOException e) {

@@ -10,8 +10,8 @@ import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
-import dev.leasehold.cluster.ClusterFaultIntegrationTests.Answer;
-import dev.leasehold.cluster.ClusterFaultIntegrationTests.Conn;
+import dev.leasehold.cluster.ClusterWire.Answer;
+import dev.leasehold.cluster.ClusterWire.Conn;
 import dev.leasehold.protocol.Request;
 import dev.leasehold.registry.KeyView;
 import dev.leasehold.testing.support.Ports;
@@ -39,16 +39,13 @@ class ClusterLockDelayIntegrationTests {
     @Test
     void theDelayIsReplicatedAndRunsAgainInFullOnANewLeader() throws Exception {
         int[] client = {Ports.free(), Ports.free(), Ports.free()};
-        String[] advertised = new String[3];
-        for (int i = 0; i < 3; i++) {
-            advertised[i] = "127.0.0.1:" + client[i];
-        }
+        String[] advertised = InProcessCluster.loopback(client);
         cluster = InProcessCluster.start(dir, client, advertised, Duration.ofMillis(1000), Duration.ofMillis(2000),
                 Duration.ofSeconds(8)); // 3 s ran out once between promotion and the check at load 20
         int leader = cluster.awaitServingLeader(-1);
         long token;
         try (Conn c = new Conn(client[leader])) {
-            c.send(ClusterFaultIntegrationTests.acquire(0, 1, 1, "delayed/1"));
+            c.send(ClusterWire.acquire(0, 1, 1, "delayed/1"));
             Answer a = c.read(5000);
             assertThat((char) a.op()).isEqualTo('A');
             token = a.token();
@@ -67,7 +64,7 @@ class ClusterLockDelayIntegrationTests {
             return true;
         });
         try (Conn c = new Conn(client[leader])) {
-            c.send(ClusterFaultIntegrationTests.acquire(0, 5, 2, "delayed/1"));
+            c.send(ClusterWire.acquire(0, 5, 2, "delayed/1"));
             assertThat((char) c.read(5000).op()).as("delayed: T for wait 0").isEqualTo('T');
         }
 
@@ -79,7 +76,7 @@ class ClusterLockDelayIntegrationTests {
         assertThat(cluster.registry(next).inspect(Request.key("delayed/1"), 1).state())
                 .as("the new leader runs the delay again").isEqualTo(KeyView.State.DELAYED);
         try (Conn c = new Conn(client[next])) {
-            c.send(ClusterFaultIntegrationTests.acquire(20, 5, 3, "delayed/1"));
+            c.send(ClusterWire.acquire(20, 5, 3, "delayed/1"));
             Answer a = c.read(25_000);
             long afterMs = (System.nanoTime() - stopping) / 1_000_000;
             System.out.printf("lock-delay across a failover: granted %d ms after the old leader began to stop%n",

@@ -18,8 +18,8 @@ import javax.net.ssl.SSLSocket;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
-import dev.leasehold.cluster.ClusterFaultIntegrationTests.Answer;
-import dev.leasehold.cluster.ClusterFaultIntegrationTests.Conn;
+import dev.leasehold.cluster.ClusterWire.Answer;
+import dev.leasehold.cluster.ClusterWire.Conn;
 import dev.leasehold.testing.Actuator;
 import dev.leasehold.testing.TestPki;
 
@@ -134,14 +134,14 @@ class ClusterTlsRotationIntegrationTests {
         try (Conn c = new Conn(port)) {
             for (int n = 0; n < 1_000_000 && !stop.get(); n++) {
                 owner++;
-                c.send(ClusterFaultIntegrationTests.acquire(0, 10, owner, key));
+                c.send(ClusterWire.acquire(0, 10, owner, key));
                 Answer a = c.read(5000);
                 if (a.op() != 'A' || a.number() != owner) {
                     failures.add("acquire " + key + ": " + (char) a.op() + " " + a.code() + " " + a.message());
                     return;
                 }
                 grants.incrementAndGet();
-                c.send(ClusterFaultIntegrationTests.release(a.token(), key));
+                c.send(ClusterWire.release(a.token(), key));
                 Answer r = c.read(5000);
                 if (r.op() != 'R') {
                     failures.add("release " + key + ": " + (char) r.op() + " " + r.code() + " " + r.message());

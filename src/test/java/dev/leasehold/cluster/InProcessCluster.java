@@ -94,6 +94,15 @@ public final class InProcessCluster implements AutoCloseable {
      * Builds and starts every node (protocol server first, then Raft, as the Spring lifecycle
      * does); the first election follows on its own, see {@link #awaitServingLeader}.
      */
+    /** {@code 127.0.0.1:port} for each port: the client addresses of nodes that advertise themselves. */
+    public static String[] loopback(int[] clientPorts) {
+        String[] addresses = new String[clientPorts.length];
+        for (int i = 0; i < clientPorts.length; i++) {
+            addresses[i] = "127.0.0.1:" + clientPorts[i];
+        }
+        return addresses;
+    }
+
     public static InProcessCluster start(Path dir, int[] clientPorts, String[] clientAddresses, Duration electionMin,
             Duration electionMax) throws IOException {
         return start(dir, clientPorts, clientAddresses, electionMin, electionMax, Duration.ZERO);

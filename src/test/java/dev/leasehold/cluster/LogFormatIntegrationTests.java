@@ -33,10 +33,7 @@ class LogFormatIntegrationTests {
     @Test
     void anEntryOfAnUnknownFormatStopsTheNodeInsteadOfBeingMisapplied() throws Exception {
         int[] ports = {Ports.free(), Ports.free(), Ports.free()};
-        String[] addresses = new String[3];
-        for (int i = 0; i < 3; i++) {
-            addresses[i] = "127.0.0.1:" + ports[i];
-        }
+        String[] addresses = InProcessCluster.loopback(ports);
         try (InProcessCluster cluster = InProcessCluster.start(dir, ports, addresses, Duration.ofMillis(750),
                 Duration.ofMillis(1500))) {
             int leader = cluster.awaitServingLeader(-1);

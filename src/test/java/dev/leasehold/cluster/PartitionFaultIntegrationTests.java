@@ -186,7 +186,7 @@ class PartitionFaultIntegrationTests {
                         leaderLoses = false; // it may or may not: not measured
                     }
                     case "kill9" -> nodes[l].kill9();
-                    case "stop" -> signal(nodes[l], "STOP");
+                    case "stop" -> nodes[l].signal("STOP");
                     case "clock" -> {
                         setClock("+300"); // n1's wall clock 5 minutes ahead, then a failover
                         nodes[l].kill9();
@@ -229,7 +229,7 @@ class PartitionFaultIntegrationTests {
                         nodes[l] = l == 0 ? launchFaked(0) : launch(l);
                         setClock("-300"); // and now 5 minutes behind: a 10-minute step back
                     }
-                    case "stop" -> signal(nodes[l], "CONT");
+                    case "stop" -> nodes[l].signal("CONT");
                     default -> net.heal();
                 }
                 if (kind.equals("leader-cut") || kind.equals("one-way")) {
@@ -288,7 +288,7 @@ class PartitionFaultIntegrationTests {
                 }
                 if (p != null) {
                     try {
-                        signal(p, "CONT");
+                        p.signal("CONT");
                     } catch (IOException | InterruptedException ignored) {
                         // gone
                     }
@@ -410,9 +410,5 @@ class PartitionFaultIntegrationTests {
                     "FAKETIME_CACHE_DURATION", "1", "FAKETIME_DONT_FAKE_MONOTONIC", "1");
         }
         return ServerProcess.launch(dir.resolve(ids[i]), p, net.exec(i), env);
-    }
-
-    private static void signal(ServerProcess p, String sig) throws IOException, InterruptedException {
-        new ProcessBuilder("kill", "-" + sig, String.valueOf(p.pid())).inheritIO().start().waitFor(5, TimeUnit.SECONDS);
     }
 }

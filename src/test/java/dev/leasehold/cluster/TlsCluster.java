@@ -6,7 +6,7 @@ import java.nio.file.Path;
 import java.util.Map;
 import java.util.concurrent.TimeUnit;
 
-import dev.leasehold.cluster.ClusterFaultIntegrationTests.Conn;
+import dev.leasehold.cluster.ClusterWire.Conn;
 import dev.leasehold.testing.Actuator;
 import dev.leasehold.testing.ServerProcess;
 import dev.leasehold.testing.TestPki;
@@ -88,7 +88,7 @@ final class TlsCluster implements AutoCloseable {
                 }
                 try (Conn c = new Conn(clientPorts[i])) {
                     owner++;
-                    c.send(ClusterFaultIntegrationTests.acquire(0, 1, owner, "leader-probe-" + System.nanoTime()));
+                    c.send(ClusterWire.acquire(0, 1, owner, "leader-probe-" + System.nanoTime()));
                     if (c.read(2000).op() == 'A') {
                         return i;
                     }

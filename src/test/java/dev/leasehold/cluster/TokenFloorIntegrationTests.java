@@ -12,8 +12,8 @@ import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
-import dev.leasehold.cluster.ClusterFaultIntegrationTests.Answer;
-import dev.leasehold.cluster.ClusterFaultIntegrationTests.Conn;
+import dev.leasehold.cluster.ClusterWire.Answer;
+import dev.leasehold.cluster.ClusterWire.Conn;
 import dev.leasehold.store.ReservedTokens;
 import dev.leasehold.testing.ServerProcess;
 import dev.leasehold.testing.support.Ports;
@@ -73,10 +73,10 @@ class TokenFloorIntegrationTests {
     private static long grantOnce(Path data) throws Exception {
         try (ServerProcess p = ServerProcess.start(data, Map.of("leasehold.recovery-grace", "0s"));
                 Conn c = new Conn(p.port())) {
-            c.send(ClusterFaultIntegrationTests.acquire(0, 5, 1, "floor"));
+            c.send(ClusterWire.acquire(0, 5, 1, "floor"));
             Answer a = c.read(10_000);
             assertThat((char) a.op()).isEqualTo('A');
-            c.send(ClusterFaultIntegrationTests.release(a.token(), "floor"));
+            c.send(ClusterWire.release(a.token(), "floor"));
             assertThat((char) c.read(10_000).op()).isEqualTo('R');
             assertThat(p.terminate(30_000)).as("a graceful stop (SIGTERM)").isNotNull();
             return a.token();
@@ -90,7 +90,7 @@ class TokenFloorIntegrationTests {
         while (System.nanoTime() - deadline < 0) {
             for (int port : client) {
                 try (Conn c = new Conn(port)) {
-                    c.send(ClusterFaultIntegrationTests.acquire(0, 5, owner++, "floor"));
+                    c.send(ClusterWire.acquire(0, 5, owner++, "floor"));
                     Answer a = c.read(5_000);
                     if (a.op() == 'A') {
                         return a.token();

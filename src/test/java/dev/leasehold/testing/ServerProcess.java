@@ -124,6 +124,15 @@ public final class ServerProcess implements AutoCloseable {
     }
 
     /** {@code kill -9}: no shutdown hook, no drain, nothing written. */
+    /**
+     * Sends the signal {@code sig} ({@code STOP}, {@code CONT}, {@code TERM}, ...) through
+     * {@code kill}: STOP pauses the process as a long GC pause or a frozen VM would, with its
+     * sockets open; CONT wakes it.
+     */
+    public void signal(String sig) throws IOException, InterruptedException {
+        new ProcessBuilder("kill", "-" + sig, String.valueOf(pid())).inheritIO().start().waitFor(5, TimeUnit.SECONDS);
+    }
+
     public void kill9() throws InterruptedException {
         process.destroyForcibly();
         process.waitFor(10, TimeUnit.SECONDS);
