@@ -5,6 +5,8 @@ import static java.nio.charset.StandardCharsets.UTF_8;
 import java.io.IOException;
 import java.net.InetSocketAddress;
 import java.net.Socket;
+import java.util.ArrayList;
+import java.util.List;
 
 import dev.leasehold.protocol.FrameWriter;
 import dev.leasehold.protocol.Request;
@@ -27,6 +29,15 @@ final class ClusterWire {
 
     static byte[] release(long token, String key) {
         return FrameWriter.encode(new Request.Release(token, key.getBytes(UTF_8)));
+    }
+
+    /** The protocol address {@code 127.0.0.1:port} of each node. */
+    static List<InetSocketAddress> loopback(int[] clientPorts) {
+        List<InetSocketAddress> nodes = new ArrayList<>();
+        for (int port : clientPorts) {
+            nodes.add(new InetSocketAddress("127.0.0.1", port));
+        }
+        return nodes;
     }
 
     /**

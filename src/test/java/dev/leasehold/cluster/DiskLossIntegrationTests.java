@@ -3,10 +3,8 @@ package dev.leasehold.cluster;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import java.io.IOException;
-import java.net.InetSocketAddress;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.util.ArrayList;
 import java.util.Comparator;
 import java.util.List;
 import java.util.Map;
@@ -47,12 +45,8 @@ class DiskLossIntegrationTests {
             clientPorts[i] = Ports.free();
             raftPorts[i] = Ports.free();
         }
-        List<InetSocketAddress> addrs = new ArrayList<>();
-        for (int i = 0; i < 3; i++) {
-            addrs.add(new InetSocketAddress("127.0.0.1", clientPorts[i]));
-        }
         ClusterHistory history = new ClusterHistory();
-        ClusterLoad load = new ClusterLoad(addrs, history, 1);
+        ClusterLoad load = new ClusterLoad(ClusterWire.loopback(clientPorts), history, 1);
         try {
             for (int i = 0; i < 3; i++) {
                 nodes[i] = ServerProcess.launch(dir.resolve(ids[i]), nodeProps(i));

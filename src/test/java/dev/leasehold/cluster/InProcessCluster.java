@@ -90,10 +90,6 @@ public final class InProcessCluster implements AutoCloseable {
         group = RaftGroup.valueOf(ClusterNode.GROUP_ID, raftPeers);
     }
 
-    /**
-     * Builds and starts every node (protocol server first, then Raft, as the Spring lifecycle
-     * does); the first election follows on its own, see {@link #awaitServingLeader}.
-     */
     /** {@code 127.0.0.1:port} for each port: the client addresses of nodes that advertise themselves. */
     public static String[] loopback(int[] clientPorts) {
         String[] addresses = new String[clientPorts.length];
@@ -103,6 +99,10 @@ public final class InProcessCluster implements AutoCloseable {
         return addresses;
     }
 
+    /**
+     * Builds and starts every node (protocol server first, then Raft, as the Spring lifecycle
+     * does); the first election follows on its own, see {@link #awaitServingLeader}.
+     */
     public static InProcessCluster start(Path dir, int[] clientPorts, String[] clientAddresses, Duration electionMin,
             Duration electionMax) throws IOException {
         return start(dir, clientPorts, clientAddresses, electionMin, electionMax, Duration.ZERO);

@@ -305,11 +305,7 @@ class MembershipIntegrationTests {
     }
 
     private List<InetSocketAddress> addresses() {
-        List<InetSocketAddress> a = new ArrayList<>();
-        for (int i = 0; i < SLOTS; i++) {
-            a.add(new InetSocketAddress("127.0.0.1", clientPorts[i]));
-        }
-        return a;
+        return ClusterWire.loopback(clientPorts);
     }
 
     /** Founders list the three founders as peers; a joining node lists itself and the founders. */
