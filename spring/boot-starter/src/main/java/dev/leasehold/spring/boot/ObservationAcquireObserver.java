@@ -14,6 +14,11 @@ import io.micrometer.observation.ObservationRegistry;
  * low-cardinality values {@code api} ({@code spring-integration}, {@code shedlock}) and
  * {@code outcome} ({@code acquired}, {@code timedout}, {@code busy}, {@code unavailable},
  * {@code indeterminate}, {@code cancelled}); the key only if asked (high cardinality).
+ *
+ * <p>The observation stops on the thread that completes the acquire's future, so a caller that
+ * was waiting for that future may run before the stop: the observation's end is a few
+ * microseconds after the outcome is known, never before. The future handed back is the acquire's
+ * own, so cancelling it still cancels the request.
  */
 public class ObservationAcquireObserver implements AcquireObserver {
 
