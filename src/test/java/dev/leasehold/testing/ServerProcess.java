@@ -123,7 +123,6 @@ public final class ServerProcess implements AutoCloseable {
         return m.find() ? m.group(1) : "";
     }
 
-    /** {@code kill -9}: no shutdown hook, no drain, nothing written. */
     /**
      * Sends the signal {@code sig} ({@code STOP}, {@code CONT}, {@code TERM}, ...) through
      * {@code kill}: STOP pauses the process as a long GC pause or a frozen VM would, with its
@@ -133,6 +132,7 @@ public final class ServerProcess implements AutoCloseable {
         new ProcessBuilder("kill", "-" + sig, String.valueOf(pid())).inheritIO().start().waitFor(5, TimeUnit.SECONDS);
     }
 
+    /** {@code kill -9}: no shutdown hook, no drain, nothing written. */
     public void kill9() throws InterruptedException {
         process.destroyForcibly();
         process.waitFor(10, TimeUnit.SECONDS);
