@@ -283,7 +283,7 @@ class ClusterFaultIntegrationTests {
     /** The node that grants now. */
     private static int leader(ClusterLoad load, long timeoutMs) throws InterruptedException {
         int l = load.leader(timeoutMs);
-        assertThat(l).as("a leader within %d ms", timeoutMs).isNotNegative();
+        assertThat(l).as("a leader within %d ms (%s)", timeoutMs, load.lastProbe()).isNotNegative();
         return l;
     }
 

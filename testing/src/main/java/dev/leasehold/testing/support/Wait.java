@@ -157,6 +157,27 @@ public final class Wait {
                 + " to exit; last seen: still running (pid " + process.pid() + ")");
     }
 
+    /**
+     * A state that prints as a description of its own: a probe's result ({@code value}, null if
+     * nothing found yet) and what each node answered ({@code seen}), which a failure then shows.
+     */
+    public record Seen<T>(T value, String seen) {
+        /** Nothing found yet; {@code seen} says what was. */
+        public static <T> Seen<T> nothing(String seen) {
+            return new Seen<>(null, seen);
+        }
+
+        /** True once a value was found. */
+        public boolean found() {
+            return value != null;
+        }
+
+        @Override
+        public String toString() {
+            return seen;
+        }
+    }
+
     /** Seconds with one decimal, as the failure messages show them ("10.2 s"). */
     static String seconds(long nanos) {
         return String.format(Locale.ROOT, "%.1f s", nanos / 1e9);

@@ -96,6 +96,15 @@ class WaitTests {
     }
 
     @Test
+    void aSeenStatePrintsWhatWasSeen() {
+        assertThatThrownBy(() -> Wait.until("a leader among n1, n2, n3", Duration.ofMillis(50),
+                () -> Wait.Seen.nothing("n1 refused, n2 answered X 8, n3 not running"), Wait.Seen::found))
+                .hasMessageEndingWith("waiting for a leader among n1, n2, n3; last seen: n1 refused, n2 answered X 8, n3 not running");
+        assertThat(Wait.until("n2", Duration.ofSeconds(1), () -> new Wait.Seen<>(2, "n2 granted"), Wait.Seen::found).value())
+                .isEqualTo(2);
+    }
+
+    @Test
     void secondsHaveOneDecimal() {
         assertThat(Wait.seconds(10_240_000_000L)).isEqualTo("10.2 s");
         assertThat(Wait.seconds(0)).isEqualTo("0.0 s");
