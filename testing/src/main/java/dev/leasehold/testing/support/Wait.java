@@ -20,8 +20,8 @@ import java.util.function.Predicate;
  * something is wrong. The state is read at once, then after 10 ms, doubling up to 100 ms between
  * reads (or every {@code pollEvery} where given: a health endpoint of another process).
  *
- * <p>A state read that throws counts as "not yet"; if the wait gives up, its message has the last
- * exception's message and the exception is the cause. A read that knows waiting longer is useless
+ * <p>A state read (or a condition) that throws counts as "not yet"; if the wait gives up, its
+ * message has the last exception and the exception is the cause. A read that knows waiting longer is useless
  * (the process it waits for has exited) throws {@link #giveUp(String)}, which ends the wait at once.
  *
  * <p>Waits only for events. Time that must really pass (a lease running out) is a sleep with a
@@ -86,8 +86,11 @@ public final class Wait {
         String lastSeen = "nothing read yet";
         Exception lastFailure = null;
         while (true) {
+            T now = null;
+            boolean read = false;
             try {
-                T now = state.get();
+                now = state.get();
+                read = true;
                 if (done.test(now)) {
                     return now;
                 }
@@ -102,7 +105,7 @@ public final class Wait {
                         + " waiting for " + what + "; last seen: " + lastSeen, e);
             } catch (Exception e) {
                 lastFailure = e;
-                lastSeen = "an exception, " + e;
+                lastSeen = read ? now + " (the condition threw " + e + ")" : "an exception, " + e;
             }
             long waited = System.nanoTime() - start;
             if (waited >= limit) {
