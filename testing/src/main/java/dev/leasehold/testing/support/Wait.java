@@ -145,6 +145,42 @@ public final class Wait {
         }, r -> r == Passed.YES);
     }
 
+    /**
+     * Checks that {@code ok} holds for {@code state} throughout {@code during} (real time that must
+     * pass: "node2 is not granted while node1 leads"), reading it as {@link #until} does; fails at
+     * the first state that breaks it.
+     *
+     * @throws AssertionError "WHAT stopped holding after S s; seen: STATE"
+     */
+    public static <T> void holdsFor(String what, Duration during, State<? extends T> state, Predicate<? super T> ok) {
+        long start = System.nanoTime();
+        long pause = FIRST_POLL_NANOS;
+        while (true) {
+            T now;
+            try {
+                now = state.get();
+            } catch (Exception e) {
+                throw new AssertionError("could not read the state of " + what + " after "
+                        + seconds(System.nanoTime() - start) + ": " + e, e);
+            }
+            if (!ok.test(now)) {
+                throw new AssertionError(what + " stopped holding after " + seconds(System.nanoTime() - start)
+                        + "; seen: " + now);
+            }
+            long waited = System.nanoTime() - start;
+            if (waited >= during.toNanos()) {
+                return;
+            }
+            try {
+                TimeUnit.NANOSECONDS.sleep(Math.min(pause, during.toNanos() - waited));
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                throw new AssertionError("interrupted checking " + what, e);
+            }
+            pause = Math.min(MAX_POLL_NANOS, pause * 2);
+        }
+    }
+
     /** Waits until {@code process} has exited, for at most {@code atMost}; returns its exit code. */
     public static int exitOf(String what, Process process, Duration atMost) {
         long start = System.nanoTime();

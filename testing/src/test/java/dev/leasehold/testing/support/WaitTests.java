@@ -105,6 +105,29 @@ class WaitTests {
     }
 
     @Test
+    void aConditionThatThrowsIsNotYetAndShowsTheStateItThrewOn() {
+        assertThatThrownBy(() -> Wait.until("a JSON field", Duration.ofMillis(50), () -> "{}", s -> {
+            throw new IllegalStateException("no field 'leader'");
+        })).hasMessageEndingWith("last seen: {} (the condition threw java.lang.IllegalStateException: no field 'leader')");
+    }
+
+    @Test
+    void holdsForPassesWhenTheConditionHoldsThroughout() {
+        long start = System.nanoTime();
+        Wait.holdsFor("n2 not granted", Duration.ofMillis(200), () -> 0, n -> n == 0);
+        assertThat(System.nanoTime() - start).isGreaterThanOrEqualTo(Duration.ofMillis(200).toNanos());
+    }
+
+    @Test
+    void holdsForFailsAtTheFirstStateThatBreaksIt() {
+        AtomicInteger reads = new AtomicInteger();
+        assertThatThrownBy(() -> Wait.holdsFor("n2 not granted while n1 leads", Duration.ofSeconds(30),
+                reads::incrementAndGet, n -> n < 3))
+                .isInstanceOf(AssertionError.class)
+                .hasMessageMatching("n2 not granted while n1 leads stopped holding after 0\\.\\d s; seen: 3");
+    }
+
+    @Test
     void secondsHaveOneDecimal() {
         assertThat(Wait.seconds(10_240_000_000L)).isEqualTo("10.2 s");
         assertThat(Wait.seconds(0)).isEqualTo("0.0 s");
