@@ -99,7 +99,7 @@ class ClientSemanticsIntegrationTests {
     }
 
     private void assertFreeSoon(String k) {
-        Wait.untilAsserted("" + k + " to be free for a direct client", Duration.ofSeconds(8), () -> {
+        Wait.untilAsserted(k + " to be free for a direct client", Duration.ofSeconds(8), () -> {
             AcquireOutcome o = direct.acquire(k, 0, 5);
             assertThat(o).isInstanceOf(AcquireOutcome.Acquired.class);
             ((AcquireOutcome.Acquired) o).ticket().release();
