@@ -31,7 +31,8 @@ class DrainHealthIntegrationTests {
             assertThat(http.get("/actuator/health/readiness").status()).isEqualTo(200);
             long token = ((Answer.Acquired) holder.send(acquire("h/drain", 0, 30, 1)).next()).token();
             waiter.send(acquire("h/drain", 30, 30, 2));
-            Wait.until("one waiter queued on the server (port " + own.port() + ")", AWAIT, own.bean(LockRegistry.class)::waiters, n -> n == 1);
+            Wait.until("one waiter queued on the server (port " + own.port() + ")", AWAIT,
+                    own.bean(LockRegistry.class)::waiters, n -> n == 1);
 
             own.bean(LockRegistry.class).drain();
 

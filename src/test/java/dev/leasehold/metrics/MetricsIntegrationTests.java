@@ -164,7 +164,8 @@ class MetricsIntegrationTests {
         try (RawClient c = new RawClient(server.port())) {
             long token = ((Answer.Acquired) c.send(acquire("m/handoff", 0, 30, 1)).next()).token();
             c.send(acquire("m/handoff", 30, 30, 2));
-            Wait.untilAsserted("the session's own waiter on m/handoff in the scrape", AWAIT, () -> assertThat(delta(before, actuator.scrape(), "leasehold_waiters")).isEqualTo(1));
+            Wait.untilAsserted("the session's own waiter on m/handoff in the scrape", AWAIT,
+                    () -> assertThat(delta(before, actuator.scrape(), "leasehold_waiters")).isEqualTo(1));
             // The Release grants the session's own waiter: its A joins the read batch (appended while
             // the Release is decided, so before the R) and both leave in one flush.
             c.send(new Request.Release(token, key("m/handoff")));
@@ -234,9 +235,11 @@ class MetricsIntegrationTests {
         try (RawClient a = new RawClient(server.port()); RawClient b = new RawClient(server.port())) {
             a.send(new Request.Ping(1)).next();
             b.send(new Request.Ping(2)).next();
-            Wait.untilAsserted("two sessions in the scrape", AWAIT, () -> assertThat(actuator.scrape().value("leasehold_sessions")).isEqualTo(2));
+            Wait.untilAsserted("two sessions in the scrape", AWAIT,
+                    () -> assertThat(actuator.scrape().value("leasehold_sessions")).isEqualTo(2));
         }
-        Wait.untilAsserted("no session in the scrape after both closed", AWAIT, () -> assertThat(actuator.scrape().value("leasehold_sessions")).isZero());
+        Wait.untilAsserted("no session in the scrape after both closed", AWAIT,
+                () -> assertThat(actuator.scrape().value("leasehold_sessions")).isZero());
     }
 
     @Test

@@ -162,7 +162,8 @@ class LeaseholdAutoConfigurationIntegrationTests {
                     // The observation stops on the thread that completes the acquire, which may
                     // wake the caller first (a CompletableFuture runs its dependents in any order):
                     // it is stopped soon after lock() returns, not necessarily before.
-                    Wait.untilAsserted("the acquire's observation to be stopped", Duration.ofSeconds(10), () -> TestObservationRegistryAssert
+                    Wait.untilAsserted("the acquire's observation to be stopped", Duration.ofSeconds(10),
+                            () -> TestObservationRegistryAssert
                             .assertThat(registry)
                             .hasObservationWithNameEqualTo(ObservationAcquireObserver.NAME)
                             .that()
