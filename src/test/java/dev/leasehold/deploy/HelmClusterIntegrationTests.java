@@ -75,7 +75,9 @@ class HelmClusterIntegrationTests {
     private static final int PODS = 3;
     private static final Pattern SERVES = Pattern.compile("Node (\\S+) serves as leader");
     /** JVM start, Boot context, Ratis election, on 2 noisy cores: generous, it only bounds a hang. */
-    private static final long LEADER_TIMEOUT_MS = 120_000;
+    // 300 s, was 120 s: three JVMs start at once here, and at load average 34 (two builds and other
+    // helpers on 2 cores) a pod took 74 s from launch to starting Ratis; it only bounds a hang.
+    private static final long LEADER_TIMEOUT_MS = 300_000;
     private static final long HEALTH_TIMEOUT_MS = 60_000;
 
     private final List<Process> processes = new ArrayList<>();
@@ -302,7 +304,13 @@ class HelmClusterIntegrationTests {
                             if (leader != null && out.stream().allMatch(x -> x.contains(line))) {
                                 return new Wait.Seen<>(leader, "every pod names " + leader);
                             }
-                            named.add(pods.get(i) + " serves as " + leader);
+                            Matcher now = Pattern.compile("leader is now (\\S+)").matcher(out.get(i));
+                            String latest = null;
+                            while (now.find()) {
+                                latest = now.group(1);
+                            }
+                            named.add(pods.get(i) + (latest == null ? " logged no leader yet" : " logged leader " + latest)
+                                    + (leader == null ? "" : ", " + leader + " serves as leader"));
                         }
                         return Wait.Seen.<String>nothing(String.join("; ", named));
                     }, Wait.Seen::found).value();
