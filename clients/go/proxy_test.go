@@ -2,11 +2,13 @@ package leasehold
 
 import (
 	"bufio"
+	"context"
 	"encoding/binary"
 	"fmt"
 	"io"
 	"net"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 )
@@ -65,7 +67,21 @@ func (c *proxyConn) close() {
 }
 
 func newProxy(t testing.TB, target string) *faultProxy {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	return newProxyWithBuffer(t, target, 0)
+}
+
+// newProxyWithBuffer sets the accepted connections' receive buffer (SO_RCVBUF, inherited from
+// the listener) when rcvbuf > 0, so a stalled proxy makes the client's writes block sooner.
+func newProxyWithBuffer(t testing.TB, target string, rcvbuf int) *faultProxy {
+	lc := net.ListenConfig{Control: func(network, address string, c syscall.RawConn) error {
+		if rcvbuf <= 0 {
+			return nil
+		}
+		var serr error
+		c.Control(func(fd uintptr) { serr = syscall.SetsockoptInt(int(fd), syscall.SOL_SOCKET, syscall.SO_RCVBUF, rcvbuf) })
+		return serr
+	}}
+	ln, err := lc.Listen(context.Background(), "tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -383,4 +399,6 @@ func eventually(t testing.TB, within time.Duration, what string, cond func() boo
 	}
 }
 
-func (s seenAcquire) String() string { return fmt.Sprintf("A owner=%d wait=%d key=%s", s.owner, s.wait, s.key) }
+func (s seenAcquire) String() string {
+	return fmt.Sprintf("A owner=%d wait=%d key=%s", s.owner, s.wait, s.key)
+}
