@@ -33,6 +33,7 @@ type Client struct {
 	slots    []slot
 	leader   string // the leader a follower named (X 8, X 9); new sessions go there
 	x8streak int    // X 8 answers in a row: the back-off of leader discovery
+	lastErr  error  // the last connection failure, quoted by Unavailable
 }
 
 type slot struct {
@@ -143,7 +144,7 @@ func (c *Client) atDeadline(r *request) <-chan time.Time {
 	}
 	switch r.state {
 	case stateQueued:
-		r.concludeLocked(result{err: newError(ErrUnavailable, "acquire", r.key, "no session could send it before its deadline", nil)})
+		r.concludeLocked(result{err: newError(ErrUnavailable, "acquire", r.key, "no session could send it before its deadline", c.lastConnectError())})
 		r.mu.Unlock()
 		return nil
 	case stateWriting:
@@ -156,6 +157,12 @@ func (c *Client) atDeadline(r *request) <-chan time.Time {
 		r.mu.Unlock()
 		return time.After(r.deadline.Add(c.opts.ResponseGrace).Sub(c.now()))
 	}
+}
+
+func (c *Client) lastConnectError() error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.lastErr
 }
 
 func (c *Client) afterGrace(r *request) {
@@ -316,6 +323,7 @@ func (c *Client) connectFailed(s *session, err error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	sl := &c.slots[s.slot]
+	c.lastErr = err
 	if s.addr == c.leader {
 		c.leader = ""
 	}
@@ -336,6 +344,7 @@ func (c *Client) connected(s *session) {
 	defer c.mu.Unlock()
 	sl := &c.slots[s.slot]
 	sl.failures, sl.delay = 0, 0
+	c.lastErr = nil
 }
 
 // sessionEnded frees s's slot and applies what the server said about the leader (9.12).
