@@ -163,9 +163,43 @@ func TestClusterFailover(t *testing.T) {
 	if err := b.Extend(ctx, 20*time.Second); err != nil {
 		t.Fatalf("extend on the new leader: %v", err)
 	}
-	for _, tk := range []*Ticket{a, b, next} {
+	for _, tk := range []*Ticket{a, next} {
 		if err := tk.Release(ctx); err != nil {
 			t.Fatalf("release %s: %v", tk.Key(), err)
 		}
 	}
+
+	// The new leader loses its majority (kill -9 of the other survivor): a queued Acquire ends
+	// (B where the leader still can, else X 9: Indeterminate), and with no leader anywhere a new
+	// Acquire is sent again after every X 8 until its deadline, then Unavailable.
+	queued2 := make(chan error, 1)
+	go func() {
+		_, err := c.Acquire(ctx, "cluster/b", 60*time.Second, 5*time.Second)
+		queued2 <- err
+	}()
+	time.Sleep(500 * time.Millisecond)
+	newLeader := c.servingAddr()
+	for i, n := range cl.nodes {
+		if i != leaderIdx && cl.addrs[i] != newLeader {
+			n.kill()
+		}
+	}
+	select {
+	case err := <-queued2:
+		if !errors.Is(err, ErrBusy) && !errors.Is(err, ErrIndeterminate) {
+			t.Fatalf("the acquire queued on the deposed leader: want ErrBusy or ErrIndeterminate, got %v", err)
+		}
+		t.Logf("the acquire queued on the leader that lost its majority: %v", err)
+	case <-time.After(20 * time.Second):
+		t.Fatal("the acquire queued on the leader that lost its majority did not end within 20 s")
+	}
+	// B goes out first where the leader still can; its X 9 closes the session then. An Acquire
+	// sent before that X 9 would be proposed and never answered: Indeterminate, rightly.
+	eventually(t, 20*time.Second, "the deposed leader's X 9 closing the client's session", func() bool { return c.servingAddr() == "" })
+	start = time.Now()
+	_, err = c.Acquire(ctx, "cluster/d", 3*time.Second, 5*time.Second)
+	if !errors.Is(err, ErrUnavailable) {
+		t.Fatalf("with no leader: want ErrUnavailable, got %v", err)
+	}
+	within(t, "leader discovery bounded by D (3 s), not given up at the first X 8", time.Since(start), 2500*time.Millisecond, 6*time.Second)
 }

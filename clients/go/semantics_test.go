@@ -700,3 +700,44 @@ func TestCloseEndsEverything(t *testing.T) {
 	held.Release(context.Background())
 	assertFreeSoon(t, direct(t), key)
 }
+
+// 9.11: no blocking call waits past its D + grace, whatever the server (does not) answer.
+func TestNoBlockingCallWaitsPastItsDeadlinePlusGrace(t *testing.T) {
+	t.Parallel()
+	key := keyOf(t)
+	held := mustAcquire(t, direct(t), key, 0, 60*time.Second)
+	defer held.Release(context.Background())
+	p := newProxy(t, server(t).addr)
+	c := via(t, p, Options{PoolSize: 1, ResponseGrace: 800 * time.Millisecond, TransportDeadline: 1500 * time.Millisecond})
+	if _, err := c.Ping(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	p.set(func(p *faultProxy) { p.stallS2C = true }) // no answer ever comes back
+	waits := []time.Duration{0, time.Second, 2 * time.Second}
+	bounds := []time.Duration{2300 * time.Millisecond, 1800 * time.Millisecond, 2800 * time.Millisecond}
+	type out struct {
+		i   int
+		d   time.Duration
+		err error
+	}
+	results := make(chan out, len(waits))
+	for i, w := range waits {
+		i, w := i, w
+		go func() {
+			start := time.Now()
+			_, err := c.Acquire(context.Background(), key, w, 5*time.Second)
+			results <- out{i, time.Since(start), err}
+		}()
+	}
+	for range waits {
+		r := <-results
+		if !errors.Is(r.err, ErrIndeterminate) {
+			t.Fatalf("wait %v: want ErrIndeterminate, got %v", waits[r.i], r.err)
+		}
+		// the first to reach its D + grace closes the shared session, which ends the others at
+		// once (9.8, 9.9); none waits past its own D + grace (plus a second for a noisy machine)
+		if r.d > bounds[r.i]+time.Second {
+			t.Fatalf("wait %v returned after %v, past its D + grace %v", waits[r.i], r.d, bounds[r.i])
+		}
+	}
+}

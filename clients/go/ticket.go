@@ -231,6 +231,9 @@ func (k *KeepAlive) run() {
 		case <-k.stop:
 			validity.Stop()
 			return
+		case <-k.ctx.Done(): // the parent context ended: stop extending, as Stop does
+			validity.Stop()
+			return
 		case <-k.t.releasedCh:
 			validity.Stop()
 			return
