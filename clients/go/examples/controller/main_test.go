@@ -18,9 +18,9 @@ import (
 	"leasehold.dev/leasehold"
 )
 
-// The controller of docs/go.md against the real server jar (LEASEHOLD_SERVER_JAR, else
-// ../../../../target/leasehold-*.jar, the repository's): one replica leads and writes with its token; when its lease
-// is lost it stops, the standby leads, and the old token is refused by the store.
+// The controller of docs/go.md against the real server jar (LEASEHOLD_SERVER_JAR, else the
+// repository's target/leasehold-*.jar): one replica leads and writes with its token; when its
+// lease is lost it stops, the standby leads, and the old token is refused by the store.
 
 func startServer(t *testing.T) string {
 	jar := os.Getenv("LEASEHOLD_SERVER_JAR")
