@@ -4,8 +4,10 @@ import (
 	"bufio"
 	"bytes"
 	"encoding/hex"
+	"io"
 	"strings"
 	"testing"
+	"testing/iotest"
 	"time"
 )
 
@@ -44,14 +46,34 @@ func TestAnswersDecodeWithBinaryHeadersHoldingLineFeeds(t *testing.T) {
 	stream := unhex(t, "41 0A 0A 0A 0A 0A 0A 0A 0A 00 00 00 00 00 00 03 E8 00 00 00 00 0A"+ // Acquired
 		"43 00 00 00 00 00 00 03 E8 0A"+ // Current
 		"4E 00 00 00 00 00 00 03 E8 0A"+ // Not held
-		"54 00 00 00 00 00 00 00 0A 0A") // Timeout, owner 10
+		"54 00 00 00 00 00 00 00 0A 0A"+ // Timeout, owner 10
+		"4C 00 00 00 00 00 00 00 0B 00 03 0A") // limit mismatch (draft 1.3): owner 11, limit 3
 	stream = append(stream, "X\x08leader=10.0.0.2:7420\n"...)
-	r := bufio.NewReader(bytes.NewReader(stream))
+	for _, split := range []bool{false, true} {
+		var src io.Reader = bytes.NewReader(stream)
+		if split { // every frame split at every byte
+			src = iotest.OneByteReader(src)
+		}
+		decodeAll(t, bufio.NewReader(src))
+	}
+	if _, err := readAnswer(bufio.NewReader(strings.NewReader("Z"))); err == nil {
+		t.Fatal("an unknown answer op must be a protocol error")
+	}
+	if _, err := readAnswer(bufio.NewReader(strings.NewReader("R\x00\x00\x00\x00\x00\x00\x00\x01x"))); err == nil {
+		t.Fatal("a missing terminator must be a protocol error")
+	}
+	if _, err := readAnswer(bufio.NewReader(strings.NewReader("A\x00\x00"))); err != io.ErrUnexpectedEOF {
+		t.Fatalf("a truncated frame: want io.ErrUnexpectedEOF, got %v", err)
+	}
+}
+
+func decodeAll(t *testing.T, r *bufio.Reader) {
 	want := []answer{
 		{op: opAcquire, id: 0x0A0A0A0A0A0A0A0A, token: 1000},
 		{op: opCheck, id: 1000},
 		{op: opNotHeld, id: 1000},
 		{op: opTimeout, id: 10},
+		{op: opMismatch, id: 11, limit: 3},
 		{op: opError, code: 8, message: "leader=10.0.0.2:7420"},
 	}
 	for i, w := range want {
@@ -60,14 +82,8 @@ func TestAnswersDecodeWithBinaryHeadersHoldingLineFeeds(t *testing.T) {
 			t.Fatalf("answer %d: got %+v, %v; want %+v", i, a, err, w)
 		}
 	}
-	if leaderHint(want[4].message) != "10.0.0.2:7420" {
+	if leaderHint(want[5].message) != "10.0.0.2:7420" {
 		t.Fatal("leader hint")
-	}
-	if _, err := readAnswer(bufio.NewReader(strings.NewReader("Z"))); err == nil {
-		t.Fatal("an unknown answer op must be a protocol error")
-	}
-	if _, err := readAnswer(bufio.NewReader(strings.NewReader("R\x00\x00\x00\x00\x00\x00\x00\x01x"))); err == nil {
-		t.Fatal("a missing terminator must be a protocol error")
 	}
 }
 
