@@ -351,12 +351,15 @@ func (c *Client) connected(s *session) {
 }
 
 // sessionEnded frees s's slot and applies what the server said about the leader (9.12).
-func (c *Client) sessionEnded(s *session, notExecuted bool, hint string) {
+func (c *Client) sessionEnded(s *session, notExecuted bool, hint string, cause error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	sl := &c.slots[s.slot]
 	if sl.s == s {
 		sl.s = nil
+	}
+	if notExecuted {
+		c.lastErr = cause // an X 8: quoted by an Unavailable that follows (no leader found)
 	}
 	if hint == s.addr {
 		hint = "" // a hint naming the node that answered is ignored

@@ -331,7 +331,7 @@ func (s *session) fail(cause error, notExecuted bool, hint string) {
 	if conn != nil {
 		conn.Close()
 	}
-	s.c.sessionEnded(s, notExecuted, hint)
+	s.c.sessionEnded(s, notExecuted, hint, cause)
 	for _, r := range queue {
 		s.c.route(r)
 	}
