@@ -122,7 +122,7 @@ func TestClusterFailover(t *testing.T) {
 	// the first acquire finds the leader (an election may still be running: D bounds it)
 	start := time.Now()
 	a := mustAcquire(t, c, "cluster/a", 90*time.Second, 30*time.Second)
-	t.Logf("first grant after %v (leader election and discovery)", time.Since(start))
+	t.Logf("first grant after %v (leader election and discovery) at %s\n%s", time.Since(start), time.Now().UTC().Format("15:04:05.000"), cl.leaderLines())
 	leader := c.servingAddr()
 	leaderIdx := -1
 	for i, addr := range cl.addrs {
