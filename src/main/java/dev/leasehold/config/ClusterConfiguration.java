@@ -7,7 +7,6 @@ import java.util.Map;
 
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
-import org.springframework.boot.autoconfigure.condition.ConditionalOnProperty;
 import org.springframework.boot.ssl.SslBundles;
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
@@ -33,7 +32,7 @@ import dev.leasehold.store.ReservedTokens;
  * snapshots live in {@code <data-dir>/raft}; a log that cannot be written halts the process.
  */
 @Configuration(proxyBeanMethods = false)
-@ConditionalOnProperty(prefix = "leasehold.cluster", name = "node-id")
+@ConditionalOnClusterMode
 public class ClusterConfiguration {
 
     private static final Logger LOG = LoggerFactory.getLogger(ClusterConfiguration.class);

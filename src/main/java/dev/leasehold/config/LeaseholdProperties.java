@@ -11,7 +11,9 @@ import org.springframework.boot.context.properties.ConfigurationProperties;
 import org.springframework.boot.context.properties.bind.DefaultValue;
 
 import dev.leasehold.cluster.RaftOverrides;
+import dev.leasehold.server.ConnectionBudget;
 import dev.leasehold.server.KeyAcl;
+import dev.leasehold.store.RecoveryGrace;
 
 /**
  * Every {@code leasehold.*} setting, tuned in {@code application.yml}. Limits exist so that

@@ -1,4 +1,4 @@
-package dev.leasehold.config;
+package dev.leasehold.server;
 
 import java.lang.management.ManagementFactory;
 import java.lang.management.OperatingSystemMXBean;
