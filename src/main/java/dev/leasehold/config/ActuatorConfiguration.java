@@ -1,10 +1,9 @@
 package dev.leasehold.config;
 
-
 import dev.leasehold.admin.ClusterEndpoint;
 import dev.leasehold.cluster.ClusterNode;
 import dev.leasehold.health.ClusterHealthIndicator;
-import dev.leasehold.cluster.PeerRefusals;
+import dev.leasehold.cluster.tls.PeerRefusals;
 import dev.leasehold.metrics.ClusterMetrics;
 import dev.leasehold.metrics.PeerRefusalMetrics;
 

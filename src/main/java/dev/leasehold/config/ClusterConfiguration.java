@@ -13,8 +13,8 @@ import org.springframework.context.annotation.Configuration;
 
 import dev.leasehold.cluster.ClusterNode;
 import dev.leasehold.cluster.ClusterSettings;
-import dev.leasehold.cluster.PeerRefusals;
-import dev.leasehold.cluster.RaftTls;
+import dev.leasehold.cluster.tls.PeerRefusals;
+import dev.leasehold.cluster.tls.RaftTls;
 import dev.leasehold.registry.DecisionLog;
 import dev.leasehold.registry.LeaseHorizon;
 import dev.leasehold.registry.LockRegistry;
@@ -114,7 +114,7 @@ public class ClusterConfiguration {
 
         @Override
         public void attach(LockRegistry registry, LeaseholdServer server) {
-            node.attach(registry, server);
+            node.attach(registry, server::leadershipLost);
         }
     }
 }

@@ -1,4 +1,4 @@
-package dev.leasehold.cluster;
+package dev.leasehold.cluster.tls;
 
 import java.net.InetAddress;
 import java.net.UnknownHostException;
@@ -11,6 +11,8 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
+
+import dev.leasehold.cluster.ClusterSettings;
 
 /**
  * Which configured member a peer certificate names. With cluster TLS a chain from the cluster's CA

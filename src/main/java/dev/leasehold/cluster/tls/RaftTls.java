@@ -1,4 +1,4 @@
-package dev.leasehold.cluster;
+package dev.leasehold.cluster.tls;
 
 import java.security.cert.CertificateParsingException;
 import java.security.cert.X509Certificate;
@@ -18,6 +18,8 @@ import org.apache.ratis.thirdparty.io.netty.handler.ssl.ClientAuth;
 import org.apache.ratis.thirdparty.io.netty.handler.ssl.SslContext;
 import org.apache.ratis.thirdparty.io.netty.handler.ssl.SslContextBuilder;
 import org.apache.ratis.thirdparty.io.netty.handler.ssl.SslProvider;
+
+import dev.leasehold.cluster.ClusterSettings;
 
 /**
  * Mutual TLS on every Raft connection of this node, from one key (this node's certificate) and
@@ -163,8 +165,8 @@ public final class RaftTls {
         return p;
     }
 
-    /** This node's key, presented by the start-up probe ({@link PeerProbe}) so TLS peers see no refusal. */
-    X509ExtendedKeyManager keyManager() {
+    /** This node's key, presented by the start-up probe (the cluster's {@code PeerProbe}) so TLS peers see no refusal. */
+    public X509ExtendedKeyManager keyManager() {
         return keys;
     }
 
