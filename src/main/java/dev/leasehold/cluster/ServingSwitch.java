@@ -40,7 +40,11 @@ final class ServingSwitch {
 
     private static final Logger LOG = LoggerFactory.getLogger(ServingSwitch.class);
 
-    /** What promotion needs of the local Raft division, read when this node is the ready leader. */
+    /**
+     * What promotion needs of the local Raft division, read when this node is the ready leader.
+     *
+     * @param lastLogIndex the index of the log's last entry; -1 while the log is empty (nothing to wait for)
+     */
     record ReadyLeader(long term, long appliedIndex, long lastLogIndex, Collection<CommitInfoProto> commitInfos) {
     }
 
