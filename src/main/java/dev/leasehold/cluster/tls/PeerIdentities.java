@@ -11,6 +11,7 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
+import java.util.Set;
 
 import dev.leasehold.cluster.ClusterSettings;
 
@@ -71,7 +72,7 @@ public final class PeerIdentities {
      * peer). A configured peer keeps its configured name. Ids in {@code removed} are members no
      * more, configured or not: their certificates are refused.
      */
-    public PeerIdentities with(Map<String, ClusterSettings.Peer> added, java.util.Set<String> removed) {
+    public PeerIdentities with(Map<String, ClusterSettings.Peer> added, Set<String> removed) {
         Map<String, Name> names = new LinkedHashMap<>(byMember);
         names.keySet().removeAll(removed);
         added.forEach((id, p) -> names.putIfAbsent(id, p.identity() != null && !p.identity().isEmpty()

@@ -4,6 +4,7 @@ import java.security.cert.CertificateParsingException;
 import java.security.cert.X509Certificate;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 
 import javax.net.ssl.SSLException;
 import javax.net.ssl.X509ExtendedKeyManager;
@@ -49,7 +50,7 @@ public final class RaftTls {
     private final PeerRefusals refusals;
     private final SslContext listening;
     private volatile Map<String, ClusterSettings.Peer> admitted = Map.of();
-    private volatile java.util.Set<String> refused = java.util.Set.of();
+    private volatile Set<String> refused = Set.of();
 
     /**
      * @param property the setting the material comes from, for messages ({@code leasehold.cluster.tls.bundle = peer})
@@ -85,10 +86,10 @@ public final class RaftTls {
      * certificate naming a member. Called whenever the directory
      * may have changed; cheap when it has not.
      */
-    public void admit(Map<String, ClusterSettings.Peer> added, java.util.Set<String> removed) {
+    public void admit(Map<String, ClusterSettings.Peer> added, Set<String> removed) {
         if (!added.equals(admitted) || !removed.equals(refused)) {
             admitted = Map.copyOf(added);
-            refused = java.util.Set.copyOf(removed);
+            refused = Set.copyOf(removed);
             trust.members(identities.with(admitted, refused));
         }
     }
