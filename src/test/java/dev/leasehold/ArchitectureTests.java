@@ -8,6 +8,14 @@ import static com.tngtech.archunit.core.domain.properties.HasName.Predicates.nam
 import static com.tngtech.archunit.lang.syntax.ArchRuleDefinition.classes;
 import static com.tngtech.archunit.lang.syntax.ArchRuleDefinition.fields;
 import static com.tngtech.archunit.lang.syntax.ArchRuleDefinition.noClasses;
+import static org.assertj.core.api.Assertions.assertThat;
+
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.List;
+import java.util.stream.Stream;
 
 import org.junit.jupiter.api.Test;
 
@@ -120,6 +128,55 @@ class ArchitectureTests {
                 .should().dependOnClassesThat().resideInAnyPackage("dev.leasehold.config..",
                         "dev.leasehold.health..", "dev.leasehold.metrics..")
                 .check(MAIN);
+    }
+
+    /**
+     * The cluster reaches the protocol server only through {@code ServingGate} and the
+     * leadership-lost callback it is handed; membership changes see a narrow view of the node,
+     * not the node; and cluster decisions read the injected clock, never {@code System.nanoTime()}.
+     */
+    @Test
+    void clusterDecisionsTakeNarrowViewsAndTheInjectedClock() {
+        noClasses().that().resideInAPackage("dev.leasehold.cluster..")
+                .should().dependOnClassesThat().haveFullyQualifiedName("dev.leasehold.server.LeaseholdServer")
+                .check(MAIN);
+        noClasses().that().haveNameMatching("dev\\.leasehold\\.cluster\\.Member.*")
+                .should().dependOnClassesThat().haveFullyQualifiedName("dev.leasehold.cluster.ClusterNode")
+                .check(MAIN);
+        noClasses().that().resideInAPackage("dev.leasehold.cluster..")
+                .should().callMethod(System.class, "nanoTime")
+                .check(MAIN);
+    }
+
+    /** {@code config} wires: settings, one configuration per concern, the mode seam; behaviour lives elsewhere. */
+    @Test
+    void configHoldsOnlyWiring() {
+        classes().that().resideInAPackage("dev.leasehold.config").and().areTopLevelClasses()
+                .and().doNotHaveSimpleName("package-info")
+                .should().haveSimpleNameEndingWith("Properties").orShould().haveSimpleNameEndingWith("Configuration")
+                .orShould().haveSimpleName("NodeMode").orShould().haveSimpleName("DataDirectoryFailureAnalyzer")
+                .orShould().haveSimpleName("ConditionalOnClusterMode")
+                .check(MAIN);
+    }
+
+    /** Every main package says what lives there. */
+    @Test
+    void everyMainPackageHasAPackageInfo() throws IOException {
+        Path root = Path.of("src/main/java/dev/leasehold");
+        try (Stream<Path> dirs = Files.walk(root)) {
+            List<Path> without = dirs.filter(Files::isDirectory).filter(d -> !d.equals(root))
+                    .filter(ArchitectureTests::holdsJava).filter(d -> !Files.exists(d.resolve("package-info.java")))
+                    .toList();
+            assertThat(without).as("packages without a package-info.java").isEmpty();
+        }
+    }
+
+    private static boolean holdsJava(Path dir) {
+        try (Stream<Path> files = Files.list(dir)) {
+            return files.anyMatch(f -> f.toString().endsWith(".java"));
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        }
     }
 
     @Test

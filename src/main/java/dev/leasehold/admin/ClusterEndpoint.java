@@ -20,7 +20,7 @@ import org.springframework.boot.actuate.endpoint.annotation.WriteOperation;
 import org.springframework.boot.actuate.endpoint.web.WebEndpointResponse;
 
 import dev.leasehold.cluster.Membership;
-import dev.leasehold.cluster.Membership.MembershipException;
+import dev.leasehold.cluster.MembershipException;
 import reactor.core.publisher.Mono;
 
 /**

@@ -4,6 +4,8 @@ import java.nio.file.Path;
 import java.time.Duration;
 import java.util.Map;
 
+import dev.leasehold.cluster.tls.PeerIdentities;
+
 /**
  * How one node of a cluster runs (PROTOCOL.md section 10), validated by the configuration layer.
  *

@@ -6,6 +6,7 @@ import java.net.Socket;
 import java.security.GeneralSecurityException;
 import java.security.cert.X509Certificate;
 import java.time.Duration;
+import java.util.Map;
 
 import javax.net.ssl.KeyManager;
 import javax.net.ssl.SSLContext;
@@ -14,6 +15,11 @@ import javax.net.ssl.SSLSocket;
 import javax.net.ssl.TrustManager;
 import javax.net.ssl.X509KeyManager;
 import javax.net.ssl.X509TrustManager;
+
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+import dev.leasehold.cluster.tls.RaftTls;
 
 /**
  * Learns whether a peer's Raft port speaks TLS, before this node joins: a TLS node facing a
@@ -28,7 +34,39 @@ final class PeerProbe {
     /** What a peer's Raft port speaks. */
     enum Speaks { TLS, PLAINTEXT, UNKNOWN }
 
+    private static final Logger LOG = LoggerFactory.getLogger(PeerProbe.class);
+
     private PeerProbe() {
+    }
+
+    /**
+     * Mixed settings fail fast: a TLS node that reaches a plaintext peer, or a plaintext node that
+     * reaches a TLS peer, stops here naming the setting, rather than joining a cluster it can
+     * never talk to. Peers not up yet are not known and do not stop the start.
+     *
+     * @param tls this node's cluster TLS, or null for plaintext
+     * @throws IllegalStateException naming {@code leasehold.cluster.tls.bundle} on a mismatch
+     */
+    static void checkPeersSpeakAs(ClusterSettings settings, RaftTls tls) {
+        Duration timeout = Duration.ofMillis(Math.max(1000, settings.electionTimeoutMin().toMillis()));
+        for (Map.Entry<String, ClusterSettings.Peer> e : settings.peers().entrySet()) {
+            if (e.getKey().equals(settings.nodeId())) {
+                continue;
+            }
+            String address = e.getValue().raftAddress();
+            Speaks speaks = probe(address, tls == null ? null : tls.keyManager(), timeout);
+            if (tls == null && speaks == Speaks.TLS) {
+                throw new IllegalStateException("Node " + settings.nodeId() + " has no leasehold.cluster.tls.bundle, "
+                        + "but peer " + e.getKey() + " at " + address + " speaks TLS on its Raft port: it would refuse "
+                        + "this node. Set leasehold.cluster.tls.bundle on every node of the cluster, or on none");
+            }
+            if (tls != null && speaks == Speaks.PLAINTEXT) {
+                throw new IllegalStateException("Node " + settings.nodeId() + " has " + tls.property()
+                        + ", but peer " + e.getKey() + " at " + address + " speaks plaintext on its Raft port: set "
+                        + "leasehold.cluster.tls.bundle on every node of the cluster, or on none");
+            }
+            LOG.debug("Peer {} at {}: {}", e.getKey(), address, speaks);
+        }
     }
 
     /** Probes {@code host:port} presenting {@code key} (or no certificate when null); never throws. */

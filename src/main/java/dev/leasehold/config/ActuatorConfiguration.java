@@ -1,11 +1,9 @@
 package dev.leasehold.config;
 
-import org.springframework.boot.autoconfigure.condition.ConditionalOnProperty;
-
 import dev.leasehold.admin.ClusterEndpoint;
 import dev.leasehold.cluster.ClusterNode;
 import dev.leasehold.health.ClusterHealthIndicator;
-import dev.leasehold.cluster.PeerRefusals;
+import dev.leasehold.cluster.tls.PeerRefusals;
 import dev.leasehold.metrics.ClusterMetrics;
 import dev.leasehold.metrics.PeerRefusalMetrics;
 
@@ -24,6 +22,8 @@ import dev.leasehold.registry.LockRegistry;
 import dev.leasehold.server.LeaseholdServer;
 import dev.leasehold.server.ServerStats;
 import dev.leasehold.store.LeaseHorizonStore;
+import dev.leasehold.store.RecoveryGrace;
+import dev.leasehold.store.RecoveryPlan;
 import dev.leasehold.store.ReservedTokens;
 import dev.leasehold.store.StorageStatus;
 import io.micrometer.core.instrument.MeterRegistry;
@@ -96,32 +96,28 @@ public class ActuatorConfiguration {
      */
     @Bean
     @ConditionalOnAvailableEndpoint(ClusterEndpoint.class)
-    @ConditionalOnProperty(prefix = "leasehold.cluster", name = "node-id")
+    @ConditionalOnClusterMode
     ClusterEndpoint clusterEndpoint(ClusterNode node) {
         return new ClusterEndpoint(node.membership());
     }
 
     /** Cluster mode: the {@code cluster} health component. */
     @Bean
-    // The same condition as the ClusterNode bean: @ConditionalOnBean would depend on the order in
-    // which the two configuration classes are read.
-    @ConditionalOnProperty(prefix = "leasehold.cluster", name = "node-id")
+    @ConditionalOnClusterMode
     ClusterHealthIndicator clusterHealthIndicator(ClusterNode node) {
         return new ClusterHealthIndicator(node);
     }
 
     /** Cluster mode: Raft role, leader changes, commit time and apply lag. */
     @Bean
-    // The same condition as the ClusterNode bean: @ConditionalOnBean would depend on the order in
-    // which the two configuration classes are read.
-    @ConditionalOnProperty(prefix = "leasehold.cluster", name = "node-id")
+    @ConditionalOnClusterMode
     ClusterMetrics clusterMetrics(ClusterNode node) {
         return new ClusterMetrics(node);
     }
 
     /** Cluster mode: Raft connections refused by cluster TLS, by reason. */
     @Bean
-    @ConditionalOnProperty(prefix = "leasehold.cluster", name = "node-id")
+    @ConditionalOnClusterMode
     PeerRefusalMetrics peerRefusalMetrics(PeerRefusals refusals) {
         return new PeerRefusalMetrics(refusals);
     }

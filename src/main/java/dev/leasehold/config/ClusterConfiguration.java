@@ -7,15 +7,14 @@ import java.util.Map;
 
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
-import org.springframework.boot.autoconfigure.condition.ConditionalOnProperty;
 import org.springframework.boot.ssl.SslBundles;
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
 
 import dev.leasehold.cluster.ClusterNode;
 import dev.leasehold.cluster.ClusterSettings;
-import dev.leasehold.cluster.PeerRefusals;
-import dev.leasehold.cluster.RaftTls;
+import dev.leasehold.cluster.tls.PeerRefusals;
+import dev.leasehold.cluster.tls.RaftTls;
 import dev.leasehold.registry.DecisionLog;
 import dev.leasehold.registry.LeaseHorizon;
 import dev.leasehold.registry.LockRegistry;
@@ -33,7 +32,7 @@ import dev.leasehold.store.ReservedTokens;
  * snapshots live in {@code <data-dir>/raft}; a log that cannot be written halts the process.
  */
 @Configuration(proxyBeanMethods = false)
-@ConditionalOnProperty(prefix = "leasehold.cluster", name = "node-id")
+@ConditionalOnClusterMode
 public class ClusterConfiguration {
 
     private static final Logger LOG = LoggerFactory.getLogger(ClusterConfiguration.class);
@@ -115,7 +114,7 @@ public class ClusterConfiguration {
 
         @Override
         public void attach(LockRegistry registry, LeaseholdServer server) {
-            node.attach(registry, server);
+            node.attach(registry, server::leadershipLost);
         }
     }
 }

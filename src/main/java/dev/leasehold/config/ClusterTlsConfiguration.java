@@ -18,8 +18,8 @@ import org.springframework.boot.ssl.SslBundle;
 import org.springframework.boot.ssl.SslBundles;
 
 import dev.leasehold.cluster.ClusterSettings;
-import dev.leasehold.cluster.PeerRefusals;
-import dev.leasehold.cluster.RaftTls;
+import dev.leasehold.cluster.tls.PeerRefusals;
+import dev.leasehold.cluster.tls.RaftTls;
 
 /**
  * Mutual TLS between the nodes from {@code leasehold.cluster.tls.bundle}, a Spring SSL bundle

@@ -12,6 +12,7 @@ import dev.leasehold.registry.LockRegistry;
 import dev.leasehold.registry.NanoClock;
 import dev.leasehold.registry.RegistryLimits;
 import dev.leasehold.registry.RegistryObserver;
+import dev.leasehold.server.ConnectionBudget;
 import dev.leasehold.server.LeaseholdServer;
 import dev.leasehold.server.RegistryTimer;
 import dev.leasehold.server.ServerSecurity;

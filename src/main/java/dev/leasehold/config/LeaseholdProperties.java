@@ -1,17 +1,22 @@
 package dev.leasehold.config;
 
+import java.net.InetAddress;
+import java.net.UnknownHostException;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.Collections;
 import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.Locale;
 import java.util.Map;
 
 import org.springframework.boot.context.properties.ConfigurationProperties;
 import org.springframework.boot.context.properties.bind.DefaultValue;
 
 import dev.leasehold.cluster.RaftOverrides;
+import dev.leasehold.server.ConnectionBudget;
 import dev.leasehold.server.KeyAcl;
+import dev.leasehold.store.RecoveryGrace;
 
 /**
  * Every {@code leasehold.*} setting, tuned in {@code application.yml}. Limits exist so that
@@ -167,7 +172,7 @@ public record LeaseholdProperties(
         public Tls {
             clientAuth = clientAuth != null ? clientAuth : ClientAuth.NONE;
             check(clientAuth == ClientAuth.NONE || (bundle != null && !bundle.isBlank()), "leasehold.tls.client-auth",
-                    clientAuth.name().toLowerCase(java.util.Locale.ROOT), "needs leasehold.tls.bundle");
+                    clientAuth.name().toLowerCase(Locale.ROOT), "needs leasehold.tls.bundle");
         }
 
         /** True when the protocol port speaks TLS. */
@@ -326,9 +331,9 @@ public record LeaseholdProperties(
 
     private static boolean resolves(String host) {
         try {
-            java.net.InetAddress.getByName(host);
+            InetAddress.getByName(host);
             return true;
-        } catch (java.net.UnknownHostException e) {
+        } catch (UnknownHostException e) {
             return false;
         }
     }

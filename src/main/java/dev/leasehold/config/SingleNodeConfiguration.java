@@ -7,7 +7,6 @@ import java.time.Duration;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 import org.springframework.beans.factory.ObjectProvider;
-import org.springframework.boot.autoconfigure.condition.ConditionalOnProperty;
 import org.springframework.boot.autoconfigure.condition.NoneNestedConditions;
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Conditional;
@@ -22,6 +21,7 @@ import dev.leasehold.store.DataDirectory;
 import dev.leasehold.store.DurableFiles;
 import dev.leasehold.store.LeaseHorizonStore;
 import dev.leasehold.store.PreviousRun;
+import dev.leasehold.store.RecoveryPlan;
 import dev.leasehold.store.ReservedTokens;
 
 /**
@@ -42,7 +42,7 @@ public class SingleNodeConfiguration {
             super(ConfigurationPhase.REGISTER_BEAN);
         }
 
-        @ConditionalOnProperty(prefix = "leasehold.cluster", name = "node-id")
+        @ConditionalOnClusterMode
         static final class ClusterNodeId {
         }
     }

@@ -6,6 +6,7 @@ import java.security.cert.Certificate;
 import java.security.cert.X509Certificate;
 import java.util.Arrays;
 import java.util.Collections;
+import java.util.Locale;
 
 import javax.net.ssl.SSLException;
 
@@ -63,7 +64,7 @@ public class TlsConfiguration {
         }
         ServerTls serverTls = new ServerTls(initial);
         LOG.info("TLS on the protocol port from SSL bundle '{}': {}; client certificates: {}", name,
-                describe(bundle), tls.clientAuth().name().toLowerCase(java.util.Locale.ROOT));
+                describe(bundle), tls.clientAuth().name().toLowerCase(Locale.ROOT));
         bundles.addBundleUpdateHandler(name, updated -> {
             try {
                 serverTls.update(context(updated, tls.clientAuth(), name));
@@ -80,7 +81,7 @@ public class TlsConfiguration {
     static void checkTrustMaterial(SslBundle bundle, LeaseholdProperties.ClientAuth clientAuth, String name) {
         if (clientAuth != LeaseholdProperties.ClientAuth.NONE && bundle.getStores().getTrustStore() == null) {
             throw new ClientAuthException("Invalid leasehold.tls.client-auth = "
-                    + clientAuth.name().toLowerCase(java.util.Locale.ROOT) + ": needs trust material in SSL bundle '"
+                    + clientAuth.name().toLowerCase(Locale.ROOT) + ": needs trust material in SSL bundle '"
                     + name + "' (spring.ssl.bundle.pem." + name + ".truststore.certificate or spring.ssl.bundle.jks."
                     + name + ".truststore.location) to check client certificates against");
         }

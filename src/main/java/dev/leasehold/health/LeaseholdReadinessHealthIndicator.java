@@ -4,6 +4,7 @@ import java.util.List;
 
 import org.springframework.boot.health.contributor.Health;
 import org.springframework.boot.health.contributor.HealthIndicator;
+import org.springframework.boot.health.contributor.Status;
 
 import dev.leasehold.cluster.ClusterNode;
 import dev.leasehold.registry.LockRegistry;
@@ -49,7 +50,7 @@ public final class LeaseholdReadinessHealthIndicator implements HealthIndicator 
     @Override
     public Health health() {
         Health h = health(LeaseholdSnapshot.read(server, registry, stats, List.of()));
-        if (cluster != null && h.getStatus().equals(org.springframework.boot.health.contributor.Status.UP)) {
+        if (cluster != null && h.getStatus().equals(Status.UP)) {
             ClusterNode.Status c = cluster.status();
             if (!c.ready()) {
                 return Health.outOfService().withDetails(h.getDetails())

@@ -10,6 +10,8 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.ThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.locks.LockSupport;
+import java.util.function.Consumer;
 import java.util.function.Supplier;
 
 import org.jspecify.annotations.Nullable;
@@ -112,7 +114,7 @@ public final class LocksEndpoint implements DisposableBean {
     }
 
     /** Runs {@code fill} on the inspect thread when this node serves; the serving fields first. */
-    private Mono<WebEndpointResponse<Map<String, Object>>> on(java.util.function.Consumer<Map<String, Object>> fill) {
+    private Mono<WebEndpointResponse<Map<String, Object>>> on(Consumer<Map<String, Object>> fill) {
         Serving now = serving.get();
         Map<String, Object> body = new LinkedHashMap<>();
         body.put("serving", now.serving());
@@ -148,7 +150,7 @@ public final class LocksEndpoint implements DisposableBean {
         public void run() {
             long now = System.nanoTime();
             if (now - sliceStart >= WORK_NANOS) {
-                java.util.concurrent.locks.LockSupport.parkNanos(REST_NANOS);
+                LockSupport.parkNanos(REST_NANOS);
                 sliceStart = System.nanoTime();
             }
         }

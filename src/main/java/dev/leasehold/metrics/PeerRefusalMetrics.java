@@ -1,6 +1,6 @@
 package dev.leasehold.metrics;
 
-import dev.leasehold.cluster.PeerRefusals;
+import dev.leasehold.cluster.tls.PeerRefusals;
 import io.micrometer.core.instrument.FunctionCounter;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.binder.MeterBinder;

@@ -1,6 +1,7 @@
 package dev.leasehold.store;
 
 import java.io.IOException;
+import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.Optional;
 import java.util.concurrent.RejectedExecutionException;
@@ -91,7 +92,7 @@ public final class ReservedTokens implements TokenSource, StorageStatus, AutoClo
      */
     public static long previousHighWater(Path dataDir) throws IOException {
         Path file = dataDir.resolve("tokens");
-        if (!java.nio.file.Files.exists(file)) {
+        if (!Files.exists(file)) {
             return 0;
         }
         return highWaterIn(DurableFiles.REAL.open(file, "tokens"));

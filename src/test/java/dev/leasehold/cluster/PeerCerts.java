@@ -9,18 +9,18 @@ import dev.leasehold.testing.TestPki;
  * dialling 127.0.0.1) and {@code uri:spiffe://leasehold-test/<id>}, the identity each test peer
  * is configured with, so nodes sharing one host are told apart. In memory, no socket.
  */
-final class PeerCerts {
+public final class PeerCerts {
 
     private PeerCerts() {
     }
 
     /** The SPIFFE URI that names node {@code id}. */
-    static String uri(String id) {
+    public static String uri(String id) {
         return "spiffe://leasehold-test/" + id;
     }
 
     /** A node certificate from {@code issuer} naming {@code id}, with serverAuth and clientAuth. */
-    static TestPki.Issued nodeCert(TestPki issuer, String id) {
+    public static TestPki.Issued nodeCert(TestPki issuer, String id) {
         return issuer.peer(id, new GeneralName(GeneralName.iPAddress, "127.0.0.1"),
                 new GeneralName(GeneralName.uniformResourceIdentifier, uri(id)));
     }

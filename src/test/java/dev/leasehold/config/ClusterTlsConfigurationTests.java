@@ -17,8 +17,8 @@ import org.springframework.boot.ssl.SslBundle;
 import org.springframework.boot.ssl.SslStoreBundle;
 
 import dev.leasehold.cluster.ClusterSettings;
-import dev.leasehold.cluster.PeerRefusals;
-import dev.leasehold.cluster.RaftTls;
+import dev.leasehold.cluster.tls.PeerRefusals;
+import dev.leasehold.cluster.tls.RaftTls;
 import dev.leasehold.testing.TestPki;
 
 /**

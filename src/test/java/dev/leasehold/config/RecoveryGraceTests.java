@@ -11,6 +11,9 @@ import org.junit.jupiter.api.Test;
 import org.springframework.boot.context.properties.bind.BindException;
 import org.springframework.boot.context.properties.bind.Binder;
 import org.springframework.boot.context.properties.source.MapConfigurationPropertySource;
+import org.springframework.boot.convert.DurationStyle;
+
+import dev.leasehold.store.RecoveryGrace;
 
 /** leasehold.recovery-grace and leasehold.drain-timeout: parsing, binding, validation messages. */
 class RecoveryGraceTests {
@@ -27,6 +30,16 @@ class RecoveryGraceTests {
         assertThat(RecoveryGrace.AUTO.resolve(Duration.ofSeconds(9))).isEqualTo(Duration.ofSeconds(9));
         assertThat(RecoveryGrace.valueOf("30s")).hasToString("30s");
         assertThat(RecoveryGrace.AUTO).hasToString("auto");
+    }
+
+    /** The store package parses durations itself (no Spring there): as Spring Boot does. */
+    @Test
+    void readsDurationsAsSpringBootDoes() {
+        for (String text : new String[] {"30s", "1500ms", "1500", "+5s", "4m", "10MS", "250000us", "PT30S", "pt2m", "0"}) {
+            assertThat(RecoveryGrace.valueOf(text).fixed()).as(text).isEqualTo(DurationStyle.detectAndParse(text));
+        }
+        assertThatThrownBy(() -> RecoveryGrace.valueOf("3x")).hasMessageContaining("leasehold.recovery-grace");
+        assertThatThrownBy(() -> RecoveryGrace.valueOf("Pnonsense")).hasMessageContaining("leasehold.recovery-grace");
     }
 
     @Test

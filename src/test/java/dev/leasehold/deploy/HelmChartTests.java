@@ -32,7 +32,7 @@ import org.springframework.core.env.PropertySource;
 import org.springframework.core.io.ByteArrayResource;
 
 import dev.leasehold.config.LeaseholdProperties;
-import dev.leasehold.config.RecoveryGrace;
+import dev.leasehold.store.RecoveryGrace;
 
 /**
  * The Helm chart in {@code helm/leasehold}, rendered by real Helm (helm-java embeds Helm 3.16)

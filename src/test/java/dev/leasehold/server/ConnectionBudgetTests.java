@@ -1,4 +1,4 @@
-package dev.leasehold.config;
+package dev.leasehold.server;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;

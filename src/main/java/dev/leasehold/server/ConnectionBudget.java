@@ -1,7 +1,9 @@
-package dev.leasehold.config;
+package dev.leasehold.server;
 
 import java.lang.management.ManagementFactory;
 import java.lang.management.OperatingSystemMXBean;
+
+import com.sun.management.UnixOperatingSystemMXBean;
 
 /**
  * Fits {@code leasehold.max-connections} to the process's open-file limit ({@code ulimit -n}).
@@ -30,7 +32,7 @@ public record ConnectionBudget(int configured, int effective, long fileLimit, lo
     /** The budget for this process, read from the JVM's view of its descriptors. */
     public static ConnectionBudget forThisProcess(int configured) {
         OperatingSystemMXBean os = ManagementFactory.getOperatingSystemMXBean();
-        if (os instanceof com.sun.management.UnixOperatingSystemMXBean unix) {
+        if (os instanceof UnixOperatingSystemMXBean unix) {
             return of(configured, unix.getMaxFileDescriptorCount(), unix.getOpenFileDescriptorCount());
         }
         return new ConnectionBudget(configured, configured, -1, -1, 0);

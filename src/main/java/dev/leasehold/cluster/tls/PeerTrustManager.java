@@ -1,4 +1,4 @@
-package dev.leasehold.cluster;
+package dev.leasehold.cluster.tls;
 
 import java.net.Socket;
 import java.security.cert.CertificateException;
@@ -16,7 +16,7 @@ import javax.net.ssl.X509ExtendedTrustManager;
  * address ({@code PeerHandshakes}); a peer we dialled that fails is counted here. The delegate
  * is replaced when the bundle reloads (a new CA); thread-safe.
  */
-public final class PeerTrustManager extends X509ExtendedTrustManager {
+final class PeerTrustManager extends X509ExtendedTrustManager {
 
     private final AtomicReference<X509ExtendedTrustManager> delegate;
     /** Who is a member: the configured peers, then also those added online ({@link #members}). */

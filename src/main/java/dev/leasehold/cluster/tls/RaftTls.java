@@ -1,9 +1,10 @@
-package dev.leasehold.cluster;
+package dev.leasehold.cluster.tls;
 
 import java.security.cert.CertificateParsingException;
 import java.security.cert.X509Certificate;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 
 import javax.net.ssl.SSLException;
 import javax.net.ssl.X509ExtendedKeyManager;
@@ -18,6 +19,8 @@ import org.apache.ratis.thirdparty.io.netty.handler.ssl.ClientAuth;
 import org.apache.ratis.thirdparty.io.netty.handler.ssl.SslContext;
 import org.apache.ratis.thirdparty.io.netty.handler.ssl.SslContextBuilder;
 import org.apache.ratis.thirdparty.io.netty.handler.ssl.SslProvider;
+
+import dev.leasehold.cluster.ClusterSettings;
 
 /**
  * Mutual TLS on every Raft connection of this node, from one key (this node's certificate) and
@@ -47,7 +50,7 @@ public final class RaftTls {
     private final PeerRefusals refusals;
     private final SslContext listening;
     private volatile Map<String, ClusterSettings.Peer> admitted = Map.of();
-    private volatile java.util.Set<String> refused = java.util.Set.of();
+    private volatile Set<String> refused = Set.of();
 
     /**
      * @param property the setting the material comes from, for messages ({@code leasehold.cluster.tls.bundle = peer})
@@ -83,10 +86,10 @@ public final class RaftTls {
      * certificate naming a member. Called whenever the directory
      * may have changed; cheap when it has not.
      */
-    public void admit(Map<String, ClusterSettings.Peer> added, java.util.Set<String> removed) {
+    public void admit(Map<String, ClusterSettings.Peer> added, Set<String> removed) {
         if (!added.equals(admitted) || !removed.equals(refused)) {
             admitted = Map.copyOf(added);
-            refused = java.util.Set.copyOf(removed);
+            refused = Set.copyOf(removed);
             trust.members(identities.with(admitted, refused));
         }
     }
@@ -163,8 +166,8 @@ public final class RaftTls {
         return p;
     }
 
-    /** This node's key, presented by the start-up probe ({@link PeerProbe}) so TLS peers see no refusal. */
-    X509ExtendedKeyManager keyManager() {
+    /** This node's key, presented by the start-up probe (the cluster's {@code PeerProbe}) so TLS peers see no refusal. */
+    public X509ExtendedKeyManager keyManager() {
         return keys;
     }
 

@@ -1,8 +1,6 @@
-package dev.leasehold.config;
+package dev.leasehold.store;
 
 import java.time.Duration;
-
-import dev.leasehold.store.PreviousRun;
 
 /**
  * The recovery grace this start applies (PROTOCOL.md section 8), decided once before anything
@@ -17,7 +15,7 @@ import dev.leasehold.store.PreviousRun;
 public record RecoveryPlan(Duration grace, String reason, String detail) {
 
     /** Applies {@code setting} to what the previous run left behind. */
-    static RecoveryPlan of(RecoveryGrace setting, PreviousRun previous) {
+    public static RecoveryPlan of(RecoveryGrace setting, PreviousRun previous) {
         if (setting.isOff()) {
             return new RecoveryPlan(Duration.ZERO, "off", "leasehold.recovery-grace=0s");
         }

@@ -1,4 +1,4 @@
-package dev.leasehold.cluster;
+package dev.leasehold.cluster.tls;
 
 import java.net.Socket;
 import java.security.Principal;
@@ -21,7 +21,7 @@ import javax.net.ssl.X509ExtendedKeyManager;
  * pair the new certificate with the old key. The previous generation stays answerable for
  * handshakes that chose it just before a swap. Thread-safe.
  */
-public final class ReloadingKeyManager extends X509ExtendedKeyManager {
+final class ReloadingKeyManager extends X509ExtendedKeyManager {
 
     private final AtomicInteger generation = new AtomicInteger();
     private final ConcurrentMap<Integer, X509ExtendedKeyManager> byGeneration = new ConcurrentHashMap<>();

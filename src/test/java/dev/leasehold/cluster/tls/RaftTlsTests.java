@@ -1,4 +1,4 @@
-package dev.leasehold.cluster;
+package dev.leasehold.cluster.tls;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
@@ -19,6 +19,8 @@ import javax.net.ssl.X509ExtendedTrustManager;
 import org.bouncycastle.asn1.x509.GeneralName;
 import org.junit.jupiter.api.Test;
 
+import dev.leasehold.cluster.ClusterSettings;
+import dev.leasehold.cluster.PeerCerts;
 import dev.leasehold.testing.TestPki;
 
 /**

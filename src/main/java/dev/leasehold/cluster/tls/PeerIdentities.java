@@ -1,4 +1,4 @@
-package dev.leasehold.cluster;
+package dev.leasehold.cluster.tls;
 
 import java.net.InetAddress;
 import java.net.UnknownHostException;
@@ -11,6 +11,9 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
+import java.util.Set;
+
+import dev.leasehold.cluster.ClusterSettings;
 
 /**
  * Which configured member a peer certificate names. With cluster TLS a chain from the cluster's CA
@@ -69,7 +72,7 @@ public final class PeerIdentities {
      * peer). A configured peer keeps its configured name. Ids in {@code removed} are members no
      * more, configured or not: their certificates are refused.
      */
-    public PeerIdentities with(Map<String, ClusterSettings.Peer> added, java.util.Set<String> removed) {
+    public PeerIdentities with(Map<String, ClusterSettings.Peer> added, Set<String> removed) {
         Map<String, Name> names = new LinkedHashMap<>(byMember);
         names.keySet().removeAll(removed);
         added.forEach((id, p) -> names.putIfAbsent(id, p.identity() != null && !p.identity().isEmpty()

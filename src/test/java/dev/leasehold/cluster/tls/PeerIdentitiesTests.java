@@ -1,4 +1,4 @@
-package dev.leasehold.cluster;
+package dev.leasehold.cluster.tls;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
@@ -9,6 +9,7 @@ import java.util.Map;
 import org.bouncycastle.asn1.x509.GeneralName;
 import org.junit.jupiter.api.Test;
 
+import dev.leasehold.cluster.ClusterSettings;
 import dev.leasehold.testing.TestPki;
 
 /** The member-identity rules of cluster TLS ({@link PeerIdentities}, docs/security.md). */

@@ -1,4 +1,4 @@
-package dev.leasehold.cluster;
+package dev.leasehold.cluster.tls;
 
 import java.util.EnumMap;
 import java.util.Locale;
