@@ -374,6 +374,21 @@ class HelmChartTests {
     }
 
     @Test
+    void grafanaDashboardConfigMapOnlyWhenEnabledWithTheSidecarLabel() throws java.io.IOException {
+        Rendered off = Rendered.of(render(t -> t));
+        assertThat(off.all("ConfigMap")).noneMatch(c -> map(c, "metadata").get("name").equals(FULLNAME + "-dashboard"));
+
+        Rendered r = Rendered.of(render(t -> t.set("grafanaDashboard.enabled", true)
+                .set("grafanaDashboard.annotations.grafana_folder", "Locks")));
+        Map<String, Object> cm = r.named("ConfigMap", FULLNAME + "-dashboard");
+        assertThat(map(map(cm, "metadata"), "labels")).containsEntry("grafana_dashboard", "1");
+        assertThat(map(map(cm, "metadata"), "annotations")).containsEntry("grafana_folder", "Locks");
+        String json = map(cm, "data").get("leasehold.json").toString();
+        assertThat(json.strip()).isEqualTo(java.nio.file.Files.readString(CHART.resolve("files/grafana-dashboard.json")).strip());
+        assertThat(json).contains("\"uid\": \"leasehold\"", "$namespace", "$pod");
+    }
+
+    @Test
     void podDisruptionBudget() {
         Map<String, Object> pdb = Rendered.of(render(t -> t)).one("PodDisruptionBudget");
         assertThat(map(pdb, "spec")).containsEntry("maxUnavailable", 1).doesNotContainKey("minAvailable");
