@@ -53,7 +53,7 @@ class DashboardPrometheusIntegrationTests {
         long testStart = System.nanoTime();
         try {
             // A single node and a three-node cluster, every port fixed up front (a node restarts on its own).
-            TestServer single = TestServer.start(Map.of("leasehold.max-waiters-per-key", "1"));
+            TestServer single = TestServer.start(Map.of("leasehold.max-waiters-per-key", "1"), OwnHttpLoops.class);
             servers.add(single);
             ClusterPorts ports = new ClusterPorts();
             startAll(cluster, ports, dir, new int[] {0, 1, 2});
@@ -63,7 +63,8 @@ class DashboardPrometheusIntegrationTests {
             Path config = dir.resolve("prometheus.yml");
             Files.writeString(config, """
                     global:
-                      scrape_interval: 1s
+                      scrape_interval: 2s
+                      scrape_timeout: 2s
                       evaluation_interval: 1s
                     rule_files:
                       - %s
@@ -116,8 +117,13 @@ class DashboardPrometheusIntegrationTests {
             cluster[follower].close();
             cluster[follower] = null;
             String firing = "ALERTS{alertname=\"LeaseholdNoLeader\",alertstate=\"firing\"}";
-            await("LeaseholdNoLeader to fire (30 s 'for' after the majority was lost)", Duration.ofSeconds(90),
-                    () -> series(api, firing) > 0);
+            try {
+                await("LeaseholdNoLeader to fire (30 s 'for' after the majority was lost)", Duration.ofSeconds(90),
+                        () -> series(api, firing) > 0);
+            } catch (AssertionError e) {
+                throw new AssertionError(e.getMessage() + "; Prometheus saw: up " + body(api, "up")
+                        + "; role " + body(api, "leasehold_raft_role") + "; alerts " + body(api, "ALERTS"), e);
+            }
             long firedAfter = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - lossStart);
             long restart = System.nanoTime();
             startAll(cluster, ports, dir, new int[] {leader});
@@ -144,6 +150,21 @@ class DashboardPrometheusIntegrationTests {
         }
     }
 
+    /**
+     * Each node's HTTP server on event loops of its own: by default every Reactor Netty server of
+     * the JVM shares the global ones, and closing one Boot context disposes them for all (every
+     * other node's Actuator would stop answering Prometheus).
+     */
+    @org.springframework.context.annotation.Configuration(proxyBeanMethods = false)
+    static class OwnHttpLoops {
+        @org.springframework.context.annotation.Bean
+        org.springframework.http.client.ReactorResourceFactory reactorResourceFactory() {
+            org.springframework.http.client.ReactorResourceFactory f = new org.springframework.http.client.ReactorResourceFactory();
+            f.setUseGlobalResources(false);
+            return f;
+        }
+    }
+
     /** Fixed ports of the three cluster nodes. */
     private static final class ClusterPorts {
         final int[] client = {Ports.free(), Ports.free(), Ports.free()};
@@ -155,7 +176,8 @@ class DashboardPrometheusIntegrationTests {
     private static void startAll(TestServer[] cluster, ClusterPorts ports, Path dir, int[] which) {
         List<CompletableFuture<Void>> starts = new ArrayList<>();
         for (int i : which) {
-            starts.add(CompletableFuture.runAsync(() -> cluster[i] = TestServer.start(nodeProps(i, ports, dir))));
+            starts.add(CompletableFuture.runAsync(() -> cluster[i] = TestServer.start(nodeProps(i, ports, dir),
+                    OwnHttpLoops.class)));
         }
         starts.forEach(CompletableFuture::join);
     }
@@ -231,6 +253,19 @@ class DashboardPrometheusIntegrationTests {
             first.get(10, TimeUnit.SECONDS);
         }
         Thread.sleep(2500); // the 1 s leases must really run out (and be scraped) before the queries
+    }
+
+    /** An instant query's answer, for failure messages. */
+    private static String body(String api, String query) {
+        try {
+            return HTTP.send(HttpRequest.newBuilder(URI.create(api + URLEncoder.encode(query, StandardCharsets.UTF_8)))
+                    .timeout(Duration.ofSeconds(10)).build(), HttpResponse.BodyHandlers.ofString()).body();
+        } catch (IOException e) {
+            return e.toString();
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            return "interrupted";
+        }
     }
 
     /** The number of series an instant query returns (0 on an error answer, which the caller retries). */
