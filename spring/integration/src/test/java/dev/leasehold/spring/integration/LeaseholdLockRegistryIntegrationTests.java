@@ -34,10 +34,10 @@ import dev.leasehold.client.ClientOptions;
 import dev.leasehold.client.LeaseholdClient;
 import dev.leasehold.client.LossReason;
 import dev.leasehold.client.ReleaseOutcome;
-import dev.leasehold.test.TestingServer;
+import dev.leasehold.testing.support.LoopbackServer;
 
 /**
- * {@link LeaseholdLockRegistry} against a real Leasehold server (the embedded one of leasehold-test). The test
+ * {@link LeaseholdLockRegistry} against a real Leasehold server (its jar on loopback). The test
  * names follow the ones Spring Integration's Redis, JDBC and ZooKeeper registry tests share;
  * then FIFO across registries, lease loss, the fencing token and interrupts. Each test uses its
  * own registry key, so tests cannot see each other's locks. {@code probe} is a second client
@@ -45,7 +45,7 @@ import dev.leasehold.test.TestingServer;
  */
 class LeaseholdLockRegistryIntegrationTests {
 
-    private static TestingServer server;
+    private static LoopbackServer server;
     private static LeaseholdClient client;
     private static LeaseholdClient otherClient;
     private static LeaseholdClient probe;
@@ -55,7 +55,7 @@ class LeaseholdLockRegistryIntegrationTests {
 
     @BeforeAll
     static void start() {
-        server = TestingServer.start();
+        server = LoopbackServer.shared();
         client = LeaseholdClient.create(server.address());
         otherClient = LeaseholdClient.create(server.address());
         probe = LeaseholdClient.create(server.address());
@@ -66,7 +66,6 @@ class LeaseholdLockRegistryIntegrationTests {
         client.close();
         otherClient.close();
         probe.close();
-        server.close();
     }
 
     @AfterEach
