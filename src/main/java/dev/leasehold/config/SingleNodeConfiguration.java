@@ -93,8 +93,47 @@ public class SingleNodeConfiguration {
         return new SingleNode(tokens, horizon, plan);
     }
 
+    /**
+     * Opens single-node mode on {@code dataDir} (prepared) as the beans above do, with the default
+     * token block, lookahead and clock slack and real files: for the embedded server of the
+     * {@code leasehold-test} artifact, which wires a node without Spring. Close what it returns
+     * after the protocol server has stopped.
+     */
+    public static SingleNode open(Path dataDir, RecoveryGrace grace) {
+        boolean firstStart = !DataDirectory.holdsState(dataDir);
+        LeaseHorizonStore.Settings defaults = LeaseHorizonStore.Settings.DEFAULTS;
+        LeaseHorizonStore store;
+        try {
+            store = LeaseHorizonStore.open(dataDir, DurableFiles.REAL, defaults, firstStart);
+        } catch (IOException e) {
+            throw DataDirectory.openFailure(dataDir.resolve("lease-horizon"), "write the lease horizon", e);
+        }
+        Path file = dataDir.resolve("tokens");
+        try {
+            ReservedTokens tokens = ReservedTokens.open(DurableFiles.REAL.open(file, "tokens"), DEFAULT_TOKEN_BLOCK);
+            return new SingleNode(tokens, store, RecoveryPlan.of(grace, store.previous()));
+        } catch (IOException | RuntimeException e) {
+            store.close();
+            if (e instanceof RuntimeException r) {
+                throw r;
+            }
+            throw DataDirectory.openFailure(file, "reserve fencing tokens", (IOException) e);
+        }
+    }
+
+    /** {@code leasehold.token-block-size}'s default. */
+    private static final long DEFAULT_TOKEN_BLOCK = 1_000_000;
+
     /** The files' token counter and horizon; the recovery grace held over every key until it ends. */
-    record SingleNode(ReservedTokens reserved, LeaseHorizonStore store, RecoveryPlan plan) implements NodeMode {
+    public record SingleNode(ReservedTokens reserved, LeaseHorizonStore store, RecoveryPlan plan)
+            implements NodeMode, AutoCloseable {
+
+        /** Closes the token file and the horizon store (what the beans' destroy methods do). */
+        @Override
+        public void close() {
+            reserved.close();
+            store.close();
+        }
 
         @Override
         public TokenSource tokens() {

@@ -35,6 +35,9 @@ public final class ClusterMetrics implements MeterBinder {
             ClusterNode.Status s = n.status();
             return Math.max(0, s.commitIndex() - s.appliedIndex());
         }).baseUnit("entries").description("Raft entries committed but not yet applied on this node").register(meters);
+        Gauge.builder("leasehold.raft.commit.index", node, n -> n.status().commitIndex())
+                .description("The highest Raft log index this node knows to be committed; members that keep up stay near the leader's")
+                .register(meters);
         Gauge.builder("leasehold.token.high.water", node, ClusterNode::tokenHighWater)
                 .description("No fencing token of this cluster known to this node exceeds this; record it to rebuild a cluster above it")
                 .register(meters);

@@ -341,6 +341,54 @@ class HelmChartTests {
     }
 
     @Test
+    void prometheusRuleOnlyWhenEnabledWithEveryAlertOfTheRulesFile() throws java.io.IOException {
+        assertThat(Rendered.of(render(t -> t)).all("PrometheusRule")).isEmpty();
+
+        Rendered r = Rendered.of(render(t -> t.set("prometheusRule.enabled", true)
+                .set("prometheusRule.labels.release", "kube-prometheus")));
+        Map<String, Object> rule = r.one("PrometheusRule");
+        assertThat(rule.get("apiVersion")).isEqualTo("monitoring.coreos.com/v1");
+        assertThat(map(map(rule, "metadata"), "labels")).containsEntry("release", "kube-prometheus");
+        List<Map<String, Object>> rules = list(list(map(rule, "spec"), "groups").get(0), "rules");
+
+        // The same alerts, expressions and annotations as the plain rules file (one source),
+        // except that LeaseholdNodeDown selects this release's job.
+        Map<String, Object> plain = new org.yaml.snakeyaml.Yaml().load(java.nio.file.Files.readString(
+                CHART.resolve("files/prometheus-rules.yaml")));
+        @SuppressWarnings("unchecked")
+        List<Map<String, Object>> expected = list(((List<Map<String, Object>>) plain.get("groups")).get(0), "rules");
+        assertThat(rules).extracting(a -> a.get("alert")).containsExactlyElementsOf(
+                expected.stream().map(a -> a.get("alert")).toList());
+        assertThat(rules).extracting(a -> a.get("alert")).contains("LeaseholdNoLeader", "LeaseholdLeaderFlapping",
+                "LeaseholdBusyRising", "LeaseholdLeaseExpirationsRising", "LeaseholdQueueWaitHigh",
+                "LeaseholdPeerConnectionsRefused", "LeaseholdStorageFailing", "LeaseholdNodeDown",
+                "LeaseholdNodeNotReady", "LeaseholdCertificateExpiringSoon");
+        Map<String, Object> nodeDown = rules.stream().filter(a -> a.get("alert").equals("LeaseholdNodeDown")).findFirst()
+                .orElseThrow();
+        assertThat(nodeDown.get("expr").toString().trim()).isEqualTo("up{job=\"" + FULLNAME + "\"} == 0");
+        Map<String, Object> noLeader = rules.stream().filter(a -> a.get("alert").equals("LeaseholdNoLeader")).findFirst()
+                .orElseThrow();
+        assertThat(noLeader).isEqualTo(expected.stream().filter(a -> a.get("alert").equals("LeaseholdNoLeader"))
+                .findFirst().orElseThrow());
+        assertThat(map(noLeader, "annotations").get("summary").toString()).contains("{{ $labels.namespace }}");
+    }
+
+    @Test
+    void grafanaDashboardConfigMapOnlyWhenEnabledWithTheSidecarLabel() throws java.io.IOException {
+        Rendered off = Rendered.of(render(t -> t));
+        assertThat(off.all("ConfigMap")).noneMatch(c -> map(c, "metadata").get("name").equals(FULLNAME + "-dashboard"));
+
+        Rendered r = Rendered.of(render(t -> t.set("grafanaDashboard.enabled", true)
+                .set("grafanaDashboard.annotations.grafana_folder", "Locks")));
+        Map<String, Object> cm = r.named("ConfigMap", FULLNAME + "-dashboard");
+        assertThat(map(map(cm, "metadata"), "labels")).containsEntry("grafana_dashboard", "1");
+        assertThat(map(map(cm, "metadata"), "annotations")).containsEntry("grafana_folder", "Locks");
+        String json = map(cm, "data").get("leasehold.json").toString();
+        assertThat(json.strip()).isEqualTo(java.nio.file.Files.readString(CHART.resolve("files/grafana-dashboard.json")).strip());
+        assertThat(json).contains("\"uid\": \"leasehold\"", "$namespace", "$pod");
+    }
+
+    @Test
     void podDisruptionBudget() {
         Map<String, Object> pdb = Rendered.of(render(t -> t)).one("PodDisruptionBudget");
         assertThat(map(pdb, "spec")).containsEntry("maxUnavailable", 1).doesNotContainKey("minAvailable");

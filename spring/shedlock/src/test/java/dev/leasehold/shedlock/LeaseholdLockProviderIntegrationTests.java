@@ -22,7 +22,7 @@ import org.junit.jupiter.api.Test;
 import dev.leasehold.client.AcquireOutcome;
 import dev.leasehold.client.ClientOptions;
 import dev.leasehold.client.LeaseholdClient;
-import dev.leasehold.testing.support.LoopbackServer;
+import dev.leasehold.test.TestingServer;
 import dev.leasehold.testing.support.Wait;
 import net.javacrumbs.shedlock.core.ClockProvider;
 import net.javacrumbs.shedlock.core.DefaultLockingTaskExecutor;
@@ -34,20 +34,21 @@ import net.javacrumbs.shedlock.support.KeepAliveLockProvider;
 import net.javacrumbs.shedlock.support.LockException;
 
 /**
- * {@link LeaseholdLockProvider} against a real Leasehold server (its jar, started on loopback):
+ * {@link LeaseholdLockProvider} against a real Leasehold server (the embedded one users get, leasehold-test):
  * ShedLock's provider contract (the two abstract classes), plus what only Leasehold adds.
  * {@code assertLocked} probes with a second client: an immediate acquire is TimedOut;
  * {@code assertUnlocked}: it is Acquired (and released at once).
  */
 class LeaseholdLockProviderIntegrationTests extends AbstractExtensibleLockProviderIntegrationTest {
 
+    private static TestingServer server;
     private static LeaseholdClient client;
     private static LeaseholdClient probe;
     private static LeaseholdLockProvider provider;
 
     @BeforeAll
     static void start() {
-        LoopbackServer server = LoopbackServer.shared();
+        server = TestingServer.start();
         client = LeaseholdClient.create(server.address());
         probe = LeaseholdClient.create(server.address());
         provider = new LeaseholdLockProvider(client);
@@ -58,6 +59,7 @@ class LeaseholdLockProviderIntegrationTests extends AbstractExtensibleLockProvid
         provider.close();
         client.close();
         probe.close();
+        server.close();
     }
 
     @Override
