@@ -21,6 +21,7 @@ import dev.leasehold.store.DataDirectory;
 import dev.leasehold.store.DurableFiles;
 import dev.leasehold.store.LeaseHorizonStore;
 import dev.leasehold.store.PreviousRun;
+import dev.leasehold.store.RecoveryGrace;
 import dev.leasehold.store.RecoveryPlan;
 import dev.leasehold.store.ReservedTokens;
 

@@ -7,7 +7,6 @@ import dev.leasehold.cluster.ClusterNode;
 import dev.leasehold.cluster.ClusterSettings;
 import dev.leasehold.config.ClusterConfiguration;
 import dev.leasehold.config.NodeMode;
-import dev.leasehold.config.RecoveryGrace;
 import dev.leasehold.config.SingleNodeConfiguration;
 import dev.leasehold.registry.LockRegistry;
 import dev.leasehold.registry.NanoClock;
@@ -18,6 +17,7 @@ import dev.leasehold.server.RegistryTimer;
 import dev.leasehold.server.ServerSecurity;
 import dev.leasehold.server.ServerStats;
 import dev.leasehold.store.DataDirectory;
+import dev.leasehold.store.RecoveryGrace;
 
 /**
  * One node built by the server's own wiring ({@link NodeMode#registry}, {@link NodeMode#server},
