@@ -71,7 +71,7 @@ import dev.leasehold.server.KeyAcl;
  *        client may use every key. Needs {@code tls.client-auth} want or need.
  * @param cluster three-node cluster mode (PROTOCOL.md section 10); off unless {@code cluster.node-id} is set.
  */
-@ConfigurationProperties("leasehold")
+@ConfigurationProperties(prefix = "leasehold", ignoreUnknownFields = false)
 public record LeaseholdProperties(
         @DefaultValue("7420") int port,
         @DefaultValue("0.0.0.0") String address,
