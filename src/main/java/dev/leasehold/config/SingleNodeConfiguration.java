@@ -118,6 +118,7 @@ public class SingleNodeConfiguration {
 
         @Override
         public void prepare(LockRegistry registry) {
+            store.heldLeases(registry::latestHeldLeaseEnd); // a graceful stop protects only leases still held
             applyRecoveryGrace(registry, plan, store.previous(), reserved);
         }
     }

@@ -2,6 +2,7 @@ package dev.leasehold.registry;
 
 import java.util.ArrayList;
 import java.util.List;
+import java.util.OptionalLong;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 
@@ -371,6 +372,28 @@ public final class LockRegistry {
 
     public boolean isDraining() {
         return draining;
+    }
+
+    /**
+     * The latest end (monotonic nanos) of the leases held now, or empty when no key is held: what
+     * a graceful stop must protect across the restart (released and expired leases need nothing).
+     * Scans every key under its lane's lock; for the stop, not for a hot path.
+     */
+    public OptionalLong latestHeldLeaseEnd() {
+        long[] latest = {0};
+        boolean[] any = {false};
+        for (Lane l : lanes) {
+            inLane(l, (lane, now) -> {
+                for (KeyState s : lane.keys.snapshot()) {
+                    if (s.isHeld() && !s.leaseOver(now) && (!any[0] || s.leaseEndNanos - latest[0] > 0)) {
+                        latest[0] = s.leaseEndNanos;
+                        any[0] = true;
+                    }
+                }
+                return null;
+            });
+        }
+        return any[0] ? OptionalLong.of(latest[0]) : OptionalLong.empty();
     }
 
     /** Keys with an active grant (counted when granted, uncounted when released or expired). */
