@@ -621,7 +621,10 @@ public final class LockRegistry {
         observer.granted(0, false);
         if (lane.grantAwaitsHorizon) {
             // Granted now; the A goes out through the notifier once the horizon covers the lease.
-            Waiter w = new Waiter(owner, leaseSeconds, receiptNanos, session, s);
+            // An immediate grant answers queued_ms 0 (PROTOCOL.md section 3), however long the frame
+            // took from its decoding to this lane (a cold server: 2-13 ms): the waiter's "receipt"
+            // is the grant itself. Reporting less than the real wait only shortens the client's bound.
+            Waiter w = new Waiter(owner, leaseSeconds, now, session, s);
             w.granted(s.token, now);
             w.awaitHorizon();
             return new AcquireResult.Queued(w);
