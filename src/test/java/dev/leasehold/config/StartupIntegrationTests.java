@@ -91,6 +91,23 @@ class StartupIntegrationTests {
     }
 
     @Test
+    void aBusyProtocolPortEndsWithSpringsShortReportNamingTheCauseAndWhatToDo() throws Exception {
+        try (java.net.ServerSocket busy = new java.net.ServerSocket(0, 1, InetAddress.getLoopbackAddress())) {
+            Throwable failure = org.assertj.core.api.Assertions.catchThrowable(() -> TestServer.start(
+                    Map.of("leasehold.port", String.valueOf(busy.getLocalPort()))));
+            assertThat(failure).isNotNull();
+            org.springframework.boot.diagnostics.FailureAnalysis analysis =
+                    new LeaseholdStartupFailureAnalyzer().analyze(failure);
+            assertThat(analysis).as("Leasehold's analyzer reports it").isNotNull();
+            assertThat(analysis.getDescription())
+                    .startsWith("Cannot bind the protocol port 127.0.0.1:" + busy.getLocalPort())
+                    .contains("Address already in use");
+            assertThat(analysis.getAction()).contains("ss -ltnp 'sport = :" + busy.getLocalPort() + "'")
+                    .contains("leasehold.port");
+        }
+    }
+
+    @Test
     void sameExplicitPortForServerAndManagementServesActuatorThere() throws Exception {
         int port = Ports.free();
         try (TestServer server = TestServer.start(Map.of("server.port", String.valueOf(port),
