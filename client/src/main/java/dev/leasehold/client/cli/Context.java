@@ -251,6 +251,13 @@ final class Context {
                     + i.reason() + "); not holding it; a grant nobody saw ends with its lease, within " + lease
                     + "s", m);
         }
+        if (outcome instanceof AcquireOutcome.Forbidden f) {
+            m = fields("forbidden");
+            m.put("key", key);
+            m.put("reason", f.reason());
+            return report(ExitCode.FORBIDDEN, "forbidden: the server does not let this client use " + quote(key)
+                    + " (" + f.reason() + "; see its leasehold.acl); no grant exists", m);
+        }
         String reason = ((AcquireOutcome.Unavailable) outcome).reason();
         m = fields("unavailable");
         m.put("key", key);
