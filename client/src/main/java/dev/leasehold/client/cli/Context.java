@@ -123,6 +123,7 @@ final class Context {
                         : ClientOptions.DEFAULT_CONNECT_TIMEOUT)
                 .threadNamePrefix("leasehold-cli")
                 .tls(tls)
+                .failFast(true) // say why at once when no server can be reached (-v shows each attempt)
                 .build();
         try {
             return LeaseholdClient.create(options, servers.split(","));

@@ -250,7 +250,7 @@ public final class Session implements Link {
             }
         }
         if (!wasUp) {
-            pool.setupFailed(reason);
+            pool.setupFailed(address, reason);
         }
         pool.ended(this, wasUp);
         for (Outbound<?> o : lost) {
