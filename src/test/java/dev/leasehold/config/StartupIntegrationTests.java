@@ -65,6 +65,8 @@ class StartupIntegrationTests {
             }
         }
         assertThat(output.getAll()).doesNotContain("reachable beyond this host in plaintext");
+        assertThat(output.getAll().lines().filter(l -> l.contains("treating it as new")))
+                .as("a first start is no warning").singleElement().asString().contains(" INFO ");
     }
 
     @Test
