@@ -15,9 +15,9 @@ import org.springframework.core.env.SystemEnvironmentPropertySource;
 /**
  * A setting under {@code leasehold.*} that does not exist stops the start, naming it and the
  * nearest one that does; the relaxed forms of real settings still bind. No sockets: the
- * properties alone, bound as the server binds them.
+ * properties alone, bound as the server binds them (a Spring context: an IntegrationTests by the suite rules).
  */
-class UnknownSettingTests {
+class UnknownSettingIntegrationTests {
 
     @Configuration(proxyBeanMethods = false)
     @EnableConfigurationProperties(LeaseholdProperties.class)
