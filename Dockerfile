@@ -50,6 +50,10 @@ COPY --from=build --chown=root:root --chmod=0555 /src/bin/leasehold /app/bin/lea
 # The data directory holds the fsync'd token high-water mark and the lease horizon: it must
 # outlive the container. Mount a volume (or a PersistentVolumeClaim) here; one writer only.
 ENV LEASEHOLD_DATA_DIR=/data
+
+# The server binds loopback unless told otherwise; in a container the ports must be reachable
+# from outside it (the published ports, the pod's address). Plaintext: see docs/security.md.
+ENV LEASEHOLD_ADDRESS=0.0.0.0 SERVER_ADDRESS=0.0.0.0
 VOLUME ["/data"]
 
 # Container-aware JVM defaults: heap sized from the cgroup memory limit, and a clean exit (so

@@ -17,7 +17,7 @@ import (
 // The real server, as a separate JVM started from the jar Maven's package phase built
 // (LEASEHOLD_SERVER_JAR, set by clients/go/pom.xml; else ../../target/leasehold-*.jar).
 
-var listening = regexp.MustCompile(`Leasehold protocol listening on 0\.0\.0\.0:(\d+)`)
+var listening = regexp.MustCompile(`Leasehold protocol listening on [^:]+:(\d+)`)
 
 type serverProcess struct {
 	cmd  *exec.Cmd

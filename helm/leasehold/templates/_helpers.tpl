@@ -140,7 +140,7 @@ they render as integers whichever way they were given (values file or --set).
       "tls" (dict "bundle" $tlsBundle "client-auth" $clientAuth)
       "acl" $acl
       "cluster" (include "leasehold.clusterConfig" . | fromYaml) }}
-{{- $owned := dict "leasehold" $leasehold "server" (dict "port" (.Values.management.port | int64)) }}
+{{- $owned := dict "leasehold" $leasehold "server" (dict "port" (.Values.management.port | int64) "address" (toString .Values.management.address)) }}
 {{- if .Values.cluster.enabled }}
 {{- /* The admin endpoint behind `bin/leasehold cluster ...`; it refuses callers not on loopback,
 so only `kubectl exec` into a pod reaches it. */}}

@@ -28,9 +28,12 @@ import dev.leasehold.store.RecoveryGrace;
  * {@code ConfigurationDefaultsTests} fails when one of them says otherwise.
  *
  * @param port TCP port of the lock protocol; 0 picks a free port (tests).
- * @param address address the protocol port binds: {@code 0.0.0.0} (every IPv4 interface), {@code ::}
- *        (every interface), or one interface's address such as {@code 127.0.0.1}. Actuator's HTTP
- *        port has its own, {@code server.address}.
+ * @param address address the protocol port binds: {@code 127.0.0.1} (loopback, the default: nothing
+ *        off this host reaches a server nobody configured), {@code 0.0.0.0} (every IPv4 interface),
+ *        {@code ::} (every interface), or one interface's address. A plaintext bind beyond loopback
+ *        logs a WARN naming {@code leasehold.tls.*}. In cluster mode a loopback bind with this node's
+ *        {@code client-address} off loopback fails the start (clients sent here could not connect).
+ *        Actuator's HTTP port has its own, {@code server.address} (loopback by default too).
  * @param listenBacklog connections the kernel may queue for the protocol port before the server
  *        accepts them; the kernel caps it at {@code net.core.somaxconn}. Too small a queue turns a
  *        connection flood into SYN retransmits: seconds of delay for a client's first answer.
@@ -76,10 +79,10 @@ import dev.leasehold.store.RecoveryGrace;
  *        client may use every key. Needs {@code tls.client-auth} want or need.
  * @param cluster three-node cluster mode (PROTOCOL.md section 10); off unless {@code cluster.node-id} is set.
  */
-@ConfigurationProperties("leasehold")
+@ConfigurationProperties(prefix = "leasehold", ignoreUnknownFields = false)
 public record LeaseholdProperties(
         @DefaultValue("7420") int port,
-        @DefaultValue("0.0.0.0") String address,
+        @DefaultValue(DEFAULT_ADDRESS) String address,
         @DefaultValue("4096") int listenBacklog,
         @DefaultValue("./data") Path dataDir,
         @DefaultValue("512") int maxKeyBytes,
@@ -100,6 +103,9 @@ public record LeaseholdProperties(
         Map<String, List<String>> acl,
         @DefaultValue Cluster cluster) {
 
+    /** The default of {@code leasehold.address}: loopback, as Redis and etcd do. */
+    static final String DEFAULT_ADDRESS = "127.0.0.1";
+
     /** The default of {@code leasehold.max-connections}, written once, here. */
     static final String DEFAULT_MAX_CONNECTIONS_TEXT = "20000";
     static final int DEFAULT_MAX_CONNECTIONS = Integer.parseInt(DEFAULT_MAX_CONNECTIONS_TEXT);
@@ -107,7 +113,7 @@ public record LeaseholdProperties(
     public LeaseholdProperties {
         check(port >= 0 && port <= 65535, "leasehold.port", port, "must be 0..65535");
         check(address != null && !address.isBlank() && resolves(address), "leasehold.address", address,
-                "must be an address of this host, e.g. 0.0.0.0 (every interface) or 127.0.0.1");
+                "must be an address of this host, e.g. 127.0.0.1 (loopback) or 0.0.0.0 (every interface)");
         check(listenBacklog >= 1 && listenBacklog <= 65535, "leasehold.listen-backlog", listenBacklog,
                 "must be 1..65535");
         check(dataDir != null && !dataDir.toString().isBlank(), "leasehold.data-dir", dataDir, "must be set");
@@ -151,6 +157,14 @@ public record LeaseholdProperties(
         cluster = cluster != null ? cluster : new Cluster(null, null, null, null, 256, 1, 65536, 100_000, null, 0, false, null, null);
         check(!cluster.enabled() || maxKeyBytes <= 65535, "leasehold.max-key-bytes", maxKeyBytes,
                 "must be at most 65535 in cluster mode");
+        if (cluster.enabled() && loopback(address) && cluster.peers().get(cluster.nodeId()) != null) {
+            String own = cluster.peers().get(cluster.nodeId()).clientAddress();
+            String ownHost = own.substring(0, own.lastIndexOf(':')).replaceAll("^\\[|]$", "");
+            check(!resolves(ownHost) || loopback(ownHost), "leasehold.address", address,
+                    "binds loopback only, but this node's leasehold.cluster.peers." + cluster.nodeId()
+                            + ".client-address is " + own + ": clients sent there could not connect; set "
+                            + "leasehold.address to that interface's address or 0.0.0.0");
+        }
         check(acl.isEmpty() || tls.clientAuth() != ClientAuth.NONE, "leasehold.acl", acl.keySet(),
                 "key ACLs need client certificates: set leasehold.tls.bundle and leasehold.tls.client-auth "
                         + "to want or need");
@@ -327,6 +341,15 @@ public record LeaseholdProperties(
     /** Event-loop threads to start: {@link #ioThreads()} or, when 0, one per core. */
     public int effectiveIoThreads() {
         return ioThreads > 0 ? ioThreads : Runtime.getRuntime().availableProcessors();
+    }
+
+    /** True when {@code host} resolves to a loopback address (127.0.0.0/8, ::1, localhost). */
+    static boolean loopback(String host) {
+        try {
+            return java.net.InetAddress.getByName(host).isLoopbackAddress();
+        } catch (java.net.UnknownHostException e) {
+            return false;
+        }
     }
 
     private static boolean resolves(String host) {

@@ -70,7 +70,9 @@ public class SingleNodeConfiguration {
             ObjectProvider<DurableFiles> files) {
         boolean firstStart = !DataDirectory.holdsState(leaseholdDataDir);
         if (firstStart) {
-            LOG.warn("Data directory {} holds no state of a previous run: treating it as new, so no recovery grace"
+            // INFO: a first start is the normal case of every new installation; the line stays for
+            // the one case it explains (a data directory lost or replaced while leases were held).
+            LOG.info("Data directory {} holds no state of a previous run: treating it as new, so no recovery grace"
                     + " (if it held locks before and was lost or replaced, leases of that run are not waited for)",
                     leaseholdDataDir);
         }
@@ -158,6 +160,7 @@ public class SingleNodeConfiguration {
 
         @Override
         public void prepare(LockRegistry registry) {
+            store.heldLeases(registry::latestHeldLeaseEnd); // a graceful stop protects only leases still held
             applyRecoveryGrace(registry, plan, store.previous(), reserved);
         }
     }

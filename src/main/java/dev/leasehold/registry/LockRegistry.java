@@ -2,6 +2,7 @@ package dev.leasehold.registry;
 
 import java.util.ArrayList;
 import java.util.List;
+import java.util.OptionalLong;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 
@@ -373,6 +374,28 @@ public final class LockRegistry {
         return draining;
     }
 
+    /**
+     * The latest end (monotonic nanos) of the leases held now, or empty when no key is held: what
+     * a graceful stop must protect across the restart (released and expired leases need nothing).
+     * Scans every key under its lane's lock; for the stop, not for a hot path.
+     */
+    public OptionalLong latestHeldLeaseEnd() {
+        long[] latest = {0};
+        boolean[] any = {false};
+        for (Lane l : lanes) {
+            inLane(l, (lane, now) -> {
+                for (KeyState s : lane.keys.snapshot()) {
+                    if (s.isHeld() && !s.leaseOver(now) && (!any[0] || s.leaseEndNanos - latest[0] > 0)) {
+                        latest[0] = s.leaseEndNanos;
+                        any[0] = true;
+                    }
+                }
+                return null;
+            });
+        }
+        return any[0] ? OptionalLong.of(latest[0]) : OptionalLong.empty();
+    }
+
     /** Keys with an active grant (counted when granted, uncounted when released or expired). */
     public int heldKeys() {
         return heldKeys.get() - delayedKeys.get();
@@ -598,7 +621,10 @@ public final class LockRegistry {
         observer.granted(0, false);
         if (lane.grantAwaitsHorizon) {
             // Granted now; the A goes out through the notifier once the horizon covers the lease.
-            Waiter w = new Waiter(owner, leaseSeconds, receiptNanos, session, s);
+            // An immediate grant answers queued_ms 0 (PROTOCOL.md section 3), however long the frame
+            // took from its decoding to this lane (a cold server: 2-13 ms): the waiter's "receipt"
+            // is the grant itself. Reporting less than the real wait only shortens the client's bound.
+            Waiter w = new Waiter(owner, leaseSeconds, now, session, s);
             w.granted(s.token, now);
             w.awaitHorizon();
             return new AcquireResult.Queued(w);

@@ -133,6 +133,21 @@ public final class LeaseholdServer implements SmartLifecycle {
         LOG.info("Leasehold protocol listening on {}:{} ({}{}; max-connections {}, listen backlog {})", settings.host(),
                 server.port(), tls != null ? "TLS" : "plaintext TCP", security.acl() != null ? ", key ACLs" : "",
                 settings.maxConnections(), settings.listenBacklog());
+        if (tls == null && !loopback(settings.host())) {
+            LOG.warn("The protocol port {}:{} is reachable beyond this host in plaintext, without authentication: "
+                    + "anyone who reaches it can take and release any lock. Set leasehold.tls.bundle (and "
+                    + "leasehold.tls.client-auth=need, leasehold.acl) or bind loopback (leasehold.address=127.0.0.1); "
+                    + "see docs/security.md", settings.host(), server.port());
+        }
+    }
+
+    /** True for a loopback bind address; false for a wildcard or another interface's (or an unresolvable) one. */
+    static boolean loopback(String host) {
+        try {
+            return java.net.InetAddress.getByName(host).isLoopbackAddress();
+        } catch (java.net.UnknownHostException e) {
+            return false;
+        }
     }
 
     @Override

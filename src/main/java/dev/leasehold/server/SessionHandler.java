@@ -143,7 +143,7 @@ final class SessionHandler extends ChannelInboundHandlerAdapter {
         if (grant.allows(request.key())) {
             return true;
         }
-        reject(ctx, new ProtocolError(ErrorCode.FORBIDDEN, "forbidden"),
+        reject(ctx, new ProtocolError(ErrorCode.FORBIDDEN, ErrorCode.forbiddenMessage(request.key())),
                 "key " + Keys.printable(request.key()) + " denied to " + grant.describe());
         return false;
     }

@@ -17,6 +17,7 @@ import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.AtomicLongArray;
 import java.util.function.LongSupplier;
+import java.util.function.Supplier;
 
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -60,7 +61,8 @@ import dev.leasehold.registry.NanoClock;
  *
  * <h2>Shutdown</h2>
  * {@link #close()} (after the drain) stops approving leases and lowers the horizon to the latest
- * lease end actually answered, plus the slack, and writes a clean-stop marker so that the next
+ * end of the leases still held (answered, not released, not expired; see {@link #heldLeases}),
+ * plus the slack, or to now when none is held, and writes a clean-stop marker so that the next
  * start can say its grace follows a graceful stop. It never goes below the previous run's
  * horizon (capped at 255 s after start).
  *
@@ -140,6 +142,8 @@ public final class LeaseHorizonStore implements LeaseHorizon, StorageStatus, Aut
     /** False in tests that call {@link #maintain()} themselves: nothing then runs on the store thread. */
     private volatile boolean threadStarted;
     private volatile boolean closed;
+    /** The leases still held, asked at {@link #close()}; null: every lease answered may still be held. */
+    private volatile Supplier<OptionalLong> heldLeases;
     private volatile long lastWrittenMillis;
     private volatile long lastWriteTookNanos;
     private long nextRetryNanos;
@@ -442,10 +446,19 @@ public final class LeaseHorizonStore implements LeaseHorizon, StorageStatus, Aut
 
     /**
      * Stops approving leases, stops the store thread and lowers the stored horizon to the
-     * latest lease end answered (plus slack), then marks the stop as clean, so that a restart
+     * latest end of the leases still held (plus slack; now if none is), then marks the stop as clean, so that a restart
      * after a graceful stop waits only as long as needed. Call after the server has drained.
      * Answers still waiting for a write are refused (B or N): their sessions are closed by now.
      */
+    /**
+     * Where {@link #close()} asks for the latest end of the leases still held (monotonic nanos,
+     * empty when none): a graceful stop then protects only those, so a stop with no lock held
+     * leaves no grace, and a lease released before the stop costs none.
+     */
+    public void heldLeases(Supplier<OptionalLong> latestHeldEnd) {
+        this.heldLeases = latestHeldEnd;
+    }
+
     @Override
     public void close() {
         if (closed) {
@@ -464,7 +477,12 @@ public final class LeaseHorizonStore implements LeaseHorizon, StorageStatus, Aut
         long nowMillis = wallMillis.getAsLong();
         long covered = coveredUntilNanos;
         long answered = last - covered > 0 ? covered : last; // an end above coverage was never answered
-        long horizon = Math.max(nowMillis + ceilMillis(answered - nowNanos) + slackMillis, floorMillis);
+        Supplier<OptionalLong> held = heldLeases;
+        OptionalLong stillHeld = held == null ? OptionalLong.of(answered) : held.get();
+        // Nothing held: nothing to protect, so no slack either (the slack covers a clock step under a lease).
+        long horizon = stillHeld.isEmpty() ? Math.max(nowMillis, floorMillis)
+                : Math.max(nowMillis + ceilMillis(earlier(answered, stillHeld.getAsLong()) - nowNanos) + slackMillis,
+                        floorMillis);
         LOG.info("Lease horizon {}: {} durable writes in {} s since start, {} answers waited for one",
                 file.file(), writes.get(), (nowNanos - previous.readNanos()) / 1_000_000_000L, deferredAnswers.get());
         try {
@@ -472,8 +490,13 @@ public final class LeaseHorizonStore implements LeaseHorizon, StorageStatus, Aut
                 file.write(horizon);
                 writes.incrementAndGet();
                 lastWrittenMillis = horizon;
-                LOG.info("Lease horizon lowered to {} (latest lease end handed out, plus {} ms slack)",
-                        Instant.ofEpochMilli(horizon), slackMillis);
+                if (stillHeld.isEmpty()) {
+                    LOG.info("Lease horizon lowered to {} (no lease held at the stop: the next start has no grace)",
+                            Instant.ofEpochMilli(horizon));
+                } else {
+                    LOG.info("Lease horizon lowered to {} (latest end of the leases still held, plus {} ms slack)",
+                            Instant.ofEpochMilli(horizon), slackMillis);
+                }
             }
             cleanStop.write(lastWrittenMillis);
         } catch (IOException e) {
@@ -487,6 +510,11 @@ public final class LeaseHorizonStore implements LeaseHorizon, StorageStatus, Aut
         while ((cur = max.get()) - value < 0 && !max.compareAndSet(cur, value)) {
             // retry: another lane raised it meanwhile
         }
+    }
+
+    /** The earlier of two monotonic instants (wrap-safe). */
+    private static long earlier(long a, long b) {
+        return a - b < 0 ? a : b;
     }
 
     private static long ceilMillis(long nanos) {

@@ -24,6 +24,7 @@ import dev.leasehold.registry.TokenSource;
  * 12 writes for 120,004 grants with a block of 10,000).
  *
  * <p>After a crash the unused rest of the last block is skipped: tokens have gaps, never repeats.
+ * A graceful stop gives the rest back ({@link #close()}): the next run continues at the next token.
  * If the disk cannot keep up or fails, {@link #next()} returns {@link TokenSource#NONE} (the
  * Acquire gets Busy) until a write succeeds again. A failed write is retried every second on
  * the store's own thread, whether or not Acquires arrive, so the server recovers (and health
@@ -43,6 +44,8 @@ public final class ReservedTokens implements TokenSource, StorageStatus, AutoClo
     private final AtomicLong writes = new AtomicLong();
     private final ScheduledExecutorService writer;
     private volatile IOException lastFailure;
+    /** The last token issued before {@link #close()}, or -1 while open. */
+    private volatile long frozenAt = -1;
 
     private ReservedTokens(DurableValue highWater, long blockSize, long lastIssued, long reservedUpTo) {
         this.highWater = highWater;
@@ -126,7 +129,8 @@ public final class ReservedTokens implements TokenSource, StorageStatus, AutoClo
 
     /** The highest token issued so far (0 if none). */
     public long lastIssued() {
-        return lastIssued.get();
+        long frozen = frozenAt;
+        return frozen >= 0 ? frozen : lastIssued.get();
     }
 
     /** The durable high-water mark: no token above it has been issued. */
@@ -166,6 +170,9 @@ public final class ReservedTokens implements TokenSource, StorageStatus, AutoClo
     private void writeNextBlock() {
         boolean retry = false;
         try {
+            if (lastIssued.get() == Long.MAX_VALUE) {
+                return; // closed (close() timed out waiting for this thread): the mark is close()'s now
+            }
             long target = Math.max(lastIssued.get(), reservedUpTo) + blockSize;
             highWater.write(target);
             writes.incrementAndGet();
@@ -196,15 +203,36 @@ public final class ReservedTokens implements TokenSource, StorageStatus, AutoClo
         }
     }
 
+    /**
+     * Stops reserving and gives back the unused rest of the block: the mark is written down to
+     * the last token issued, so that the next start (after a graceful stop, or after a start that
+     * failed later on, say on a busy port) continues right above it instead of skipping a block.
+     * Call once nothing issues tokens any more (after the drain); a {@link #next()} racing with
+     * it gets {@link TokenSource#NONE}. If the write fails the old mark stays: a gap, never a repeat.
+     */
     @Override
     public void close() {
-        LOG.info("Fencing-token store {}: {} durable writes since start, {} tokens issued, last {}",
-                highWater.file(), writes.get(), lastIssued.get() - firstIssued, lastIssued.get());
         writer.shutdown(); // a write in progress completes; a pending retry is dropped
         try {
             writer.awaitTermination(5, TimeUnit.SECONDS);
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
+        }
+        // Every token issued was a successful CAS on lastIssued: taking it to MAX_VALUE atomically
+        // reads the last one and makes every later next() see "nothing reserved".
+        long last = lastIssued.getAndSet(Long.MAX_VALUE);
+        frozenAt = last;
+        LOG.info("Fencing-token store {}: {} durable writes since start, {} tokens issued, last {}",
+                highWater.file(), writes.get(), last - firstIssued, last);
+        if (last < reservedUpTo && lastFailure == null) {
+            try {
+                highWater.write(last);
+                writes.incrementAndGet();
+                reservedUpTo = last;
+            } catch (IOException e) {
+                LOG.warn("Could not give back the unused fencing tokens in {} ({}); the next start skips to {}",
+                        highWater.file(), e.toString(), reservedUpTo + 1);
+            }
         }
     }
 }

@@ -55,7 +55,9 @@ class ClientTlsIntegrationTests {
         app.writePem(dir.resolve("app.crt"), dir.resolve("app.key"));
 
         plain = TestServer.start();
-        tls = TestServer.start(bundle("none"));
+        Map<String, String> t = new HashMap<>(bundle("none"));
+        t.put("leasehold.address", "0.0.0.0"); // reached as 127.0.0.2 too (hostname verification), not only 127.0.0.1
+        tls = TestServer.start(t);
         Map<String, String> m = new HashMap<>(bundle("need"));
         m.put("leasehold.acl[uri:spiffe://test/app]", "app/");
         mtls = TestServer.start(m);
@@ -107,13 +109,27 @@ class ClientTlsIntegrationTests {
     }
 
     @Test
-    void aKeyOutsideTheAclIsNotGranted() {
+    void aKeyOutsideTheAclIsDefinitivelyForbiddenAndTheOtherRequestsOnItsSessionKeepSection9() throws Exception {
         ClientTls t = ClientTls.builder().trustCertificates(caPem).keyStore(appP12, TestPki.PASSWORD).build();
         try (LeaseholdClient client = client(mtls, t)) {
-            // X 7 closes the session: the sent request's outcome is Indeterminate, naming the error.
-            assertThat(client.acquire("billing/x", 0, 5)).isInstanceOfSatisfying(AcquireOutcome.Indeterminate.class,
-                    i -> assertThat(i.reason()).contains("error 7").contains("forbidden"));
+            // X 7 names the key: that Acquire is Forbidden, a definitive refusal.
+            assertThat(client.acquire("billing/x", 0, 5)).isInstanceOfSatisfying(AcquireOutcome.Forbidden.class,
+                    f -> assertThat(f.reason()).contains("error 7").contains("forbidden key \"billing/x\""))
+                    .matches(AcquireOutcome::isDefinitiveRefusal);
             acquireRelease(client, "app/still-fine"); // on a new session
+        }
+        // Pipelined on one session: an Acquire queued on a permitted key, then the forbidden one.
+        // The X 7 closes the session: the first is Indeterminate (it was executed: queued), the
+        // second Forbidden.
+        try (LeaseholdClient holder = client(mtls, t); LeaseholdClient client = client(mtls, t)) { // one session each
+            Ticket held = ((AcquireOutcome.Acquired) holder.acquire("app/busy", 0, 30)).ticket();
+            java.util.concurrent.CompletableFuture<AcquireOutcome> queued = client.acquireAsync("app/busy", 20, 5);
+            Thread.sleep(200); // let it be written first on the one session (the order is what is tested)
+            assertThat(client.acquire("billing/y", 0, 5)).isInstanceOf(AcquireOutcome.Forbidden.class);
+            assertThat(queued.get(10, java.util.concurrent.TimeUnit.SECONDS))
+                    .isInstanceOfSatisfying(AcquireOutcome.Indeterminate.class,
+                            i -> assertThat(i.reason()).contains("error 7"));
+            held.release();
         }
     }
 

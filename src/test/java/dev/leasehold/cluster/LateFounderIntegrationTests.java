@@ -102,7 +102,7 @@ class LateFounderIntegrationTests {
     }
 
     private ServerProcess launch(PartitionNet net, int i) throws IOException {
-        Map<String, String> p = ServerProcess.props("leasehold.port", String.valueOf(PORT),
+        Map<String, String> p = ServerProcess.props("leasehold.port", String.valueOf(PORT), "leasehold.address", "0.0.0.0",
                 "leasehold.cluster.node-id", ids[i], "logging.level.org.apache.ratis", "WARN");
         for (int j = 0; j < 3; j++) {
             p.put("leasehold.cluster.peers." + ids[j] + ".raft-address", net.address(j) + ":" + RAFT_PORT);

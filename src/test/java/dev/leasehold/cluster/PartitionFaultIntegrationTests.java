@@ -393,7 +393,7 @@ class PartitionFaultIntegrationTests {
     }
 
     private ServerProcess launch(int i, boolean faked) throws IOException {
-        Map<String, String> p = ServerProcess.props("leasehold.port", String.valueOf(PORT),
+        Map<String, String> p = ServerProcess.props("leasehold.port", String.valueOf(PORT), "leasehold.address", "0.0.0.0",
                 "leasehold.cluster.node-id", ids[i], "logging.level.org.apache.ratis", RATIS_LOG);
         for (int j = 0; j < 3; j++) {
             p.put("leasehold.cluster.peers." + ids[j] + ".raft-address", net.address(j) + ":" + RAFT_PORT);

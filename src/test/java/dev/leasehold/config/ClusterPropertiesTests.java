@@ -13,7 +13,7 @@ import org.junit.jupiter.api.Test;
 class ClusterPropertiesTests {
 
     private static Map<String, String> three() {
-        Map<String, String> m = new HashMap<>();
+        Map<String, String> m = new HashMap<>(Map.of("leasehold.address", "0.0.0.0"));
         for (int i = 1; i <= 3; i++) {
             m.put("leasehold.cluster.peers.n" + i + ".raft-address", "10.0.0." + i + ":7430");
             m.put("leasehold.cluster.peers.n" + i + ".client-address", "10.0.0." + i + ":7420");
@@ -63,6 +63,22 @@ class ClusterPropertiesTests {
         timeouts.put("leasehold.cluster.node-id", "n1");
         timeouts.put("leasehold.cluster.election-timeout-max", "500ms");
         assertFails(timeouts, "leasehold.cluster.election-timeout-max");
+    }
+
+    @Test
+    void aLoopbackBindWithAnOwnClientAddressOffLoopbackFailsNamingTheAddress() {
+        Map<String, String> m = three();
+        m.remove("leasehold.address"); // the default, 127.0.0.1
+        m.put("leasehold.cluster.node-id", "n2");
+        assertFails(m, "leasehold.address");
+
+        Map<String, String> oneHost = new HashMap<>();
+        for (int i = 1; i <= 3; i++) {
+            oneHost.put("leasehold.cluster.peers.n" + i + ".raft-address", "127.0.0.1:743" + i);
+            oneHost.put("leasehold.cluster.peers.n" + i + ".client-address", "localhost:742" + i);
+        }
+        oneHost.put("leasehold.cluster.node-id", "n2");
+        assertThat(RecoveryGraceTests.bind(oneHost).address()).as("one host: loopback is right").isEqualTo("127.0.0.1");
     }
 
     @Test

@@ -110,6 +110,8 @@ class DockerfileTests {
         Stage runtime = stages.get(stages.size() - 1);
         assertThat(runtime.all("VOLUME")).anyMatch(i -> i.args().equals("[\"/data\"]") || i.args().equals("/data"));
         assertThat(env(runtime)).containsEntry("LEASEHOLD_DATA_DIR", "/data");
+        // the server binds loopback by default; a container's ports must be reachable from outside it
+        assertThat(env(runtime)).containsEntry("LEASEHOLD_ADDRESS", "0.0.0.0").containsEntry("SERVER_ADDRESS", "0.0.0.0");
         assertThat(((Map<?, ?>) chartValues.get("persistence")).get("mountPath")).isEqualTo("/data");
     }
 

@@ -438,6 +438,22 @@ class LockRegistryTests {
     }
 
     @Test
+    void anImmediateGrantWaitingForTheHorizonStillAnswersQueuedMsZero() {
+        ScriptedHorizon horizon = new ScriptedHorizon();
+        RegistryHarness guarded = new RegistryHarness(RegistryHarness.roomy(), horizon);
+        horizon.onDisk = guarded.clock.nanoTime();
+        // Decoded 13 ms before the lane ran it (a cold server), then granted at once: no queue.
+        long receipt = guarded.clock.nanoTime() - 13_000_000L;
+        Waiter w = ((AcquireResult.Queued) guarded.registry.acquire(RegistryHarness.key("k"), 10, 30, 1, receipt, s1))
+                .waiter();
+        guarded.tick(5);
+        horizon.write(true);
+        assertThat(guarded.takeAnswers()).containsExactly(w);
+        assertThat(w.outcome()).isEqualTo(Waiter.Outcome.GRANTED);
+        assertThat(w.queuedMillis()).as("an immediate grant, even one whose answer waited for the disk").isZero();
+    }
+
+    @Test
     void aGrantWhoseHorizonWriteFailsIsAnsweredBusyAndFreesTheKeyAtItsLeaseEnd() {
         ScriptedHorizon horizon = new ScriptedHorizon();
         RegistryHarness guarded = new RegistryHarness(RegistryHarness.roomy(), horizon);

@@ -268,6 +268,34 @@ class RestartIntegrationTests {
     }
 
     @Test
+    void aGracefulRestartWithNoLockHeldHasNoGraceAndSkipsNoTokensNorDoesAFailedStart() throws Exception {
+        byte[] key = "orders/42".getBytes(UTF_8);
+        ServerProcess first = closeLater(ServerProcess.start(dataDir, Map.of()));
+        RawClient c = closeLater(new RawClient(first.port()));
+        c.send(new Request.Acquire(0, 30, 1, key));
+        long token = ((Answer.Acquired) c.next()).token();
+        c.send(new Request.Release(token, key));
+        assertThat(c.next()).isInstanceOf(Answer.Released.class);
+        assertThat(first.terminate(15_000)).as("exit code after SIGTERM").isEqualTo(143);
+
+        // A start that fails (its protocol port is taken) must not reserve a block either.
+        try (java.net.ServerSocket busy = new java.net.ServerSocket(0, 1, java.net.InetAddress.getLoopbackAddress())) {
+            ServerProcess failed = closeLater(ServerProcess.launch(dataDir,
+                    props("leasehold.port", String.valueOf(busy.getLocalPort()))));
+            assertThat(failed.awaitExit(120_000)).as("exit of a start on a busy port").isNotNull().isNotZero();
+        }
+
+        ServerProcess next = closeLater(ServerProcess.start(dataDir, Map.of()));
+        assertThat(next.graceReason()).isEqualTo("graceful stop");
+        assertThat(next.graceMillis()).as("no lock held at the stop: no grace").isZero();
+        RawClient d = closeLater(new RawClient(next.port()));
+        d.send(new Request.Acquire(0, 30, 2, key));
+        Answer granted = d.next();
+        assertThat(granted).as("granted at once").isInstanceOf(Answer.Acquired.class);
+        assertThat(((Answer.Acquired) granted).token()).as("the next token, no block skipped").isEqualTo(token + 1);
+    }
+
+    @Test
     void aCorruptTokenFileStopsStartUpWithAReportNamingIt() throws Exception {
         Files.writeString(dataDir.resolve("tokens"), "leasehold-tokens v1\n12\n0\n");
         ServerProcess server = closeLater(ServerProcess.launch(dataDir, Map.of()));

@@ -190,7 +190,8 @@ class TlsIntegrationTests {
                     new Request.Ping(13));
             Answer first = c.next();
             assertThat(first).isInstanceOf(Answer.Acquired.class);
-            assertThat(c.next()).isEqualTo(new Answer.Error(ErrorCode.FORBIDDEN.code(), "forbidden"));
+            assertThat(c.next()).as("X 7 names the key it refused, escaped")
+                    .isEqualTo(new Answer.Error(ErrorCode.FORBIDDEN.code(), "forbidden key \"billing/\\u0001x\""));
             assertThat(c.closedByServer(5000)).isTrue();
             // The grant made before the denial stays: release it on another session.
             try (RawClient d = new RawClient(connect(mtls, ca.sslContext(orders)))) {
@@ -210,7 +211,7 @@ class TlsIntegrationTests {
     void aCheckIsCheckedToo() throws IOException {
         try (RawClient c = new RawClient(connect(mtls, ca.sslContext(billing)))) {
             assertThat(c.send(new Request.Check(1, key("orders/42"))).next())
-                    .isEqualTo(new Answer.Error(ErrorCode.FORBIDDEN.code(), "forbidden"));
+                    .isEqualTo(new Answer.Error(ErrorCode.FORBIDDEN.code(), "forbidden key \"orders/42\""));
         }
         try (RawClient c = new RawClient(connect(mtls, ca.sslContext(orders)))) {
             assertThat(c.send(new Request.Check(1, key("orders/42"))).next()).isEqualTo(new Answer.NotHeld(1));
@@ -235,11 +236,11 @@ class TlsIntegrationTests {
     void releaseAndExtendAreCheckedToo() throws IOException {
         try (RawClient c = new RawClient(connect(mtls, ca.sslContext(billing)))) {
             assertThat(c.send(new Request.Release(1, key("orders/42"))).next())
-                    .isEqualTo(new Answer.Error(ErrorCode.FORBIDDEN.code(), "forbidden"));
+                    .isEqualTo(new Answer.Error(ErrorCode.FORBIDDEN.code(), "forbidden key \"orders/42\""));
         }
         try (RawClient c = new RawClient(connect(mtls, ca.sslContext(billing)))) {
             assertThat(c.send(new Request.Extend(5, 1, key("orders/42"))).next())
-                    .isEqualTo(new Answer.Error(ErrorCode.FORBIDDEN.code(), "forbidden"));
+                    .isEqualTo(new Answer.Error(ErrorCode.FORBIDDEN.code(), "forbidden key \"orders/42\""));
         }
     }
 
@@ -248,7 +249,7 @@ class TlsIntegrationTests {
         try (RawClient c = new RawClient(connect(mtls, ca.sslContext(stranger)))) {
             assertThat(c.send(new Request.Ping(5)).next()).isEqualTo(new Answer.Pong(5));
             assertThat(c.send(new Request.Acquire(0, 5, 1, key("orders/42"))).next())
-                    .isEqualTo(new Answer.Error(ErrorCode.FORBIDDEN.code(), "forbidden"));
+                    .isEqualTo(new Answer.Error(ErrorCode.FORBIDDEN.code(), "forbidden key \"orders/42\""));
         }
     }
 

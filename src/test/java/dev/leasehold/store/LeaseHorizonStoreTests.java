@@ -14,6 +14,7 @@ import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.OptionalLong;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 
@@ -186,6 +187,37 @@ class LeaseHorizonStoreTests {
             assertThat(afterCrash.previous().autoGrace()).isEqualTo(Duration.ofSeconds(21));
         }
         next.close();
+    }
+
+    @Test
+    void aGracefulStopWithNoLeaseHeldLeavesNoGraceEvenAfterALongLeaseWasReleased() throws IOException {
+        LeaseHorizonStore store = open(true);
+        store.heldLeases(OptionalLong::empty); // the registry: its only lock (30 s) was released
+        long now = clocks.nanoTime();
+        store.approve(now, now + 30 * S);
+        store.maintain();
+        clocks.advance(2, SECONDS);
+        store.close();
+        assertThat(stored()).as("lowered to now: nothing to protect").isEqualTo(clocks.wallMillis());
+        clocks.advance(1, SECONDS);
+        try (LeaseHorizonStore next = open()) {
+            assertThat(next.previous().kind()).isEqualTo(Kind.GRACEFUL_STOP);
+            assertThat(next.previous().autoGrace()).isZero();
+        }
+    }
+
+    @Test
+    void aGracefulStopProtectsOnlyTheLeasesStillHeld() throws IOException {
+        LeaseHorizonStore store = open(true);
+        long now = clocks.nanoTime();
+        store.approve(now, now + 60 * S); // released later
+        store.approve(now, now + 20 * S); // still held at the stop
+        store.heldLeases(() -> OptionalLong.of(now + 20 * S));
+        store.maintain();
+        clocks.advance(5, SECONDS);
+        store.close();
+        // The held 20 s lease ends 15 s from now; + 2 s slack. The released 60 s one costs nothing.
+        assertThat(stored()).isEqualTo(clocks.wallMillis() + 17_000);
     }
 
     @Test

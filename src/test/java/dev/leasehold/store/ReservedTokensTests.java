@@ -28,17 +28,54 @@ class ReservedTokensTests {
     }
 
     @Test
-    void tokensStartAt1AndARestartSkipsTheRestOfTheReservedBlock() throws IOException {
-        long last;
-        try (ReservedTokens tokens = open(10)) {
-            assertThat(tokens.next()).isEqualTo(1);
-            for (int i = 0; i < 3; i++) {
-                tokens.next();
-            }
-            last = tokens.lastIssued();
-        } // like kill -9: nothing is written at close
+    void tokensStartAt1AndARestartAfterACrashSkipsTheRestOfTheReservedBlock() throws IOException {
+        ReservedTokens crashed = open(10);
+        assertThat(crashed.next()).isEqualTo(1);
+        for (int i = 0; i < 3; i++) {
+            crashed.next();
+        }
+        long last = crashed.lastIssued();
+        // like kill -9: close() never runs, the mark stays at the reserved 10
         try (ReservedTokens tokens = open(10)) {
             assertThat(tokens.next()).isGreaterThan(last).isEqualTo(11);
+        }
+        crashed.close(); // only to stop its thread; the test is over for it
+    }
+
+    @Test
+    void aGracefulStopGivesTheRestOfTheBlockBackSoTheNextRunContinuesAtTheNextToken() throws IOException {
+        try (ReservedTokens tokens = open(1_000_000)) {
+            for (int i = 0; i < 7; i++) {
+                tokens.next();
+            }
+        }
+        for (int restart = 0; restart < 3; restart++) {
+            try (ReservedTokens tokens = open(1_000_000)) {
+                assertThat(tokens.next()).as("restart %d", restart).isEqualTo(8 + restart);
+            }
+        }
+    }
+
+    @Test
+    void aStartThatFailsLaterReservesNothing() throws IOException {
+        try (ReservedTokens tokens = open(1_000_000)) {
+            tokens.next(); // token 1
+        }
+        open(1_000_000).close(); // a start that failed on a busy port: the context closes its beans
+        try (ReservedTokens tokens = open(1_000_000)) {
+            assertThat(tokens.next()).isEqualTo(2);
+        }
+    }
+
+    @Test
+    void afterCloseNoTokenIsIssuedAboveTheMarkWrittenDown() throws IOException {
+        ReservedTokens tokens = open(10);
+        tokens.next();
+        tokens.close();
+        assertThat(tokens.next()).isEqualTo(TokenSource.NONE);
+        assertThat(tokens.lastIssued()).isEqualTo(1);
+        try (ReservedTokens next = open(10)) {
+            assertThat(next.next()).isEqualTo(2);
         }
     }
 

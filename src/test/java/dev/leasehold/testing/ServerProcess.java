@@ -19,11 +19,11 @@ import dev.leasehold.testing.support.Wait;
  * The real server in its own JVM ({@code java -cp <test classpath> dev.leasehold.LeaseholdApplication}),
  * for what only a separate process can show: {@code kill -9}, SIGTERM, the exit, and what the
  * log says. Random ports; the protocol port is read from the log line
- * "Leasehold protocol listening on 0.0.0.0:NNNN". {@link #close()} kills it (-9) if still alive.
+ * "Leasehold protocol listening on 127.0.0.1:NNNN". {@link #close()} kills it (-9) if still alive.
  */
 public final class ServerProcess implements AutoCloseable {
 
-    private static final Pattern LISTENING = Pattern.compile("Leasehold protocol listening on 0\\.0\\.0\\.0:(\\d+)");
+    private static final Pattern LISTENING = Pattern.compile("Leasehold protocol listening on [^:]+:(\\d+)");
     private static final Pattern GRACE = Pattern.compile("Recovery grace (\\d+) ms");
     private static final Pattern GRACE_REASON = Pattern.compile("Recovery grace \\d+ ms \\(([a-z ]+)\\)");
 

@@ -17,11 +17,12 @@ package dev.leasehold.client;
  * </ul>
  */
 public sealed interface AcquireOutcome permits AcquireOutcome.Acquired, AcquireOutcome.TimedOut,
-        AcquireOutcome.Busy, AcquireOutcome.Indeterminate, AcquireOutcome.Unavailable {
+        AcquireOutcome.Busy, AcquireOutcome.Indeterminate, AcquireOutcome.Unavailable, AcquireOutcome.Forbidden {
 
-    /** True for {@link TimedOut}, {@link Busy} and {@link Unavailable}: no grant exists. */
+    /** True for {@link TimedOut}, {@link Busy}, {@link Unavailable} and {@link Forbidden}: no grant exists. */
     default boolean isDefinitiveRefusal() {
-        return this instanceof TimedOut || this instanceof Busy || this instanceof Unavailable;
+        return this instanceof TimedOut || this instanceof Busy || this instanceof Unavailable
+                || this instanceof Forbidden;
     }
 
     /**
@@ -58,5 +59,17 @@ public sealed interface AcquireOutcome permits AcquireOutcome.Acquired, AcquireO
      * @param reason what happened, for logs
      */
     record Unavailable(String reason) implements AcquireOutcome {
+    }
+
+    /**
+     * The server's ACL does not let this client use the key ({@code X 7} naming it, PROTOCOL.md
+     * section 4): the request was refused before anything was executed. No grant exists, and
+     * retrying will not help until the server's {@code leasehold.acl} or the client's certificate
+     * changes. The session closed; other requests in flight on it follow section 9 (an Acquire
+     * on another key is Indeterminate).
+     *
+     * @param reason the server's message, for logs
+     */
+    record Forbidden(String reason) implements AcquireOutcome {
     }
 }

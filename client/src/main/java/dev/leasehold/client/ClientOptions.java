@@ -50,6 +50,7 @@ public final class ClientOptions {
     private final double driftRate;
     private final String threadNamePrefix;
     private final ClientTls tls;
+    private final boolean failFast;
 
     private ClientOptions(Builder b) {
         this.poolSize = b.poolSize;
@@ -60,6 +61,7 @@ public final class ClientOptions {
         this.driftRate = b.driftRate;
         this.threadNamePrefix = b.threadNamePrefix;
         this.tls = b.tls;
+        this.failFast = b.failFast;
     }
 
     /** The defaults. */
@@ -83,6 +85,7 @@ public final class ClientOptions {
         b.driftRate = driftRate;
         b.threadNamePrefix = threadNamePrefix;
         b.tls = tls;
+        b.failFast = failFast;
         return b;
     }
 
@@ -120,6 +123,16 @@ public final class ClientOptions {
         return tls;
     }
 
+    /**
+     * True when a request not yet sent ends as unavailable as soon as every server has failed to
+     * set up a session (refused, unknown host, TLS handshake...), naming each failure, instead of
+     * at its deadline. Off by default (a service keeps trying until the deadline); the command
+     * line turns it on.
+     */
+    public boolean failFast() {
+        return failFast;
+    }
+
     @Override
     public String toString() {
         return "ClientOptions[poolSize=" + poolSize + ", connectTimeout=" + connectTimeout + ", transportDeadline="
@@ -138,6 +151,7 @@ public final class ClientOptions {
         private double driftRate = DEFAULT_DRIFT_RATE;
         private String threadNamePrefix;
         private ClientTls tls;
+        private boolean failFast;
 
         private Builder() {
         }
@@ -187,6 +201,12 @@ public final class ClientOptions {
         /** Speak TLS (and, with a client certificate, mutual TLS); {@code null} for plaintext (default). */
         public Builder tls(ClientTls tls) {
             this.tls = tls;
+            return this;
+        }
+
+        /** See {@link ClientOptions#failFast()}; default false. */
+        public Builder failFast(boolean failFast) {
+            this.failFast = failFast;
             return this;
         }
 

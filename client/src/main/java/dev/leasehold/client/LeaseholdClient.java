@@ -97,7 +97,7 @@ public final class LeaseholdClient implements AutoCloseable {
                 options.transportDeadline().toNanos(), options.responseGrace().toNanos(),
                 options.marginFloor().toNanos(), options.driftRate(), name,
                 options.tls() == null ? null : options.tls().sslContext(),
-                options.tls() == null || options.tls().hostnameVerification()));
+                options.tls() == null || options.tls().hostnameVerification()).withFailFast(options.failFast()));
         this.keepAlive = new KeepAliveTimer(name + "-keepalive", engine.ticker(), engine.config().scheduler());
     }
 

@@ -8,6 +8,7 @@ public enum ErrorCode {
     FRAME_TOO_LONG(4),
     INCOMPLETE_FRAME(5),
     MISSING_TERMINATOR(6),
+    /** The client may not use the key (ACLs); message {@code forbidden key "<key>"} ({@link #forbiddenMessage}). */
     FORBIDDEN(7),
     /** Cluster follower: nothing of this session was executed; message {@code leader=host:port} or empty. */
     NOT_LEADER(8),
@@ -22,6 +23,25 @@ public enum ErrorCode {
 
     public int code() {
         return code;
+    }
+
+    /**
+     * The message of {@code X 7}: {@code forbidden key "<key>"}, the key as {@link Keys#printable}
+     * shows it, so that a client can tell which of its requests was refused (PROTOCOL.md section 4).
+     */
+    public static String forbiddenMessage(byte[] key) {
+        return "forbidden key " + Keys.printable(key);
+    }
+
+    /**
+     * True when an {@code X 7} message names exactly {@code key}: the message is
+     * {@link #forbiddenMessage} of that key and the key was not cut for printing (a cut one could
+     * name another key too) nor the message for the 200-byte limit.
+     */
+    public static boolean forbids(String message, byte[] key) {
+        String printable = Keys.printable(key);
+        return !printable.endsWith("...\"") && message.equals(forbiddenMessage(key))
+                && FrameWriter.errorMessageBytes(message).length == message.getBytes(java.nio.charset.StandardCharsets.UTF_8).length;
     }
 
     /** The code for a wire value, or {@code null} for one this version does not define. */

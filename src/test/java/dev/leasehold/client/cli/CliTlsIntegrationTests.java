@@ -71,8 +71,9 @@ class CliTlsIntegrationTests {
         assertThat(acquired.code()).as(acquired.err()).isZero();
 
         Result forbidden = run(env, "acquire", "--key", "billing/x", "--wait", "0");
-        assertThat(forbidden.code()).isEqualTo(ExitCode.INDETERMINATE.code());
-        assertThat(forbidden.err()).contains("error 7").contains("forbidden");
+        assertThat(forbidden.code()).isEqualTo(ExitCode.FORBIDDEN.code());
+        assertThat(forbidden.err()).contains("forbidden: the server does not let this client use \"billing/x\"")
+                .contains("forbidden key \"billing/x\"");
     }
 
     @Test

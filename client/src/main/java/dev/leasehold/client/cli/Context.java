@@ -123,6 +123,7 @@ final class Context {
                         : ClientOptions.DEFAULT_CONNECT_TIMEOUT)
                 .threadNamePrefix("leasehold-cli")
                 .tls(tls)
+                .failFast(true) // say why at once when no server can be reached (-v shows each attempt)
                 .build();
         try {
             return LeaseholdClient.create(options, servers.split(","));
@@ -250,6 +251,13 @@ final class Context {
             return report(ExitCode.INDETERMINATE, "indeterminate: no definitive answer for " + quote(key) + " ("
                     + i.reason() + "); not holding it; a grant nobody saw ends with its lease, within " + lease
                     + "s", m);
+        }
+        if (outcome instanceof AcquireOutcome.Forbidden f) {
+            m = fields("forbidden");
+            m.put("key", key);
+            m.put("reason", f.reason());
+            return report(ExitCode.FORBIDDEN, "forbidden: the server does not let this client use " + quote(key)
+                    + " (" + f.reason() + "; see its leasehold.acl); no grant exists", m);
         }
         String reason = ((AcquireOutcome.Unavailable) outcome).reason();
         m = fields("unavailable");

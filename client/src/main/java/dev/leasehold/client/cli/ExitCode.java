@@ -31,6 +31,11 @@ enum ExitCode {
     INTERNAL(71),
     /** {@code cluster}: the server refused the change (the line says why); nothing was changed. */
     REFUSED(72),
+    /**
+     * The server's ACL does not let this client use the key ({@code X 7}); no grant exists, and
+     * trying again will not help until the ACL or the client certificate changes.
+     */
+    FORBIDDEN(73),
     /** {@code run}: the command could not be started (not found, not executable). */
     CANNOT_START(127);
 

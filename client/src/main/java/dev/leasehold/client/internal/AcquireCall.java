@@ -121,6 +121,16 @@ public final class AcquireCall extends Outbound<AcquireOutcome> {
                 : null);
     }
 
+    @Override
+    void forbidden(Link s, String reason) {
+        decide(() -> onWire(s) ? new AcquireOutcome.Forbidden(reason) : null);
+    }
+
+    @Override
+    byte[] key() {
+        return key;
+    }
+
     /**
      * {@code X 8} on {@code s}: nothing was executed, so the Acquire goes back to the dispatcher,
      * with the same owner and the same deadline {@code D}, towards the leader the follower named

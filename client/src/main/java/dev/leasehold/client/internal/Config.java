@@ -24,10 +24,14 @@ import javax.net.ssl.SSLContext;
  * @param ticker the monotonic clock every time decision reads ({@link Ticker#SYSTEM} if null)
  * @param scheduler runs the deadlines and retries on {@code ticker}'s time; if null the engine
  *        starts the real one, a timer thread named {@code <name>-timer}
+ * @param failFast once every server has failed to set up a session (and none is up), requests not
+ *        yet sent end at once as unavailable, with each server's failure, instead of at their
+ *        deadline (the command line: say why at once)
  */
 public record Config(List<InetSocketAddress> addresses, int poolSize, long connectTimeoutNanos,
         long transportDeadlineNanos, long responseGraceNanos, long marginFloorNanos, double driftRate,
-        String name, SSLContext sslContext, boolean verifyHostname, Ticker ticker, Scheduler scheduler) {
+        String name, SSLContext sslContext, boolean verifyHostname, Ticker ticker, Scheduler scheduler,
+        boolean failFast) {
 
     public Config {
         addresses = List.copyOf(addresses);
@@ -44,12 +48,24 @@ public record Config(List<InetSocketAddress> addresses, int poolSize, long conne
             long transportDeadlineNanos, long responseGraceNanos, long marginFloorNanos, double driftRate,
             String name, SSLContext sslContext, boolean verifyHostname) {
         this(addresses, poolSize, connectTimeoutNanos, transportDeadlineNanos, responseGraceNanos, marginFloorNanos,
-                driftRate, name, sslContext, verifyHostname, null, null);
+                driftRate, name, sslContext, verifyHostname, null, null, false);
+    }
+
+    /** The same settings, failing fast or not (see {@code failFast}). */
+    public Config withFailFast(boolean failFast) {
+        return new Config(addresses, poolSize, connectTimeoutNanos, transportDeadlineNanos, responseGraceNanos,
+                marginFloorNanos, driftRate, name, sslContext, verifyHostname, ticker, scheduler, failFast);
     }
 
     /** The same settings on another clock and scheduler (tests). */
     public Config withTime(Ticker ticker, Scheduler scheduler) {
         return new Config(addresses, poolSize, connectTimeoutNanos, transportDeadlineNanos, responseGraceNanos,
-                marginFloorNanos, driftRate, name, sslContext, verifyHostname, ticker, scheduler);
+                marginFloorNanos, driftRate, name, sslContext, verifyHostname, ticker, scheduler, failFast);
+    }
+
+    /** {@code host:port} as given (a literal or a name, never {@code /<unresolved>}); IPv6 in brackets. */
+    public static String shown(InetSocketAddress address) {
+        String host = address.getHostString();
+        return (host.indexOf(':') >= 0 ? "[" + host + "]" : host) + ":" + address.getPort();
     }
 }

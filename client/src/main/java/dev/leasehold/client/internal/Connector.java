@@ -73,14 +73,18 @@ final class Connector {
             out = io.getOutputStream();
             in = io.getInputStream();
         } catch (SSLException e) {
-            throw new Failed("TLS handshake with " + address + " failed: " + e.getMessage());
+            throw new Failed("TLS handshake with " + Config.shown(address) + " failed: " + e.getMessage()
+                    + (e.getMessage() != null && e.getMessage().contains("Unsupported or unrecognized SSL message")
+                            ? " (the server speaks plaintext, not TLS)" : ""));
+        } catch (java.net.UnknownHostException e) {
+            throw new Failed("unknown host " + address.getHostString());
         } catch (IOException e) {
-            throw new Failed("could not connect to " + address + ": " + e.getMessage());
+            throw new Failed("could not connect to " + Config.shown(address) + ": " + e.getMessage());
         }
         try {
             out.write(FrameWriter.encode(new Request.Ping(nonce)));
         } catch (IOException e) {
-            throw new Failed("could not write the opening ping to " + address + ": " + e.getMessage());
+            throw new Failed("could not write the opening ping to " + Config.shown(address) + ": " + e.getMessage());
         }
         awaitPong(io, in, nonce, deadline, early);
         return new Established(in, out);
@@ -109,13 +113,26 @@ final class Connector {
     private void awaitPong(Socket io, InputStream in, long nonce, long deadline, EarlyAnswers early) throws Failed {
         AnswerDecoder decoder = new AnswerDecoder();
         ByteBuffer one = ByteBuffer.allocate(1);
+        boolean first = true;
         try {
             while (true) {
                 io.setSoTimeout(millisLeft(deadline, "connect timeout"));
                 int b = in.read();
                 if (b < 0) {
-                    throw new Failed("the server closed the connection");
+                    // A TLS server closes on a plaintext client's first bytes without a word (Netty
+                    // sends no alert); so does a server at its max-connections. Say both.
+                    throw new Failed("the server " + Config.shown(address) + " closed the connection before "
+                            + "answering" + (first && config.sslContext() == null
+                                    ? " (a TLS server does that to a plaintext client: turn TLS on, e.g. --tls or "
+                                            + "--cacert on the command line; a server at its max-connections does too)"
+                                    : ""));
                 }
+                if (first && config.sslContext() == null && (b == 0x15 || b == 0x16)) {
+                    // A TLS record (alert or handshake) where a plaintext answer should start
+                    throw new Failed("the server " + Config.shown(address) + " speaks TLS; this client speaks plaintext"
+                            + " (turn TLS on: --tls or --cacert on the command line)");
+                }
+                first = false;
                 one.clear();
                 one.put((byte) b).flip();
                 Answer a = decoder.next(one);
@@ -128,7 +145,7 @@ final class Connector {
                 }
             }
         } catch (SocketTimeoutException e) {
-            throw new Failed("no answer to the opening ping from " + address + " within the connect timeout");
+            throw new Failed("no answer to the opening ping from " + Config.shown(address) + " within the connect timeout");
         } catch (IOException e) {
             throw new Failed("connection failed: " + e.getMessage());
         } catch (ProtocolException e) {

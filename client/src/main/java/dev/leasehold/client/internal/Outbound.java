@@ -237,6 +237,20 @@ abstract class Outbound<R> {
         lost(s, reason);
     }
 
+    /**
+     * The server answered {@code X 7} on {@code s} naming this request's key: it refused the key
+     * before executing anything of it (PROTOCOL.md section 4). By default the same as
+     * {@link #lost}; an Acquire ends as Forbidden.
+     */
+    void forbidden(Link s, String reason) {
+        lost(s, reason);
+    }
+
+    /** This request's key, where an {@code X 7} may name it (an Acquire's); null otherwise. */
+    byte[] key() {
+        return null;
+    }
+
     /** The client is closing (or the pool refused it) while the request was not sent. */
     abstract void abandon(String reason);
 

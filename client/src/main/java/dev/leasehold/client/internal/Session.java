@@ -215,6 +215,14 @@ public final class Session implements Link {
      *        instead of {@link Outbound#lost}
      */
     private void close(String reason, boolean notExecuted) {
+        close(reason, notExecuted, null);
+    }
+
+    /**
+     * @param forbidden the message of an {@code X 7}: the requests whose key it names exactly are
+     *        told {@link Outbound#forbidden}; the others follow section 9 as for any broken session
+     */
+    private void close(String reason, boolean notExecuted, String forbidden) {
         List<Outbound<?>> unsent;
         List<Outbound<?>> lost;
         boolean wasUp;
@@ -242,11 +250,13 @@ public final class Session implements Link {
             }
         }
         if (!wasUp) {
-            pool.setupFailed(reason);
+            pool.setupFailed(address, reason);
         }
         pool.ended(this, wasUp);
         for (Outbound<?> o : lost) {
-            if (notExecuted) {
+            if (forbidden != null && o.key() != null && ErrorCode.forbids(forbidden, o.key())) {
+                o.forbidden(this, reason);
+            } else if (notExecuted) {
                 o.notExecuted(this, reason);
             } else {
                 o.lost(this, reason);
@@ -399,6 +409,9 @@ public final class Session implements Link {
                 pool.notLeader(this, x.message());
                 close("the server is not the cluster leader ("
                         + (x.message().isEmpty() ? "no leader known" : x.message()) + ")", true);
+            } else if (x.code() == ErrorCode.FORBIDDEN.code()) {
+                // The server names the key it refused: that request was never executed (section 4).
+                close("the server sent error 7: " + x.message(), false, x.message());
             } else {
                 close("the server sent error " + x.code() + ": " + x.message());
             }

@@ -22,8 +22,12 @@ import java.util.List;
  */
 final class SessionPool implements Dispatcher {
 
+    private static final System.Logger LOG = System.getLogger(SessionPool.class.getName());
+
     private final Engine engine;
     private volatile String lastSetupFailure;
+    /** Since a session last came up: each server whose session failed to set up, and why (fail-fast). */
+    private final java.util.Map<String, String> failedSinceUp = new java.util.LinkedHashMap<>();
     private final List<InetSocketAddress> addresses;
     private final Slot[] slots;
     /** The leader a follower named last, or null (single server, or not told yet). */
@@ -59,6 +63,13 @@ final class SessionPool implements Dispatcher {
                 } else {
                     startMissing(engine.ticker().nanoTime());
                     target = pick();
+                    String everyServerFailed = everyServerFailed();
+                    if (target == null && everyServerFailed != null) {
+                        target = null;
+                        // leave the lock before telling the request (it completes its future)
+                        failFast(o, everyServerFailed);
+                        return;
+                    }
                     if (target == null) {
                         parked.add(o);
                         armParkedRetry();
@@ -81,6 +92,27 @@ final class SessionPool implements Dispatcher {
     synchronized void up(Session s) {
         slots[s.slot()].up();
         lastSetupFailure = null;
+        failedSinceUp.clear();
+    }
+
+    /**
+     * With fail-fast: when every server has failed to set up a session since one was last up (and
+     * none is up or setting up now), why, naming each; otherwise null.
+     */
+    private String everyServerFailed() {
+        if (!engine.config().failFast() || failedSinceUp.size() < addresses.size()) {
+            return null;
+        }
+        for (Slot slot : slots) {
+            if (slot.session != null && !slot.session.isClosed() && slot.session.isUp()) {
+                return null;
+            }
+        }
+        return String.join("; ", failedSinceUp.values());
+    }
+
+    private void failFast(Outbound<?> o, String why) {
+        engine.schedule(() -> o.abandon(why), engine.ticker().nanoTime());
     }
 
     @Override
@@ -88,8 +120,14 @@ final class SessionPool implements Dispatcher {
         return lastSetupFailure;
     }
 
-    void setupFailed(String reason) {
+    void setupFailed(InetSocketAddress address, String reason) {
         lastSetupFailure = reason;
+        // The command line (fail-fast) shows each attempt with -v; a service retrying quietly logs at DEBUG.
+        LOG.log(engine.config().failFast() ? System.Logger.Level.INFO : System.Logger.Level.DEBUG,
+                () -> "connecting to " + Config.shown(address) + " failed: " + reason);
+        synchronized (this) {
+            failedSinceUp.put(Config.shown(address), reason);
+        }
     }
 
     /** A session closed; {@code wasUp} is false when it never came up (a connect failure). */
@@ -103,6 +141,13 @@ final class SessionPool implements Dispatcher {
             slot.ended(wasUp, addresses.size(), engine.ticker().nanoTime());
             retry = new ArrayList<>(parked);
             parked.clear();
+            String why = everyServerFailed();
+            if (why != null) {
+                for (Outbound<?> o : retry) {
+                    failFast(o, why);
+                }
+                retry.clear();
+            }
         }
         for (Outbound<?> o : retry) {
             if (!o.isDone()) {

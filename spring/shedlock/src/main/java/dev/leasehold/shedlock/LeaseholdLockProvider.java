@@ -130,6 +130,9 @@ public class LeaseholdLockProvider implements ExtensibleLockProvider, AutoClosea
         if (outcome instanceof AcquireOutcome.Unavailable u) {
             throw new LockException("Leasehold unavailable for lock " + key + ": " + u.reason());
         }
+        if (outcome instanceof AcquireOutcome.Forbidden f) {
+            throw new LockException("Leasehold refuses lock " + key + ": " + f.reason());
+        }
         LOG.warn("Lock {} not acquired: {}", key, outcome);
         return Optional.empty();
     }

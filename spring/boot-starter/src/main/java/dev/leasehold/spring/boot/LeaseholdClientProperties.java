@@ -14,9 +14,10 @@ import org.springframework.validation.Validator;
  * reaches the servers. Unset values keep the client's defaults (docs/client.md).
  *
  * <p>Checked when it binds, by the client's own rules: a bad value ends start-up with a report
- * naming the property, its value and the rule ({@link LeaseholdPropertiesFailureAnalyzer}).
+ * naming the property, its value and the rule ({@link LeaseholdPropertiesFailureAnalyzer}); so does
+ * a setting under {@code leasehold.client.*} that does not exist.
  */
-@ConfigurationProperties(LeaseholdClientProperties.PREFIX)
+@ConfigurationProperties(prefix = LeaseholdClientProperties.PREFIX, ignoreUnknownFields = false)
 public class LeaseholdClientProperties implements Validator {
 
     /** The prefix of these properties. */

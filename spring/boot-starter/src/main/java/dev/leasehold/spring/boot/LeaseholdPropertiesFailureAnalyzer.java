@@ -20,17 +20,22 @@ import org.springframework.validation.ObjectError;
  * START" report: each property by its configuration name ({@code leasehold.client.pool-size}, not
  * the Java field), its value, where it was set, the rule it breaks and what to do. It handles the
  * errors {@link LeaseholdClientProperties} reports when it binds and the
- * {@link InvalidLeaseholdPropertyException}s thrown when the beans are made; it runs before
+ * {@link InvalidLeaseholdPropertyException}s thrown when the beans are made, and names a setting
+ * that does not exist with the nearest one that does ({@link UnknownClientSetting}); it runs before
  * Boot's own analyzers, which would name {@code leasehold.client.poolSize}.
  */
 public class LeaseholdPropertiesFailureAnalyzer implements FailureAnalyzer, Ordered {
 
     private final FailureAnalyzer binding = new Binding();
     private final FailureAnalyzer beans = new Beans();
+    private final FailureAnalyzer unknown = new UnknownClientSetting();
 
     @Override
     public FailureAnalysis analyze(Throwable failure) {
         FailureAnalysis analysis = binding.analyze(failure);
+        if (analysis == null) {
+            analysis = unknown.analyze(failure);
+        }
         return analysis != null ? analysis : beans.analyze(failure);
     }
 

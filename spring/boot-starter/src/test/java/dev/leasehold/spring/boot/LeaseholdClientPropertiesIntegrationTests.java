@@ -39,6 +39,28 @@ class LeaseholdClientPropertiesIntegrationTests {
     }
 
     @Test
+    void aSettingThatDoesNotExistFailsNamingTheNearestOne() {
+        runner.withPropertyValues("leasehold.client.servers=127.0.0.1:7420", "leasehold.client.pool-sise=4",
+                "leasehold.client.tls.trust-certificate=ca.crt").run(ctx -> {
+                    assertThat(ctx).hasFailed();
+                    FailureAnalysis analysis = analyze(ctx.getStartupFailure());
+                    assertThat(analysis.getDescription())
+                            .contains("Unknown setting leasehold.client.pool-sise = \"4\"",
+                                    "did you mean leasehold.client.pool-size?",
+                                    "did you mean leasehold.client.tls.trust-certificates?");
+                });
+    }
+
+    @Test
+    void relaxedFormsOfRealSettingsStillBind() {
+        runner.withPropertyValues("leasehold.client.servers=127.0.0.1:7420", "leasehold.client.poolSize=3",
+                "leasehold.client.connect_timeout=3s").run(ctx -> {
+                    assertThat(ctx).hasNotFailed();
+                    assertThat(ctx.getBean(LeaseholdClientProperties.class).getPoolSize()).isEqualTo(3);
+                });
+    }
+
+    @Test
     void aBadOptionFailsEvenWithoutServers() {
         // The properties bind whether or not a client is made: a wrong value is wrong either way.
         runner.withPropertyValues("leasehold.client.pool-size=65").run(ctx -> {

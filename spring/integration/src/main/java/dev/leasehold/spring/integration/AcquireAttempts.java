@@ -72,6 +72,10 @@ final class AcquireAttempts {
             if (o instanceof AcquireOutcome.TimedOut) {
                 continue; // lock(): wait again at the tail; tryLock: the loop ends on time
             }
+            if (o instanceof AcquireOutcome.Forbidden refused) {
+                // definitive, and waiting longer will not change it: the server's ACL refuses the key
+                throw new CannotAcquireLockException("Leasehold refuses " + lockKey + ": " + refused.reason());
+            }
             if (o instanceof AcquireOutcome.Unavailable u) {
                 if (!forever) {
                     throw new CannotAcquireLockException("Leasehold unavailable for " + lockKey + ": " + u.reason());
