@@ -69,7 +69,7 @@ func (c *Client) nextID() uint64 { return atomic.AddUint64(&c.ids, 1) }
 // Acquire asks for key's exclusive lock: wait is how long it may wait in the key's FIFO queue
 // (0 to 255 s; 0 = one immediate attempt), lease how long the grant lasts (whole seconds,
 // 1 to 255). It returns a Ticket, or an error matching ErrTimedOut, ErrBusy, ErrUnavailable,
-// ErrIndeterminate (possibly also ErrForbidden), ErrClosed or ErrInvalidArgument.
+// ErrIndeterminate, ErrForbidden, ErrClosed or ErrInvalidArgument.
 //
 // The call's deadline D is start + wait (start + TransportDeadline for wait = 0). A context
 // deadline L earlier than D + ResponseGrace moves D to L − ResponseGrace (or to L when that is

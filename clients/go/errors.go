@@ -20,8 +20,9 @@ var (
 	// be delivered. Do not act as holder; a grant you did not see is released by the client
 	// when possible and ends with its lease at the latest.
 	ErrIndeterminate = errors.New("leasehold: indeterminate")
-	// ErrForbidden: the server's ACL denied the key (X 7). The session closed with it, so an
-	// Acquire that got it is also Indeterminate for the other requests of that session.
+	// ErrForbidden: the server's ACL denied the key: an X 7 named exactly this Acquire's key
+	// (PROTOCOL.md 9.1). Definitive: no grant exists. The X 7 closes the session; its other
+	// unanswered Acquires are ErrIndeterminate (9.9), not ErrForbidden.
 	ErrForbidden = errors.New("leasehold: forbidden")
 	// ErrNotHeld: the token is not the key's active grant (N): released, expired, or another key.
 	ErrNotHeld = errors.New("leasehold: not held")
@@ -77,9 +78,6 @@ type ServerError struct {
 func (e *ServerError) Error() string {
 	return fmt.Sprintf("server error %d (%s) %q", e.Code, codeName(e.Code), e.Message)
 }
-
-// Is lets errors.Is(err, ErrForbidden) find an X 7 anywhere in the chain.
-func (e *ServerError) Is(target error) bool { return target == ErrForbidden && e.Code == 7 }
 
 func codeName(code int) string {
 	switch code {

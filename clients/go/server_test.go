@@ -37,7 +37,7 @@ func serverJar(t testing.TB) string {
 	}
 	matches, _ := filepath.Glob("../../target/leasehold-[0-9]*.jar")
 	for _, m := range matches {
-		if !strings.HasSuffix(m, "-plain.jar") && !strings.HasSuffix(m, ".original") {
+		if !strings.HasSuffix(m, "-plain.jar") && !strings.HasSuffix(m, "-embedded.jar") && !strings.HasSuffix(m, ".original") { // the runnable jar, not the classified ones
 			return m
 		}
 	}

@@ -82,7 +82,7 @@ func (s *session) run() {
 	conn, reader, err := s.connect()
 	if err != nil {
 		s.c.connectFailed(s, err)
-		s.fail(fmt.Errorf("session to %s did not come up: %w", s.addr, err), false, "")
+		s.fail(fmt.Errorf("session to %s did not come up: %w", s.addr, err), false, "", "")
 		return
 	}
 	s.mu.Lock()
@@ -124,7 +124,7 @@ func (s *session) run() {
 			continue
 		}
 		if _, err := conn.Write(buf); err != nil {
-			s.fail(fmt.Errorf("write to %s: %w", s.addr, err), false, "")
+			s.fail(fmt.Errorf("write to %s: %w", s.addr, err), false, "", "")
 			return
 		}
 		for _, r := range sent {
@@ -249,13 +249,17 @@ func (s *session) read(r *bufio.Reader) {
 	for {
 		a, err := readAnswer(r)
 		if err != nil {
-			s.fail(fmt.Errorf("session to %s broke: %w", s.addr, err), false, "")
+			s.fail(fmt.Errorf("session to %s broke: %w", s.addr, err), false, "", "")
 			return
 		}
 		if a.op == opError {
 			serr := &ServerError{Code: int(a.code), Message: a.message}
 			hint := leaderHint(a.message)
-			s.fail(fmt.Errorf("session to %s closed by the server: %w", s.addr, serr), a.code == 8, hint)
+			refused := ""
+			if a.code == 7 {
+				refused = a.message
+			}
+			s.fail(fmt.Errorf("session to %s closed by the server: %w", s.addr, serr), a.code == 8, hint, refused)
 			return
 		}
 		s.dispatch(a)
@@ -305,8 +309,9 @@ func (s *session) dispatch(a answer) {
 
 // fail ends the session once: closes the connection and settles every request it had.
 // notExecuted (X 8) means the server executed nothing of the session: its requests may be sent
-// again elsewhere (9.12). Requests never written move to another session (9.4).
-func (s *session) fail(cause error, notExecuted bool, hint string) {
+// again elsewhere (9.12). refused is the message of an X 7: the Acquires whose key it names
+// exactly are Forbidden (9.1). Requests never written move to another session (9.4).
+func (s *session) fail(cause error, notExecuted bool, hint, refused string) {
 	s.mu.Lock()
 	if s.dead {
 		s.mu.Unlock()
@@ -336,11 +341,11 @@ func (s *session) fail(cause error, notExecuted bool, hint string) {
 		s.c.route(r)
 	}
 	for _, r := range pending {
-		s.settleBroken(r, cause, notExecuted)
+		s.settleBroken(r, cause, notExecuted, refused)
 	}
 }
 
-func (s *session) settleBroken(r *request, cause error, notExecuted bool) {
+func (s *session) settleBroken(r *request, cause error, notExecuted bool, refused string) {
 	r.mu.Lock()
 	if r.concluded || r.sess != s {
 		r.mu.Unlock()
@@ -352,7 +357,10 @@ func (s *session) settleBroken(r *request, cause error, notExecuted bool) {
 		s.c.route(r)
 		return
 	}
-	if r.isAcquire() {
+	if r.isAcquire() && refused != "" && forbids(refused, r.key) {
+		// the server refused the key before executing anything of it: no grant exists (9.1)
+		r.concludeLocked(result{err: newError(ErrForbidden, "acquire", r.key, "the server does not let this client use the key", cause)})
+	} else if r.isAcquire() {
 		r.concludeLocked(result{err: newError(ErrIndeterminate, "acquire", r.key, "possibly sent, then its session ended", cause)})
 	} else {
 		r.concludeLocked(result{err: cause, retry: true})
@@ -361,7 +369,7 @@ func (s *session) settleBroken(r *request, cause error, notExecuted bool) {
 }
 
 // close ends the session from the client's side (a deadline, a give-up, Close).
-func (s *session) close(cause error) { s.fail(cause, false, "") }
+func (s *session) close(cause error) { s.fail(cause, false, "", "") }
 
 // unanswered reports whether the Acquire of owner is still registered on s (no answer yet).
 func (s *session) unanswered(owner uint64) bool {

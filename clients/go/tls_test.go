@@ -94,11 +94,41 @@ func TestMutualTLSWithKeyACL(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	// a key the ACL does not give this identity: X 7 closes the session
+	// a key the ACL does not give this identity: X 7 names it and closes the session. That
+	// Acquire is definitively Forbidden; another Acquire waiting on the same session (pool of
+	// one) keeps section 9's rules: possibly sent, its session ended, Indeterminate (9.1, 9.9).
+	held := mustAcquire(t, c, "go/held", 0, 10*time.Second)
+	waiting := make(chan error, 1)
+	go func() {
+		_, err := c.Acquire(ctx, "go/held", 20*time.Second, 10*time.Second)
+		waiting <- err
+	}()
+	eventually(t, 5*time.Second, "the waiting Acquire of go/held on the session", func() bool {
+		c.mu.Lock()
+		s := c.slots[0].s
+		c.mu.Unlock()
+		if s == nil {
+			return false
+		}
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		return len(s.acquires) == 1
+	})
 	_, err = c.Acquire(ctx, "other/tls", 0, 10*time.Second)
-	if !errors.Is(err, ErrForbidden) || !errors.Is(err, ErrIndeterminate) {
-		t.Fatalf("want ErrForbidden (and Indeterminate), got %v", err)
+	var serr *ServerError
+	if !errors.Is(err, ErrForbidden) || errors.Is(err, ErrIndeterminate) || !errors.As(err, &serr) ||
+		serr.Code != 7 || serr.Message != `forbidden key "other/tls"` {
+		t.Fatalf(`want ErrForbidden (definitive) quoting X 7 forbidden key "other/tls", got %v`, err)
 	}
+	select {
+	case err := <-waiting:
+		if !errors.Is(err, ErrIndeterminate) || errors.Is(err, ErrForbidden) {
+			t.Fatalf("the other Acquire on that session: want ErrIndeterminate only, got %v", err)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("the other Acquire on the refused session did not end within 5 s")
+	}
+	held.Release(ctx)                                           // on a new session
 	mustAcquire(t, c, "go/tls", 0, 10*time.Second).Release(ctx) // a new session serves again
 
 	// no client certificate: the handshake fails, nothing was sent
