@@ -98,7 +98,8 @@ final class FormationRounds {
         } else {
             storage = Storage.WAITING;
             formation = new Formation(peerIds());
-            LOG.warn("Node {}: no Raft storage in {}; asking the peers {} whether the cluster was already formed "
+            // INFO: the normal first start of every member; a wiped member that must not rejoin is an ERROR below
+            LOG.info("Node {}: no Raft storage in {}; asking the peers {} whether the cluster was already formed "
                     + "before this node may format it and vote", settings.nodeId(), settings.raftDir(), peerIds());
             formationStart = clock.nanoTime();
             roles.execute(this::round);
@@ -149,7 +150,9 @@ final class FormationRounds {
             }
             case WAIT -> {
                 long now = clock.nanoTime();
-                if (now - lastFormationLog > TimeUnit.SECONDS.toNanos(10)) {
+                // Peers started together take a few seconds to answer: warn only after 10 s of waiting.
+                if (now - formationStart >= TimeUnit.SECONDS.toNanos(10)
+                        && now - lastFormationLog > TimeUnit.SECONDS.toNanos(10)) {
                     lastFormationLog = now;
                     LOG.warn("Node {}: still waiting to hear from every peer before forming the cluster on empty "
                             + "storage {} ({} s; peers seen: {}; last probe error {})", settings.nodeId(),
@@ -157,8 +160,8 @@ final class FormationRounds {
                             formation.lastSeen() + (formation.needsRoster() ? ", roster " + formation.rosterAnswer()
                                     + " (no leader answered yet)" : ""), lastProbeError);
                 }
-                // Each probe of a peer without the group costs it a WARN with a stack trace (Ratis logs
-                // every failed groupInfo), so not faster than this.
+                // Each probe of a peer without the group costs it a failed groupInfo with a stack trace
+                // (Ratis logs it at WARN; application.yml turns that logger down to ERROR), so not faster than this.
                 roles.schedule(this::round, 500);
             }
         }
