@@ -658,6 +658,28 @@ class HelmChartTests {
                 .contains("WARNING: persistence.enabled=false");
     }
 
+    @Test
+    void notesPromiseNoHealthDetailsTheServerHidesAndFollowTheClusterModeAndDomain() {
+        String single = new Helm(CHART).install().withName(RELEASE).withNamespace("locks")
+                .dryRun().clientOnly().call().getOutput();
+        assertThat(single).doesNotContain("shows the time left and why")
+                .contains("leasehold_recovery_grace_remaining_seconds")
+                .contains("show-details=never")
+                .doesNotContain("cluster: StatefulSet");
+        String cluster = new Helm(CHART).install().withName(RELEASE).withNamespace("locks")
+                .set("cluster.enabled", true).set("cluster.clusterDomain", "corp.example")
+                .dryRun().clientOnly().call().getOutput();
+        assertThat(cluster)
+                .contains("installed as a 3-node cluster")
+                .contains("A majority (2 of 3) must be up")
+                .contains("lh-leasehold.locks.svc.corp.example:7420")
+                .contains("lh-leasehold-0.lh-leasehold-headless.locks.svc.corp.example:7420,"
+                        + "lh-leasehold-1.lh-leasehold-headless.locks.svc.corp.example:7420,"
+                        + "lh-leasehold-2.lh-leasehold-headless.locks.svc.corp.example:7420")
+                .contains("bin/leasehold cluster members")
+                .doesNotContain("cluster.local");
+    }
+
     // ---------------------------------------------------------------- helpers
 
     static List<Map<String, Object>> render(UnaryOperator<TemplateCommand> options) {
