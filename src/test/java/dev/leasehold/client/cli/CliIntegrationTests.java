@@ -274,6 +274,11 @@ class CliIntegrationTests {
         var timedOut = cli.run(env(), "acquire", "--key", "script", "--wait", "0", "--json");
         assertThat(timedOut.exitCode()).isEqualTo(65);
         assertThat(timedOut.out()).isEqualTo("{\"outcome\":\"timed_out\",\"key\":\"script\",\"wait_s\":0}\n");
+        // T does not say whether the key is held or in its lock-delay: the line says either, never "someone else"
+        var timedOutText = cli.run(env(), "acquire", "--key", "script", "--wait", "0");
+        assertThat(timedOutText.exitCode()).isEqualTo(65);
+        assertThat(timedOutText.err()).isEqualTo("leasehold: timed out: \"script\" is not free (--wait 0: one attempt): "
+                + "it is held, or in its lock-delay after an expired lease\n");
 
         var extended = cli.run(env(), "extend", "--key", "script", "--token", token, "--lease", "60s");
         assertThat(extended.exitCode()).as(extended.err()).isZero();

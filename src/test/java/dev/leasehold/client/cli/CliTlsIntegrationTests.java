@@ -87,6 +87,17 @@ class CliTlsIntegrationTests {
         assertThat(half.err()).contains("--cert and --cert-key go together");
     }
 
+    @Test
+    void aCertificateFileThatDoesNotExistIsAUsageErrorSayingSo() {
+        Result missingCa = run(Map.of(), "ping", "--cacert", file("missing.crt"));
+        assertThat(missingCa.code()).isEqualTo(ExitCode.USAGE.code());
+        assertThat(missingCa.err()).isEqualTo("leasehold ping: --cacert " + file("missing.crt") + ": file not found\n");
+        Result missingKey = run(Map.of("LEASEHOLD_CERT", file("ops.crt"), "LEASEHOLD_CERT_KEY", file("ops.pem")),
+                "ping", "--cacert", file("ca.crt"));
+        assertThat(missingKey.code()).isEqualTo(ExitCode.USAGE.code());
+        assertThat(missingKey.err()).contains("$LEASEHOLD_CERT_KEY " + file("ops.pem") + ": file not found");
+    }
+
     private String file(String name) {
         return dir.resolve(name).toString();
     }

@@ -210,10 +210,11 @@ final class CommandLine {
 
     private static String unknownOption(String command, String name) {
         if (command == null) {
-            for (Set<String> options : VALUED.values()) {
-                if (options.contains(name)) {
-                    return name + " goes after the command, as in leasehold run " + name + " ...";
-                }
+            // name the commands that take it, in the help's order (--http is not run's)
+            List<String> takers = COMMANDS.stream().filter(c -> VALUED.getOrDefault(c, Set.of()).contains(name)).toList();
+            if (!takers.isEmpty()) {
+                return name + " goes after the command, as in leasehold " + takers.get(0) + " " + name + " ..."
+                        + (takers.size() > 1 ? " (commands that take it: " + String.join(", ", takers) + ")" : "");
             }
             return "unknown option " + name + " (see leasehold --help)";
         }

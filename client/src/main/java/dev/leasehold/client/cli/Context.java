@@ -1,6 +1,7 @@
 package dev.leasehold.client.cli;
 
 import java.io.PrintStream;
+import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
@@ -63,6 +64,9 @@ final class Context {
         if ((cert == null) != (key == null)) {
             throw new UsageException("--cert and --cert-key go together (a client certificate and its key)");
         }
+        readable(line, "--cacert", "LEASEHOLD_CACERT", ca);
+        readable(line, "--cert", "LEASEHOLD_CERT", cert);
+        readable(line, "--cert-key", "LEASEHOLD_CERT_KEY", key);
         ClientTls.Builder b = ClientTls.builder();
         if (ca != null) {
             b.trustCertificates(Path.of(ca));
@@ -74,6 +78,21 @@ final class Context {
             return b.build();
         } catch (IllegalArgumentException e) {
             throw new UsageException("bad TLS settings: " + e.getMessage());
+        }
+    }
+
+    /** A file option names a readable file, else a usage error naming where the name came from. */
+    private static void readable(CommandLine line, String option, String variable, String file) throws UsageException {
+        if (file == null) {
+            return;
+        }
+        Path path = Path.of(file);
+        String from = line.value(option) != null ? option : "$" + variable;
+        if (!Files.exists(path)) {
+            throw new UsageException(from + " " + file + ": file not found");
+        }
+        if (!Files.isRegularFile(path) || !Files.isReadable(path)) {
+            throw new UsageException(from + " " + file + ": not a readable file");
         }
     }
 
@@ -236,9 +255,12 @@ final class Context {
         if (outcome instanceof AcquireOutcome.TimedOut) {
             m = fields("timed_out");
             m.put("key", key);
+            // The server's T does not say why: the key may be held, or in its lock-delay after a lease
+            // ran out (PROTOCOL.md section 12), so the line names both.
             return report(ExitCode.TIMED_OUT, "timed out: " + quote(key) + (wait == 0
-                    ? " is held by someone else (--wait 0: one attempt)"
-                    : " stayed held for the whole wait (" + wait + "s)"), with(m, "wait_s", wait));
+                    ? " is not free (--wait 0: one attempt)"
+                    : " was not granted within the whole wait (" + wait + "s)")
+                    + ": it is held, or in its lock-delay after an expired lease", with(m, "wait_s", wait));
         } else if (outcome instanceof AcquireOutcome.Busy) {
             m = fields("busy");
             m.put("key", key);

@@ -11,7 +11,7 @@ enum ExitCode {
     OK(0),
     /** Bad command line: unknown command or option, bad duration, key or token. */
     USAGE(64),
-    /** The key stayed held for the whole wait ({@code T}); no grant exists. */
+    /** The key was not granted within the wait ({@code T}: held, or in its lock-delay); no grant exists. */
     TIMED_OUT(65),
     /** A server limit was reached or it is draining ({@code B}); no grant exists. */
     BUSY(66),

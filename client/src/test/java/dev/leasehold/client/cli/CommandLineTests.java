@@ -66,6 +66,10 @@ class CommandLineTests {
         assertUsage("--key is given twice", "acquire", "--key", "a", "--key", "b");
         assertUsage("--json takes no value", "ping", "--json=yes");
         assertUsage("--key goes after the command", "--key", "k", "run");
+        // the example names a command that takes the option
+        assertUsage("--http goes after the command, as in leasehold inspect --http ... (commands that take it: "
+                + "inspect, top, cluster)", "--http", "http://x", "ping");
+        assertUsage("--kill-grace goes after the command, as in leasehold run --kill-grace ...", "--kill-grace", "5s", "ping");
         assertUsage("'--' is only for run", "acquire", "--key", "k", "--", "x");
         assertUsage("put the command to run after '--'", "run", "--key", "k", "./job.sh");
         assertUsage("--json is not an option of run", "run", "--json", "--key", "k", "--", "true");
