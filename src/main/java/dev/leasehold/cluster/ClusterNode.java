@@ -382,10 +382,13 @@ public final class ClusterNode implements ServingGate, SmartLifecycle, LockState
     @Override
     public String leaderHint() {
         RaftPeerId l = leaderId;
-        if (l == null || l.equals(selfId)) {
+        String leader = l != null ? l.toString()
+                // a node that refuses to rejoin has no Raft group: name the leader its formation probes saw
+                : formation.storage() == Storage.REFUSED ? formation.leaderSeen() : null;
+        if (leader == null || leader.equals(selfId.toString())) {
             return ""; // unknown, or this node (never name the node that answers)
         }
-        return clientAddress(l.toString()).map(a -> "leader=" + a).orElse("");
+        return clientAddress(leader).map(a -> "leader=" + a).orElse("");
     }
 
     /** A member's protocol address: from the settings, or, for a member added online, the roster. */

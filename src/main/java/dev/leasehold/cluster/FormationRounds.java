@@ -59,6 +59,7 @@ final class FormationRounds {
     private RaftClient probes;
     private long formationStart;
     private long lastFormationLog;
+    private volatile String leaderSeen;
     private String lastProbeError = "";
 
     FormationRounds(ClusterSettings settings, RaftPeerId selfId, RaftGroup group, Parameters clientParameters,
@@ -176,6 +177,10 @@ final class FormationRounds {
                 return noSuchGroup(info.getException())
                         ? Formation.PeerState.EMPTY : Formation.PeerState.UNREACHABLE;
             }
+            String leader = leaderOf(peer, info.getRoleInfoProto());
+            if (leader != null) {
+                leaderSeen = leader;
+            }
             RaftProtos.LogInfoProto l = info.getLogInfoProto();
             boolean data = l != null && (l.hasLastEntry() || l.hasLastSnapshot() || l.hasCommitted());
             return data ? Formation.PeerState.FORMED : Formation.PeerState.FORMING;
@@ -186,6 +191,31 @@ final class FormationRounds {
             lastProbeError = peer + ": " + e;
             return Formation.PeerState.UNREACHABLE;
         }
+    }
+
+    /** The leader a peer's group info names: the peer itself if it leads, else the leader it follows; or null. */
+    static String leaderOf(RaftPeerId peer, RaftProtos.RoleInfoProto role) {
+        if (role == null) {
+            return null;
+        }
+        if (role.getRole() == RaftProtos.RaftPeerRole.LEADER) {
+            return peer.toString();
+        }
+        if (role.hasFollowerInfo() && role.getFollowerInfo().hasLeaderInfo()
+                && role.getFollowerInfo().getLeaderInfo().hasId()) {
+            String id = role.getFollowerInfo().getLeaderInfo().getId().getId().toStringUtf8();
+            return id.isEmpty() ? null : id;
+        }
+        return null;
+    }
+
+    /**
+     * The cluster's leader as this node's formation probes last saw it, or null. A node that
+     * refuses to rejoin (a lost disk) never learns the leader through Raft: this is what its
+     * {@code X 8} can name, so that clients go to the leader (PROTOCOL.md 9.12).
+     */
+    String leaderSeen() {
+        return leaderSeen;
     }
 
     /**

@@ -66,6 +66,12 @@ class DiskLossIntegrationTests {
             restart(wiped);
             awaitLog(wiped, "REFUSES to vote or serve", 60_000);
             System.out.println("DiskLossIntegrationTests: " + ids[wiped] + " refused: " + line(wiped, "REFUSES"));
+            // It still names the leader in its X 8 (as its formation probes saw it), so clients move on.
+            try (ClusterWire.Conn c = new ClusterWire.Conn(clientPorts[wiped])) {
+                c.send(ClusterWire.acquire(0, 5, 1, "wiped/probe"));
+                assertThat(c.read(5_000).toString()).as("the refusing node's answer to an Acquire")
+                        .isIn("X 8 leader=127.0.0.1:" + clientPorts[leader], "X 8 leader=127.0.0.1:" + clientPorts[other]);
+            }
             assertThat(history.awaitMoreGrants(50, 60_000)).as("grants from the two remaining members").isTrue();
             long maxBefore = history.maxToken();
             int grantsBefore = history.tickets();

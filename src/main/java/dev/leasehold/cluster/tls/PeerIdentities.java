@@ -63,7 +63,40 @@ public final class PeerIdentities {
     public static PeerIdentities of(Map<String, ClusterSettings.Peer> peers) {
         Map<String, Name> names = new LinkedHashMap<>();
         peers.forEach((id, p) -> names.put(id, p.identity() != null ? parse(id, p.identity()) : fromHost(p.raftHost())));
+        refuseShared(names, peers);
         return new PeerIdentities(names);
+    }
+
+    /**
+     * Members that share an identity cannot be told apart: a certificate naming it names each of
+     * them, so a node's own certificate is taken for the first of them. The usual case is several
+     * nodes on one host (every raft-address 127.0.0.1): the start fails here with the fix, rather
+     * than later with "does not name node n2: its peers expect ip:127.0.0.1".
+     *
+     * @throws IllegalArgumentException naming the members, the shared identity and the fix
+     */
+    private static void refuseShared(Map<String, Name> names, Map<String, ClusterSettings.Peer> peers) {
+        Map<Name, List<String>> byName = new LinkedHashMap<>();
+        names.forEach((id, n) -> byName.computeIfAbsent(n, k -> new ArrayList<>()).add(id));
+        List<String> problems = new ArrayList<>();
+        byName.forEach((name, ids) -> {
+            if (ids.size() > 1) {
+                boolean fromHost = ids.stream().allMatch(id -> peers.get(id).identity() == null);
+                problems.add("members " + String.join(", ", ids) + " share the peer identity " + name
+                        + (fromHost ? " (the host of their leasehold.cluster.peers.<id>.raft-address; for example "
+                        + "several nodes on one host)" : " (their leasehold.cluster.peers.<id>.identity)"));
+            }
+        });
+        if (!problems.isEmpty()) {
+            List<String> all = new ArrayList<>(names.keySet());
+            String example = all.stream().map(id -> "leasehold.cluster.peers." + id + ".identity=uri:spiffe://<domain>/" + id)
+                    .reduce((a, b) -> a + ", " + b).orElse("");
+            throw new IllegalArgumentException("Cluster TLS cannot tell the members apart: " + String.join("; ", problems)
+                    + ". A certificate naming that identity names each of them, so a node would take its own "
+                    + "certificate for another member's. Give each member an identity of its own, "
+                    + "leasehold.cluster.peers.<id>.identity (uri:, dns: or ip:), e.g. " + example
+                    + ", and put it in that node's certificate as a SAN (docs/security.md, \"The Raft port\")");
+        }
     }
 
     /**

@@ -112,6 +112,28 @@ class PeerIdentitiesTests {
     }
 
     @Test
+    void membersOnOneHostShareTheHostIdentityAndTheStartFailsNamingThemAndTheFix() {
+        Map<String, ClusterSettings.Peer> oneHost = new java.util.LinkedHashMap<>();
+        for (int i = 1; i <= 3; i++) {
+            oneHost.put("n" + i, new ClusterSettings.Peer("127.0.0.1:743" + i, "127.0.0.1:742" + i));
+        }
+        assertThatThrownBy(() -> PeerIdentities.of(oneHost)).isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining("members n1, n2, n3 share the peer identity ip:127.0.0.1 (the host of their "
+                        + "leasehold.cluster.peers.<id>.raft-address")
+                .hasMessageContaining("leasehold.cluster.peers.n2.identity=uri:spiffe://<domain>/n2");
+
+        // an identity of their own per member: accepted, and each certificate names its member
+        oneHost.replaceAll((id, p) -> new ClusterSettings.Peer(p.raftAddress(), p.clientAddress(), "uri:spiffe://t/" + id));
+        assertThat(PeerIdentities.of(oneHost).expected()).containsEntry("n2", "uri:spiffe://t/n2");
+
+        // two explicit identities that are equal are refused as well, naming the setting
+        oneHost.put("n3", new ClusterSettings.Peer("127.0.0.1:7433", "127.0.0.1:7423", "uri:spiffe://t/n2"));
+        assertThatThrownBy(() -> PeerIdentities.of(oneHost))
+                .hasMessageContaining("members n2, n3 share the peer identity uri:spiffe://t/n2 (their "
+                        + "leasehold.cluster.peers.<id>.identity)");
+    }
+
+    @Test
     void describeListsTheSansItMatchesOn() {
         assertThat(PeerIdentities.describe(cert(dns("A.b"), ip("127.0.0.1"), uri("spiffe://x")).certificate()))
                 .isEqualTo("dns:a.b, ip:127.0.0.1, uri:spiffe://x");
