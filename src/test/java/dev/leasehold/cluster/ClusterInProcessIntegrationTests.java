@@ -3,19 +3,16 @@ package dev.leasehold.cluster;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
-import java.nio.file.Path;
 import java.time.Duration;
 
-import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
-import org.junit.jupiter.api.io.TempDir;
+import org.junit.jupiter.api.extension.RegisterExtension;
 
 import dev.leasehold.client.AcquireOutcome;
 import dev.leasehold.client.LeaseholdClient;
 import dev.leasehold.client.ReleaseOutcome;
 import dev.leasehold.cluster.ClusterWire.Answer;
 import dev.leasehold.cluster.ClusterWire.Conn;
-import dev.leasehold.testing.support.Ports;
 
 /**
  * Three cluster nodes in one JVM (real Ratis over loopback gRPC, real protocol ports, temp
@@ -25,33 +22,21 @@ import dev.leasehold.testing.support.Ports;
  */
 class ClusterInProcessIntegrationTests {
 
-    @TempDir
-    Path dir;
+    @RegisterExtension
+    final InProcessClusters clusters = new InProcessClusters();
 
     private InProcessCluster cluster;
 
-    @AfterEach
-    void stopAll() {
-        if (cluster != null) {
-            cluster.close();
-            assertThat(cluster.logFailed()).as("no node reported a failed log").isFalse();
-        }
-    }
-
     @Test
     void grantsReplicateFollowersNameTheLeaderAndANewLeaderKeepsEveryLease() throws Exception {
-        int[] client = {Ports.free(), Ports.free(), Ports.free()};
-        String[] advertised = InProcessCluster.loopback(client);
-        cluster = InProcessCluster.start(dir, client, advertised, Duration.ofMillis(1000), Duration.ofMillis(2000));
+        cluster = clusters.start(Duration.ofMillis(1000), Duration.ofMillis(2000));
+        int[] client = clusters.clientPorts();
         int leader = cluster.awaitServingLeader(-1);
 
         // A grant on the leader, answered after it committed, is in every node's table.
         long token;
         try (Conn c = new Conn(client[leader])) {
-            c.send(ClusterWire.acquire(0, 8, 1, "orders/42"));
-            Answer a = c.read(5000);
-            assertThat((char) a.op()).isEqualTo('A');
-            token = a.token();
+            token = c.grant(8, 1, "orders/42");
         }
         await().atMost(Duration.ofSeconds(10)).until(() -> {
             for (int i = 0; i < 3; i++) {
@@ -113,10 +98,8 @@ class ClusterInProcessIntegrationTests {
      */
     @Test
     void snapshotsAreTakenOnEveryNodeAndANewLeaderServesFromThem() throws Exception {
-        int[] client = {Ports.free(), Ports.free(), Ports.free()};
-        String[] advertised = InProcessCluster.loopback(client);
-        cluster = InProcessCluster.start(dir, client, advertised, Duration.ofMillis(1000), Duration.ofMillis(2000),
-                Duration.ZERO, 10);
+        cluster = clusters.start(Duration.ofMillis(1000), Duration.ofMillis(2000), Duration.ZERO, 10);
+        int[] client = clusters.clientPorts();
         int leader = cluster.awaitServingLeader(-1);
         long last = 0;
         try (Conn c = new Conn(client[leader])) {
@@ -129,7 +112,7 @@ class ClusterInProcessIntegrationTests {
         }
         await().atMost(Duration.ofSeconds(20)).until(() -> {
             for (int i = 0; i < 3; i++) {
-                try (var files = java.nio.file.Files.walk(dir.resolve("n" + i))) {
+                try (var files = java.nio.file.Files.walk(clusters.dir().resolve("n" + i))) {
                     if (files.noneMatch(f -> f.getFileName().toString().startsWith("snapshot."))
                             || cluster.node(i).status().replicatedHeldKeys() != 40) {
                         return false;
