@@ -1,7 +1,6 @@
 package dev.leasehold.client;
 
 import static org.assertj.core.api.Assertions.assertThat;
-import static org.awaitility.Awaitility.await;
 
 import java.nio.file.Path;
 import java.time.Duration;
@@ -29,6 +28,7 @@ import dev.leasehold.protocol.ErrorCode;
 import dev.leasehold.protocol.RequestType;
 import dev.leasehold.testing.FaultProxy;
 import dev.leasehold.testing.support.Ports;
+import dev.leasehold.testing.support.Wait;
 
 /**
  * The official client against a real three-node cluster (PROTOCOL.md 9.12 and 10): three nodes in
@@ -244,7 +244,8 @@ class ClientClusterFaultIntegrationTests {
 
         long start = System.nanoTime();
         AcquireCall call = c.startAcquire(key, 10, 5);
-        await().atMost(Duration.ofSeconds(5)).until(() -> lp.bytesClientToServer() > before); // written
+        Wait.until("the Acquire written through the leader's proxy (bytes client to server, were " + before + ")",
+                Duration.ofSeconds(10), lp::bytesClientToServer, n -> n > before);
         cluster.transferLeadership(next);
         AcquireOutcome o = call.result().get(15, TimeUnit.SECONDS);
         long ms = millisSince(start);
@@ -281,7 +282,8 @@ class ClientClusterFaultIntegrationTests {
 
         long start = System.nanoTime();
         AcquireCall call = c.startAcquire(key, 10, 5);
-        await().atMost(Duration.ofSeconds(10)).until(() -> lp.grantedToken(call.owner()) != null); // committed
+        Wait.until("the leader's grant to owner " + call.owner() + " (committed)", Duration.ofSeconds(10),
+                () -> lp.grantedToken(call.owner()), t -> t != null);
         long token = lp.grantedToken(call.owner());
         cluster.transferLeadership(next);
         AcquireOutcome o = call.result().get(15, TimeUnit.SECONDS);
@@ -327,9 +329,11 @@ class ClientClusterFaultIntegrationTests {
 
         CompletableFuture<ExtendOutcome> extended = extendMe.extendAsync(20);
         CompletableFuture<ReleaseOutcome> released = releaseMe.releaseAsync();
-        await().atMost(Duration.ofSeconds(5)).until(() -> lp.bytesClientToServer() > before); // written
+        Wait.until("the Extend and Release written through the leader's proxy (bytes client to server, were " + before + ")",
+                Duration.ofSeconds(10), lp::bytesClientToServer, n -> n > before);
         cluster.transferLeadership(next);
-        await().atMost(Duration.ofSeconds(10)).until(() -> !lp.isOpen(connection)); // X 9 closed it
+        Wait.until("the old leader to close connection " + connection + " with X 9 (open?)", Duration.ofSeconds(10),
+                () -> lp.isOpen(connection), open -> !open);
         lp.stallClientToServer(false);
 
         assertThat(extended.get(15, TimeUnit.SECONDS)).isInstanceOf(ExtendOutcome.Extended.class);
@@ -400,8 +404,8 @@ class ClientClusterFaultIntegrationTests {
         cluster.stop(f1);
         cluster.stop(f2);
         // The leader notices it lost its majority and stops serving (X 9 on its sessions).
-        await().atMost(Duration.ofSeconds(20)).pollInterval(Duration.ofMillis(20))
-                .until(() -> !cluster.serving(leader));
+        Wait.until("the leader (node " + leader + ") to stop serving without its majority (serving?)", Duration.ofSeconds(20),
+                Duration.ofMillis(20), () -> cluster.serving(leader), serving -> !serving);
 
         int before = accepted();
         LeaseholdClient c = client(b -> b.poolSize(1), leader, f1, f2);

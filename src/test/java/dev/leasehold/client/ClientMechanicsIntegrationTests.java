@@ -1,7 +1,6 @@
 package dev.leasehold.client;
 
 import static org.assertj.core.api.Assertions.assertThat;
-import static org.awaitility.Awaitility.await;
 
 import java.time.Duration;
 import java.util.ArrayList;
@@ -18,6 +17,7 @@ import org.junit.jupiter.api.Test;
 import dev.leasehold.client.internal.AcquireCall;
 import dev.leasehold.testing.FakeLockServer;
 import dev.leasehold.testing.FaultProxy;
+import dev.leasehold.testing.support.Wait;
 
 /**
  * Unit-level mechanics of the client (pipelining, correlation, pooling, threads) against a tiny
@@ -161,7 +161,8 @@ class ClientMechanicsIntegrationTests {
         AcquireOutcome held = client.acquire("busy/held", 0, 30);
         assertThat(held).isInstanceOf(AcquireOutcome.Acquired.class);
         CompletableFuture<AcquireOutcome> waiting = client.acquireAsync("busy/held", 10, 10); // queued: T or A later
-        await().atMost(Duration.ofSeconds(5)).until(() -> proxy.acquireCount() >= 2); // on the wire, answer awaited
+        Wait.until("the queued Acquire on the wire (Acquires through the proxy)", Duration.ofSeconds(10), proxy::acquireCount,
+                n -> n >= 2); // on the wire, answer awaited
 
         long before = session.inlineWrites();
         for (int i = 0; i < 10; i++) {
@@ -308,9 +309,12 @@ class ClientMechanicsIntegrationTests {
         assertThat(threadsNamed("mech-close")).isNotEmpty();
         client.close();
         // close() waits for the pools to terminate; a pool worker is counted out a moment before
-        // its thread has actually returned, so allow that moment (not a leak: 2 s at most).
-        await().atMost(Duration.ofSeconds(2)).until(() -> threadsNamed("mech-close").isEmpty());
-        await().atMost(Duration.ofSeconds(2)).until(() -> proxy.openConnections() == 0);
+        // its thread has actually returned, so allow that moment (not a leak: a leaked thread never
+        // goes). 10 s, was 2 s: on two loaded cores a returning thread can wait seconds to be scheduled.
+        Wait.until("the client's mech-close threads to end", Duration.ofSeconds(10), () -> threadsNamed("mech-close"),
+                List::isEmpty);
+        Wait.until("the client's connections through the proxy to close", Duration.ofSeconds(10), proxy::openConnections,
+                n -> n == 0);
     }
 
     static List<String> threadsNamed(String prefix) {

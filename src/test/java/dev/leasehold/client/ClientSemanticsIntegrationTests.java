@@ -1,7 +1,6 @@
 package dev.leasehold.client;
 
 import static org.assertj.core.api.Assertions.assertThat;
-import static org.awaitility.Awaitility.await;
 
 import java.net.InetAddress;
 import java.net.InetSocketAddress;
@@ -25,6 +24,7 @@ import dev.leasehold.client.internal.AcquireCall;
 import dev.leasehold.testing.FaultProxy;
 import dev.leasehold.registry.LockRegistry;
 import dev.leasehold.testing.TestServer;
+import dev.leasehold.testing.support.Wait;
 
 /**
  * The client semantics of PROTOCOL.md section 9, each proven against the real server
@@ -99,7 +99,7 @@ class ClientSemanticsIntegrationTests {
     }
 
     private void assertFreeSoon(String k) {
-        await().atMost(Duration.ofSeconds(8)).pollInterval(Duration.ofMillis(100)).untilAsserted(() -> {
+        Wait.untilAsserted(k + " to be free for a direct client", Duration.ofSeconds(8), () -> {
             AcquireOutcome o = direct.acquire(k, 0, 5);
             assertThat(o).isInstanceOf(AcquireOutcome.Acquired.class);
             ((AcquireOutcome.Acquired) o).ticket().release();
@@ -216,9 +216,9 @@ class ClientSemanticsIntegrationTests {
         for (int i = 0; i < 5; i++) {
             waiting.add(c.acquireAsync(key + i, 60, 5));
         }
-        await().atMost(Duration.ofSeconds(5)).until(() -> proxy.acquireCount() == 5);
+        Wait.until("5 Acquires through the proxy", Duration.ofSeconds(10), proxy::acquireCount, n -> n == 5);
         LockRegistry registry = server.bean(LockRegistry.class);
-        await().atMost(Duration.ofSeconds(5)).until(() -> registry.waiters() >= 5); // queued on the server
+        Wait.until("5 waiters queued on the server", Duration.ofSeconds(10), registry::waiters, n -> n >= 5);
         long start = System.nanoTime();
         proxy.closeAllConnections();
         for (CompletableFuture<AcquireOutcome> f : waiting) {
@@ -271,7 +271,8 @@ class ClientSemanticsIntegrationTests {
         Long token = proxy.grantedToken(owner);
         assertThat(token).as("the server granted").isNotNull();
         // compensating release of that exact token, and the key really becomes free
-        await().atMost(Duration.ofSeconds(8)).until(() -> proxy.releasedTokens().contains(token));
+        Wait.until("the compensating Release of token " + token + " (tokens released through the proxy)", Duration.ofSeconds(8),
+                proxy::releasedTokens, released -> released.contains(token));
         assertFreeSoon(key);
         assertThat(millisSince(start)).as("freed long before the 30 s lease").isLessThan(15_000L);
     }
@@ -284,7 +285,8 @@ class ClientSemanticsIntegrationTests {
         assertThat(o).isInstanceOf(AcquireOutcome.Indeterminate.class);
         Long token = proxy.grantedToken(proxy.acquires().get(0).owner());
         assertThat(token).isNotNull();
-        await().atMost(Duration.ofSeconds(5)).until(() -> proxy.releasedTokens().contains(token));
+        Wait.until("the compensating Release of token " + token + " (tokens released through the proxy)", Duration.ofSeconds(10),
+                proxy::releasedTokens, released -> released.contains(token));
     }
 
     // 9.8 --------------------------------------------------------------------------------------
@@ -341,7 +343,9 @@ class ClientSemanticsIntegrationTests {
         long elapsed = millisSince(start);
         assertThat(o).isInstanceOf(AcquireOutcome.Indeterminate.class);
         assertThat(elapsed).isBetween(5_900L, 7_500L);
-        await().atMost(Duration.ofSeconds(2)).until(() -> proxy.openConnections() == 0);
+        // 2 s: the release below must still come within the dropped waiter's wait (8.5 s from the start).
+        Wait.until("the client to close the unanswered session (connections through the proxy)", Duration.ofSeconds(2),
+                proxy::openConnections, n -> n == 0);
         // release while the dropped waiter's wait would still run: nobody may get the grant
         held.release();
         assertThat(millisSince(start)).as("released while the dropped waiter's wait would still run")
@@ -384,7 +388,8 @@ class ClientSemanticsIntegrationTests {
         assertThat(unsentOwners).as("requests still queued at D").isNotEmpty();
         slow.stallClientToServer(false); // whatever the kernel still held may reach the server now
         // that exact session was closed by the client (the proxy sees it once it reads again)
-        await().atMost(Duration.ofSeconds(5)).until(() -> !slow.isOpen(1));
+        Wait.until("the proxy to see session 1 closed by the client (open?)", Duration.ofSeconds(10), () -> slow.isOpen(1),
+                open -> !open);
         assertThat(slow.acquires()).extracting(FaultProxy.SeenAcquire::owner).doesNotContainAnyElementsOf(unsentOwners);
     }
 
@@ -471,7 +476,8 @@ class ClientSemanticsIntegrationTests {
         proxy.cutClientToServerAfter(10 + 4); // new sessions: the ping passes, the next request is cut
         proxy.closeAllConnections();
         CompletableFuture<ExtendOutcome> extend = t.extendAsync(40);
-        await().atMost(Duration.ofSeconds(5)).until(() -> proxy.connectionsAccepted() >= 3);
+        Wait.until("3 connections accepted by the proxy (the Extend's retries)", Duration.ofSeconds(10), proxy::connectionsAccepted,
+                n -> n >= 3);
         assertThat(extend).isNotDone();
         proxy.cutClientToServerAfter(-1);
         assertThat(extend.get(10, TimeUnit.SECONDS)).isInstanceOf(ExtendOutcome.Extended.class);
@@ -481,7 +487,8 @@ class ClientSemanticsIntegrationTests {
         proxy.cutServerToClientAfter(10); // new sessions: the Pong passes, the next answer is cut
         proxy.closeAllConnections();
         CompletableFuture<ReleaseOutcome> release = t.releaseAsync();
-        await().atMost(Duration.ofSeconds(5)).until(() -> proxy.releasedTokens().size() >= 1);
+        Wait.until("a Release through the proxy (tokens released)", Duration.ofSeconds(10), proxy::releasedTokens,
+                released -> !released.isEmpty());
         proxy.cutServerToClientAfter(-1);
         assertThat(release.get(10, TimeUnit.SECONDS)).isIn(ReleaseOutcome.RELEASED, ReleaseOutcome.NOT_HELD);
         assertFreeSoon(key);
@@ -525,16 +532,18 @@ class ClientSemanticsIntegrationTests {
         for (int i = 0; i < 10; i++) {
             waiting.add(c.acquireAsync(key, 30, 5));
         }
-        await().atMost(Duration.ofSeconds(5)).until(() -> proxy.acquireCount() == 10);
+        Wait.until("10 Acquires through the proxy", Duration.ofSeconds(10), proxy::acquireCount, n -> n == 10);
         assertThat(ClientMechanicsIntegrationTests.threadsNamed("semantics-close")).isNotEmpty();
         c.close();
         for (CompletableFuture<AcquireOutcome> f : waiting) {
             assertThat(f.get(2, TimeUnit.SECONDS)).isInstanceOf(AcquireOutcome.Indeterminate.class);
         }
         // A pool thread that has just finished its last task is still alive for a moment.
-        await().atMost(Duration.ofSeconds(2)).untilAsserted(
-                () -> assertThat(ClientMechanicsIntegrationTests.threadsNamed("semantics-close")).isEmpty());
-        await().atMost(Duration.ofSeconds(2)).until(() -> proxy.openConnections() == 0);
+        // 10 s, was 2 s: a leaked thread never ends, and one that ends may wait seconds for a loaded core.
+        Wait.until("the client's semantics-close threads to end", Duration.ofSeconds(10),
+                () -> ClientMechanicsIntegrationTests.threadsNamed("semantics-close"), List::isEmpty);
+        Wait.until("the client's connections through the proxy to close", Duration.ofSeconds(10), proxy::openConnections,
+                n -> n == 0);
         held.release();
         assertFreeSoon(key);
     }

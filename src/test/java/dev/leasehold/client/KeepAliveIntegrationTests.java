@@ -2,7 +2,6 @@ package dev.leasehold.client;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
-import static org.awaitility.Awaitility.await;
 
 import java.net.InetAddress;
 import java.net.InetSocketAddress;
@@ -18,6 +17,7 @@ import org.junit.jupiter.api.Test;
 import dev.leasehold.protocol.RequestType;
 import dev.leasehold.testing.FaultProxy;
 import dev.leasehold.testing.TestServer;
+import dev.leasehold.testing.support.Wait;
 
 /**
  * {@link LeaseholdClient#keepAlive} against a real server, end to end: a lease kept well past its
@@ -91,7 +91,8 @@ class KeepAliveIntegrationTests {
         Ticket ticket = acquire("ka/nh", 3);
         KeepAlive keepAlive = client.keepAlive(ticket, 3, listener);
         assertThat(other.release("ka/nh", ticket.token(), Duration.ofSeconds(5))).isEqualTo(ReleaseOutcome.RELEASED);
-        await().atMost(Duration.ofSeconds(10)).until(keepAlive::isLost);
+        Wait.until("the keep-alive of ka/nh to be lost (seen: the listener's events)", Duration.ofSeconds(10),
+                () -> List.copyOf(events), e -> keepAlive.isLost());
         assertThat(keepAlive.lossReason()).contains(LossReason.NOT_HELD);
         assertThat(events).containsExactly("LOST NOT_HELD");
         assertThat(threads).allMatch(n -> n.equals("ka-keepalive"));
@@ -102,7 +103,8 @@ class KeepAliveIntegrationTests {
         Ticket ticket = acquire("ka/silent", 3);
         KeepAlive keepAlive = client.keepAlive(ticket, 3, listener);
         proxy.stallServerToClient(true); // Extends are sent, no answer comes back
-        await().atMost(Duration.ofSeconds(10)).until(keepAlive::isLost);
+        Wait.until("the keep-alive of ka/silent to be lost (seen: the listener's events)", Duration.ofSeconds(10),
+                () -> List.copyOf(events), e -> keepAlive.isLost());
         assertThat(events).contains("AT_RISK").last().isEqualTo("LOST VALIDITY_ENDED");
         assertThat(events.indexOf("AT_RISK")).isLessThan(events.indexOf("LOST VALIDITY_ENDED"));
         assertThat(ticket.isValid()).isFalse();

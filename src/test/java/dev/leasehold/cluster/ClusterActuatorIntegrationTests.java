@@ -1,7 +1,6 @@
 package dev.leasehold.cluster;
 
 import static org.assertj.core.api.Assertions.assertThat;
-import static org.awaitility.Awaitility.await;
 
 import java.net.Inet4Address;
 import java.net.InetAddress;
@@ -18,6 +17,7 @@ import dev.leasehold.cluster.ClusterWire.Conn;
 import dev.leasehold.testing.Actuator;
 import dev.leasehold.testing.TestServer;
 import dev.leasehold.testing.support.Ports;
+import dev.leasehold.testing.support.Wait;
 
 /**
  * The packaged wiring of cluster mode (a one-node group, so it elects itself): the {@code cluster}
@@ -33,8 +33,8 @@ class ClusterActuatorIntegrationTests {
         try (TestServer server = oneNodeCluster(port, Map.of(
                 "management.endpoints.web.exposure.include", "health,prometheus,locks"))) {
             Actuator actuator = new Actuator(server.httpPort());
-            await().atMost(Duration.ofSeconds(30)).until(() -> Boolean.TRUE.equals(
-                    actuator.get("/actuator/health").json("components.cluster.details.serving")));
+            Wait.until("the one-node cluster n1 to serve (its health's cluster details)", Duration.ofSeconds(30),
+                    () -> actuator.get("/actuator/health"), r -> Boolean.TRUE.equals(r.json("components.cluster.details.serving")));
             Actuator.Response health = actuator.get("/actuator/health");
             assertThat(health.<String>json("components.cluster.status")).isEqualTo("UP");
             assertThat(health.<String>json("components.cluster.details.role")).isEqualTo("LEADER");
@@ -78,7 +78,8 @@ class ClusterActuatorIntegrationTests {
                 "management.endpoints.web.exposure.include", "health,cluster"))) {
             Actuator inside = new Actuator(server.httpPort());
             Actuator remote = new Actuator(outside.get(), server.httpPort());
-            await().atMost(Duration.ofSeconds(30)).until(() -> "n1".equals(inside.get("/actuator/cluster").json("leader")));
+            Wait.until("n1 to be its cluster's leader (/actuator/cluster)", Duration.ofSeconds(30),
+                    () -> inside.get("/actuator/cluster"), r -> "n1".equals(r.json("leader")));
 
             Actuator.Response refused = remote.get("/actuator/cluster");
             assertThat(refused.status()).as(refused.body()).isEqualTo(403);

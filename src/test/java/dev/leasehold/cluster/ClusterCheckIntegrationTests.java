@@ -22,6 +22,7 @@ import dev.leasehold.protocol.Answer;
 import dev.leasehold.protocol.Request;
 import dev.leasehold.testing.RawClient;
 import dev.leasehold.testing.ServerProcess;
+import dev.leasehold.testing.support.Wait;
 
 /**
  * The Check request (PROTOCOL.md section 11) on three real server processes: the leader answers
@@ -131,22 +132,26 @@ class ClusterCheckIntegrationTests {
 
     /** The node that grants a wait=0 probe Acquire (bounded). */
     private int leaderIndex(long timeoutMs) throws Exception {
-        long deadline = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(timeoutMs);
-        long owner = 100;
-        while (System.nanoTime() < deadline) {
-            for (int i = 0; i < 3; i++) {
-                try (RawClient c = new RawClient(cluster.clientPorts[i])) {
-                    c.send(new Request.Acquire(0, 1, owner, Request.key("leader-probe-" + owner++)));
-                    if (c.poll(2000) instanceof Answer.Acquired) {
-                        return i;
+        long[] owner = {100};
+        // No node grants yet: an election takes real time, poll again.
+        return Wait.until("a node of " + String.join(", ", cluster.ids) + " to grant a probe",
+                Duration.ofMillis(timeoutMs),
+                Duration.ofMillis(100), () -> {
+                    StringBuilder seen = new StringBuilder();
+                    for (int i = 0; i < 3; i++) {
+                        try (RawClient c = new RawClient(cluster.clientPorts[i])) {
+                            c.send(new Request.Acquire(0, 1, owner[0], Request.key("leader-probe-" + owner[0]++)));
+                            Answer a = c.poll(2000);
+                            if (a instanceof Answer.Acquired) {
+                                return new Wait.Seen<>(i, cluster.ids[i] + " granted");
+                            }
+                            seen.append(cluster.ids[i]).append(" answered ").append(a).append("; ");
+                        } catch (IOException e) {
+                            seen.append(cluster.ids[i]).append(' ').append(e).append("; "); // not up, or X 8 and closed: the next node
+                        }
                     }
-                } catch (IOException e) {
-                    // not up, or X 8 and closed: the next node
-                }
-            }
-            Thread.sleep(100); // no node grants yet: an election takes real time, poll again
-        }
-        throw new AssertionError("no leader within " + timeoutMs + " ms");
+                    return Wait.Seen.<Integer>nothing(seen.toString());
+                }, Wait.Seen::found).value();
     }
 
     private void awaitLog(int i, String text, long timeoutMs) throws Exception {

@@ -218,6 +218,7 @@ class ClusterFaultIntegrationTests {
         java.util.concurrent.CompletableFuture<Long> granted = new java.util.concurrent.CompletableFuture<>();
         List<Thread> probes = new ArrayList<>();
         List<Conn> open = Collections.synchronizedList(new ArrayList<>());
+        Map<String, String> lastSeen = new java.util.concurrent.ConcurrentSkipListMap<>(); // for the failure message
         for (int i = 0; i < 3; i++) {
             int node = i;
             Thread t = new Thread(() -> {
@@ -232,8 +233,9 @@ class ClusterFaultIntegrationTests {
                             history.granted(node, seen, a.token());
                             granted.complete(seen);
                         }
+                        lastSeen.put(cluster.ids[node], "answered " + a);
                     } catch (IOException e) {
-                        // down, paused, not yet serving, or closed because another probe won
+                        lastSeen.put(cluster.ids[node], e.toString()); // down, paused, not yet serving, or closed because another probe won
                     }
                     try {
                         Thread.sleep(20); // between attempts on a node that refused or said X 8
@@ -249,7 +251,8 @@ class ClusterFaultIntegrationTests {
         try {
             return granted.get(timeoutMs, TimeUnit.MILLISECONDS);
         } catch (java.util.concurrent.TimeoutException e) {
-            throw new AssertionError("no node granted within " + timeoutMs + " ms");
+            throw new AssertionError("gave up after " + timeoutMs + " ms waiting for a node to grant a failover probe; last seen: "
+                    + lastSeen);
         } finally {
             granted.complete(-1L);
             synchronized (open) {
@@ -271,7 +274,7 @@ class ClusterFaultIntegrationTests {
     /** The node that grants now. */
     private static int leader(ClusterLoad load, long timeoutMs) throws InterruptedException {
         int l = load.leader(timeoutMs);
-        assertThat(l).as("a leader within %d ms", timeoutMs).isNotNegative();
+        assertThat(l).as("a leader within %d ms (%s)", timeoutMs, load.lastProbe()).isNotNegative();
         return l;
     }
 

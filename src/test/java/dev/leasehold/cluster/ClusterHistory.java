@@ -1,5 +1,6 @@
 package dev.leasehold.cluster;
 
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Collections;
 import java.util.HashMap;
@@ -7,6 +8,8 @@ import java.util.List;
 import java.util.Map;
 import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.TimeUnit;
+
+import dev.leasehold.testing.support.Wait;
 
 /**
  * Everything the test clients saw, and the checks that need only that (PROTOCOL.md 6, 9.6, 10).
@@ -83,14 +86,15 @@ final class ClusterHistory {
      */
     boolean awaitMoreGrants(int n, long timeoutMs) throws InterruptedException {
         int target = tickets() + n;
-        long deadline = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(timeoutMs);
-        while (tickets() < target) {
-            if (System.nanoTime() - deadline > 0) {
-                return false;
-            }
-            Thread.sleep(10); // polling a record the load threads fill
+        try {
+            // Polling a record the load threads fill.
+            Wait.until(n + " more grants (" + target + " in all)", Duration.ofMillis(timeoutMs), this::tickets,
+                    t -> t >= target);
+            return true;
+        } catch (AssertionError e) {
+            System.out.println("ClusterHistory: " + e.getMessage() + " grants; outcomes " + outcomeCounts());
+            return false;
         }
-        return true;
     }
 
     long maxToken() {

@@ -1,9 +1,11 @@
 package dev.leasehold.cluster;
 
 import static org.assertj.core.api.Assertions.assertThat;
-import static org.awaitility.Awaitility.await;
 
 import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.stream.IntStream;
 
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
@@ -13,6 +15,7 @@ import dev.leasehold.client.LeaseholdClient;
 import dev.leasehold.client.ReleaseOutcome;
 import dev.leasehold.cluster.ClusterWire.Answer;
 import dev.leasehold.cluster.ClusterWire.Conn;
+import dev.leasehold.testing.support.Wait;
 
 /**
  * Three cluster nodes in one JVM (real Ratis over loopback gRPC, real protocol ports, temp
@@ -38,14 +41,9 @@ class ClusterInProcessIntegrationTests {
         try (Conn c = new Conn(client[leader])) {
             token = c.grant(8, 1, "orders/42");
         }
-        await().atMost(Duration.ofSeconds(10)).until(() -> {
-            for (int i = 0; i < 3; i++) {
-                if (cluster.node(i).status().replicatedHeldKeys() != 1) {
-                    return false;
-                }
-            }
-            return true;
-        });
+        Wait.until("the held key in every node's table (held keys of n0, n1, n2)", Duration.ofSeconds(10),
+                () -> IntStream.range(0, 3).map(i -> cluster.node(i).status().replicatedHeldKeys()).boxed().toList(),
+                held -> held.stream().allMatch(n -> n == 1));
 
         // A follower executes nothing and names the leader's protocol address.
         int follower = (leader + 1) % 3;
@@ -110,17 +108,17 @@ class ClusterInProcessIntegrationTests {
                 last = a.token();
             }
         }
-        await().atMost(Duration.ofSeconds(20)).until(() -> {
+        Wait.until("a snapshot and the 40 held keys on every node", Duration.ofSeconds(20), () -> {
+            List<String> seen = new ArrayList<>();
             for (int i = 0; i < 3; i++) {
                 try (var files = java.nio.file.Files.walk(clusters.dir().resolve("n" + i))) {
-                    if (files.noneMatch(f -> f.getFileName().toString().startsWith("snapshot."))
-                            || cluster.node(i).status().replicatedHeldKeys() != 40) {
-                        return false;
-                    }
+                    boolean snapshot = files.anyMatch(f -> f.getFileName().toString().startsWith("snapshot."));
+                    seen.add("n" + i + (snapshot ? " snapshot, " : " no snapshot, ")
+                            + cluster.node(i).status().replicatedHeldKeys() + " held");
                 }
             }
-            return true;
-        });
+            return seen;
+        }, seen -> seen.stream().allMatch(s -> s.endsWith(" snapshot, 40 held")));
         cluster.stop(leader);
         int next = cluster.awaitServingLeader(leader);
         try (Conn c = new Conn(client[next])) {

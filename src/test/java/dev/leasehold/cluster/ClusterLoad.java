@@ -2,6 +2,7 @@ package dev.leasehold.cluster;
 
 import java.io.IOException;
 import java.net.InetSocketAddress;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Random;
@@ -11,6 +12,7 @@ import java.util.concurrent.atomic.AtomicLong;
 
 import dev.leasehold.cluster.ClusterWire.Answer;
 import dev.leasehold.cluster.ClusterWire.Conn;
+import dev.leasehold.testing.support.Wait;
 
 /**
  * Raw-protocol lock traffic against a three-node cluster, recorded in a {@link ClusterHistory}:
@@ -27,6 +29,7 @@ final class ClusterLoad implements AutoCloseable {
     private final AtomicBoolean stop = new AtomicBoolean();
     private final AtomicLong nextOwner;
     private final List<Thread> workers = new ArrayList<>();
+    private volatile String lastProbe = "";
 
     ClusterLoad(List<InetSocketAddress> nodes, ClusterHistory history, long firstOwner) {
         this.nodes = List.copyOf(nodes);
@@ -222,7 +225,8 @@ final class ClusterLoad implements AutoCloseable {
 
     /**
      * Which node grants now: an Acquire of a private key on a fresh session to each node (released
-     * at once), until one grants or the time is up; -1 if none did.
+     * at once), until one grants or the time is up; -1 if none did (then {@link #lastProbe()} says
+     * what each node answered last, and the same line is printed).
      */
     int leader(long timeoutMs) throws InterruptedException {
         return leader(timeoutMs, -1);
@@ -230,26 +234,41 @@ final class ClusterLoad implements AutoCloseable {
 
     /** As {@link #leader(long)}, never asking node {@code except} (a node cut off or paused). */
     int leader(long timeoutMs, int except) throws InterruptedException {
-        long deadline = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(timeoutMs);
-        while (System.nanoTime() < deadline) {
-            for (int i = 0; i < nodes.size(); i++) {
-                if (i == except) {
-                    continue;
-                }
-                try (Conn c = new Conn(nodes.get(i))) {
-                    long owner = nextOwner.getAndIncrement();
-                    c.send(ClusterWire.acquire(0, 1, owner, "leader-probe-" + owner));
-                    Answer a = c.read(1500);
-                    if (a.op() == 'A') {
-                        history.granted(i, System.nanoTime(), a.token());
-                        return i;
-                    }
-                } catch (IOException e) {
-                    // next
-                }
-            }
-            Thread.sleep(50); // no node grants yet: an election takes real time, poll again
+        try {
+            // No node grants yet: an election takes real time, poll again.
+            return Wait.until("a node to grant a fresh key" + (except < 0 ? "" : " (not asking n" + (except + 1) + ")"),
+                    Duration.ofMillis(timeoutMs), Duration.ofMillis(50), () -> probeLeader(except), Wait.Seen::found).value();
+        } catch (AssertionError e) {
+            lastProbe = e.getMessage();
+            System.out.println("ClusterLoad: " + lastProbe);
+            return -1;
         }
-        return -1;
+    }
+
+    /** Why the last {@link #leader(long)} that returned -1 gave up: each node's last answer, the time waited. */
+    String lastProbe() {
+        return lastProbe;
+    }
+
+    private Wait.Seen<Integer> probeLeader(int except) {
+        StringBuilder seen = new StringBuilder();
+        for (int i = 0; i < nodes.size(); i++) {
+            if (i == except) {
+                continue;
+            }
+            try (Conn c = new Conn(nodes.get(i))) {
+                long owner = nextOwner.getAndIncrement();
+                c.send(ClusterWire.acquire(0, 1, owner, "leader-probe-" + owner));
+                Answer a = c.read(1500);
+                if (a.op() == 'A') {
+                    history.granted(i, System.nanoTime(), a.token());
+                    return new Wait.Seen<>(i, "n" + (i + 1) + " granted");
+                }
+                seen.append('n').append(i + 1).append(" answered ").append(a).append("; ");
+            } catch (IOException e) {
+                seen.append('n').append(i + 1).append(' ').append(e).append("; "); // next
+            }
+        }
+        return Wait.Seen.nothing(seen.toString());
     }
 }

@@ -1,9 +1,9 @@
 package dev.leasehold.cluster;
 
 import static org.assertj.core.api.Assertions.assertThat;
-import static org.awaitility.Awaitility.await;
 
 import java.time.Duration;
+import java.util.stream.IntStream;
 
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
@@ -12,6 +12,7 @@ import dev.leasehold.cluster.ClusterWire.Answer;
 import dev.leasehold.cluster.ClusterWire.Conn;
 import dev.leasehold.protocol.Request;
 import dev.leasehold.registry.KeyView;
+import dev.leasehold.testing.support.Wait;
 
 /**
  * Lock-delay in a three-node cluster (PROTOCOL.md section 12, 8 s): the expiry's delay is
@@ -36,18 +37,15 @@ class ClusterLockDelayIntegrationTests {
             token = c.grant(1, 1, "delayed/1");
         }
         // The lease ends after 1 s; the key is then in lock-delay on the leader and in every table.
-        await().atMost(Duration.ofSeconds(5)).until(() -> cluster.registry(leader).delayedKeys() == 1);
+        // 5 s: the key must still be in its 8 s lock-delay when it is inspected below.
+        Wait.until("the key in lock-delay on the leader (n" + leader + "'s delayed keys)", Duration.ofSeconds(5),
+                () -> cluster.registry(leader).delayedKeys(), n -> n == 1);
         KeyView v = cluster.registry(leader).inspect(Request.key("delayed/1"), 1);
         assertThat(v.state()).isEqualTo(KeyView.State.DELAYED);
         assertThat(v.delayedToken()).isEqualTo(token);
-        await().atMost(Duration.ofSeconds(30)).until(() -> {
-            for (int i = 0; i < 3; i++) {
-                if (cluster.node(i).status().replicatedHeldKeys() != 1) {
-                    return false;
-                }
-            }
-            return true;
-        });
+        Wait.until("the delayed key in every node's table (held keys of n0, n1, n2)", Duration.ofSeconds(30),
+                () -> IntStream.range(0, 3).map(i -> cluster.node(i).status().replicatedHeldKeys()).boxed().toList(),
+                held -> held.stream().allMatch(n -> n == 1));
         try (Conn c = new Conn(client[leader])) {
             c.send(ClusterWire.acquire(0, 5, 2, "delayed/1"));
             assertThat((char) c.read(5000).op()).as("delayed: T for wait 0").isEqualTo('T');
@@ -70,6 +68,7 @@ class ClusterLockDelayIntegrationTests {
             assertThat(a.token()).isGreaterThan(token);
             assertThat(afterMs).as("the whole 8 s delay from promotion").isGreaterThanOrEqualTo(7900);
         }
-        await().atMost(Duration.ofSeconds(10)).until(() -> cluster.registry(next).delayedKeys() == 0);
+        Wait.until("the lock-delay to end on the new leader (n" + next + "'s delayed keys)", Duration.ofSeconds(10),
+                () -> cluster.registry(next).delayedKeys(), n -> n == 0);
     }
 }

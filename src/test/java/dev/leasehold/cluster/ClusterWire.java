@@ -71,6 +71,16 @@ final class ClusterWire {
         private static Answer plain(int op, long number) {
             return new Answer(op, number, 0, 0, 0, "");
         }
+
+        /** As a failure message shows it: "A token 7", "X 8 leader=127.0.0.1:4001", "T". */
+        @Override
+        public String toString() {
+            return switch (op) {
+                case 'A' -> "A token " + token;
+                case 'X' -> "X " + code + (message.isEmpty() ? "" : " " + message);
+                default -> String.valueOf((char) op);
+            };
+        }
     }
 
     /** One session; the connect gives up after 500 ms, as a node behind a cut never answers. */

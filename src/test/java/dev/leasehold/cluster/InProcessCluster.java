@@ -1,7 +1,5 @@
 package dev.leasehold.cluster;
 
-import static org.awaitility.Awaitility.await;
-
 import java.io.IOException;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -32,6 +30,7 @@ import dev.leasehold.server.RegistryTimer;
 import dev.leasehold.server.ServerSecurity;
 import dev.leasehold.server.ServerStats;
 import dev.leasehold.testing.support.Ports;
+import dev.leasehold.testing.support.Wait;
 
 /**
  * A test fixture: a cluster of real nodes in this JVM (real Ratis over loopback gRPC, real
@@ -166,17 +165,31 @@ public final class InProcessCluster implements AutoCloseable {
 
     /** The index of a running node that serves, other than {@code not} (-1: any), within 30 s. */
     public int awaitServingLeader(int not) {
-        int[] found = {-1};
-        await().atMost(Duration.ofSeconds(30)).pollInterval(Duration.ofMillis(20)).until(() -> {
-            for (int i = 0; i < nodes.length; i++) {
-                if (i != not && serving(i)) {
-                    found[0] = i;
-                    return true;
-                }
+        return Wait.until("a serving leader" + (not < 0 ? "" : " other than " + id(not)), Duration.ofSeconds(30),
+                Duration.ofMillis(20), () -> {
+                    for (int i = 0; i < nodes.length; i++) {
+                        if (i != not && serving(i)) {
+                            return new Wait.Seen<>(i, id(i) + " serves");
+                        }
+                    }
+                    return Wait.Seen.<Integer>nothing(roles());
+                }, Wait.Seen::found).value();
+    }
+
+    /** Each node's role as a wait's failure shows it: "n1 LEADER serving term 2; n2 FOLLOWER term 2; n3 not running". */
+    private String roles() {
+        StringBuilder b = new StringBuilder();
+        for (int i = 0; i < nodes.length; i++) {
+            b.append(id(i)).append(' ');
+            if (nodes[i] == null || !nodes[i].cluster().isRunning()) {
+                b.append("not running");
+            } else {
+                ClusterNode.Status s = nodes[i].cluster().status();
+                b.append(s.role()).append(s.serving() ? " serving" : "").append(" term ").append(s.term());
             }
-            return false;
-        });
-        return found[0];
+            b.append(i + 1 < nodes.length ? "; " : "");
+        }
+        return b.toString();
     }
 
     /**
@@ -200,7 +213,8 @@ public final class InProcessCluster implements AutoCloseable {
                 throw new IOException("leadership transfer " + id(from) + " -> " + id(to) + " failed: " + reply);
             }
         }
-        await().atMost(Duration.ofSeconds(30)).pollInterval(Duration.ofMillis(20)).until(() -> serving(to));
+        Wait.until(id(to) + " to serve after the transfer from " + id(from), Duration.ofSeconds(30), Duration.ofMillis(20),
+                () -> Wait.Seen.nothing(roles()), seen -> serving(to));
     }
 
     /** Stops node {@code i} as a drain does (a serving leader hands leadership over first). */

@@ -1,7 +1,6 @@
 package dev.leasehold.cluster;
 
 import static org.assertj.core.api.Assertions.assertThat;
-import static org.awaitility.Awaitility.await;
 
 import java.nio.file.Path;
 import java.time.Duration;
@@ -18,6 +17,7 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
 import dev.leasehold.testing.support.Ports;
+import dev.leasehold.testing.support.Wait;
 
 /**
  * Upgrades (docs/cluster.md "Upgrading"): a committed log entry in a format this build does not
@@ -47,7 +47,8 @@ class LogFormatIntegrationTests {
                     .setRetryPolicy(RetryPolicies.retryUpToMaximumCountWithFixedSleep(5,
                             TimeDuration.valueOf(200, TimeUnit.MILLISECONDS))).build()) {
                 c.async().send(Message.valueOf(UnsafeByteOperations.unsafeWrap(newer)));
-                await().atMost(Duration.ofSeconds(30)).until(cluster::logFailed);
+                Wait.until("a node to fail on the newer log entry format (failed?)", Duration.ofSeconds(30), cluster::logFailed,
+                        failed -> failed);
             }
             assertThat(cluster.node(leader).status().appliedIndex()).isGreaterThanOrEqualTo(appliedBefore);
             assertThat(cluster.node(leader).status().replicatedHeldKeys()).as("nothing of it reached the table").isZero();

@@ -2,7 +2,6 @@ package dev.leasehold.cluster;
 
 import static java.nio.charset.StandardCharsets.UTF_8;
 import static org.assertj.core.api.Assertions.assertThat;
-import static org.awaitility.Awaitility.await;
 
 import java.time.Duration;
 import java.util.List;
@@ -23,6 +22,7 @@ import dev.leasehold.registry.RegistryLimits;
 import dev.leasehold.registry.RegistryObserver;
 import dev.leasehold.registry.SessionHandle;
 import dev.leasehold.registry.TokenSource;
+import dev.leasehold.testing.support.Wait;
 
 /**
  * The proposer against a sink whose commits the test completes by hand: answers wait for their
@@ -60,7 +60,8 @@ class ProposerTests {
         proposer.open(0);
         proposer.granted(key("a"), 1, 10);
         proposals.poll(5, TimeUnit.SECONDS).complete("ok");
-        await().atMost(Duration.ofSeconds(5)).until(() -> proposer.committed(proposer.barrier()));
+        Wait.until("the proposer's barrier committed (committed?)", Duration.ofSeconds(10), () -> proposer.committed(proposer.barrier()),
+                committed -> committed);
 
         proposer.checked(key("a"), 1);
         long barrier = proposer.barrier();
@@ -68,7 +69,8 @@ class ProposerTests {
         CompletableFuture<Object> entry = proposals.poll(5, TimeUnit.SECONDS);
         assertThat(batches.get(1)).hasSize(1).first().isInstanceOf(Command.Check.class);
         entry.complete("ok");
-        await().atMost(Duration.ofSeconds(5)).until(() -> proposer.committed(barrier));
+        Wait.until("barrier " + barrier + " committed after the Check's entry (committed?)", Duration.ofSeconds(10),
+                () -> proposer.committed(barrier), committed -> committed);
     }
 
     @Test
@@ -80,10 +82,10 @@ class ProposerTests {
         List<Boolean> outcome = new CopyOnWriteArrayList<>();
         proposer.whenCommitted(barrier, outcome::add);
         proposals.poll(5, TimeUnit.SECONDS).completeExceptionally(new IllegalStateException("not leader"));
-        await().atMost(Duration.ofSeconds(5)).until(() -> !failures.isEmpty());
+        Wait.until("the proposal's failure reported (failures)", Duration.ofSeconds(10), () -> List.copyOf(failures), f -> !f.isEmpty());
         assertThat(proposer.committed(barrier)).isFalse();
         proposer.close(); // what the node does on the failure: it stops serving
-        await().atMost(Duration.ofSeconds(5)).until(() -> !outcome.isEmpty());
+        Wait.until("the Check answered on close (outcomes)", Duration.ofSeconds(10), () -> List.copyOf(outcome), o -> !o.isEmpty());
         assertThat(outcome).containsExactly(false);
     }
 
@@ -121,13 +123,13 @@ class ProposerTests {
         assertThat(answered).isEmpty();
 
         batch1.complete("ok");
-        await().atMost(Duration.ofSeconds(5)).until(() -> answered.size() == 1);
+        Wait.until("the first batch's answer (answered)", Duration.ofSeconds(10), () -> List.copyOf(answered), a -> a.size() == 1);
         assertThat(answered).containsExactly("first true");
         CompletableFuture<Object> batch2 = proposals.poll(5, TimeUnit.SECONDS);
         assertThat(batches).hasSize(2);
         assertThat(batches.get(1)).hasSize(2);
         batch2.complete("ok");
-        await().atMost(Duration.ofSeconds(5)).until(() -> answered.size() == 2);
+        Wait.until("the second batch's answer (answered)", Duration.ofSeconds(10), () -> List.copyOf(answered), a -> a.size() == 2);
         assertThat(answered).containsExactly("first true", "second true");
         assertThat(proposer.committed(second)).isTrue();
     }
@@ -155,7 +157,7 @@ class ProposerTests {
         proposer.open(0);
         proposer.expired(key("a"), 3, 0);
         proposals.poll(5, TimeUnit.SECONDS).completeExceptionally(new IllegalStateException("not leader"));
-        await().atMost(Duration.ofSeconds(5)).until(() -> failures.size() == 1);
+        Wait.until("the proposal's failure reported (failures)", Duration.ofSeconds(10), () -> List.copyOf(failures), f -> f.size() == 1);
     }
 
     @Test
@@ -182,7 +184,8 @@ class ProposerTests {
             // the second's answer must not go out, since the grant before it was never logged.
             batch1.completeExceptionally(new IllegalStateException("not leader"));
             batch2.complete("ok");
-            await().atMost(Duration.ofSeconds(5)).until(() -> failures.size() == 1);
+            Wait.until("the failed batch's failure reported (failures)", Duration.ofSeconds(10), () -> List.copyOf(failures),
+                    f -> f.size() == 1);
             assertThat(answered).isEmpty();
             two.close(); // what stepping down does
             assertThat(answered).containsExactlyInAnyOrder("a false", "b false");

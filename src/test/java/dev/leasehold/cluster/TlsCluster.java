@@ -3,14 +3,15 @@ package dev.leasehold.cluster;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.time.Duration;
 import java.util.Map;
-import java.util.concurrent.TimeUnit;
 
 import dev.leasehold.cluster.ClusterWire.Conn;
 import dev.leasehold.testing.Actuator;
 import dev.leasehold.testing.ServerProcess;
 import dev.leasehold.testing.TestPki;
 import dev.leasehold.testing.support.Ports;
+import dev.leasehold.testing.support.Wait;
 
 /**
  * Three node processes on loopback with cluster TLS from a test CA made at test time: node
@@ -79,26 +80,34 @@ final class TlsCluster implements AutoCloseable {
 
     /** The index of the node that grants a fresh key, within the timeout. */
     int leader(long timeoutMs) throws Exception {
-        long deadline = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(timeoutMs);
-        long owner = 1;
-        while (System.nanoTime() < deadline) {
-            for (int i = 0; i < 3; i++) {
-                if (nodes[i] == null || !nodes[i].isAlive()) {
-                    continue;
-                }
-                try (Conn c = new Conn(clientPorts[i])) {
-                    owner++;
-                    c.send(ClusterWire.acquire(0, 1, owner, "leader-probe-" + System.nanoTime()));
-                    if (c.read(2000).op() == 'A') {
-                        return i;
-                    }
-                } catch (IOException e) {
-                    // not up yet, or not the leader
-                }
-            }
-            Thread.sleep(100); // polling other processes, which offer nothing to await
+        long[] owner = {1};
+        try {
+            // Polling other processes, which offer nothing to await.
+            return Wait.until("a node of n1, n2, n3 to grant a fresh key", Duration.ofMillis(timeoutMs),
+                    Duration.ofMillis(100), () -> {
+                        StringBuilder seen = new StringBuilder();
+                        for (int i = 0; i < 3; i++) {
+                            if (nodes[i] == null || !nodes[i].isAlive()) {
+                                seen.append(IDS[i]).append(" not running; ");
+                                continue;
+                            }
+                            try (Conn c = new Conn(clientPorts[i])) {
+                                owner[0]++;
+                                c.send(ClusterWire.acquire(0, 1, owner[0], "leader-probe-" + System.nanoTime()));
+                                ClusterWire.Answer a = c.read(2000);
+                                if (a.op() == 'A') {
+                                    return new Wait.Seen<>(i, IDS[i] + " granted");
+                                }
+                                seen.append(IDS[i]).append(" answered ").append(a).append("; ");
+                            } catch (IOException e) {
+                                seen.append(IDS[i]).append(" ").append(e).append("; "); // not up yet, or not the leader
+                            }
+                        }
+                        return Wait.Seen.<Integer>nothing(seen.toString());
+                    }, Wait.Seen::found).value();
+        } catch (AssertionError e) {
+            throw new AssertionError(e.getMessage() + "\n" + logs(), e);
         }
-        throw new AssertionError("no node granted within " + timeoutMs + " ms:\n" + logs());
     }
 
     /**
@@ -110,14 +119,20 @@ final class TlsCluster implements AutoCloseable {
     void awaitReplicated(int leader, long timeoutMs) throws Exception {
         long commit = new Actuator(httpPorts[leader]).get("/actuator/health")
                 .<Number>json("components.cluster.details.commitIndex").longValue();
-        long deadline = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(timeoutMs);
+        Duration atMost = Duration.ofMillis(timeoutMs);
+        long start = System.nanoTime();
         for (int i = 0; i < 3; i++) {
-            while (nodes[i] != null && nodes[i].isAlive() && new Actuator(httpPorts[i]).get("/actuator/health")
-                    .<Number>json("components.cluster.details.appliedIndex").longValue() < commit) {
-                if (System.nanoTime() > deadline) {
-                    throw new AssertionError(IDS[i] + " has not applied index " + commit + " in time:\n" + logs());
-                }
-                Thread.sleep(50); // polling another process
+            int node = i;
+            try {
+                // Polling another process; the deadline is shared by the three nodes.
+                Wait.until(IDS[i] + " (HTTP port " + httpPorts[i] + ") to apply index " + commit + " (" + IDS[leader]
+                                + "'s commit index)", atMost.minusNanos(System.nanoTime() - start), Duration.ofMillis(50),
+                        () -> nodes[node] == null || !nodes[node].isAlive() ? Long.MAX_VALUE
+                                : new Actuator(httpPorts[node]).get("/actuator/health")
+                                        .<Number>json("components.cluster.details.appliedIndex").longValue(),
+                        applied -> applied >= commit);
+            } catch (AssertionError e) {
+                throw new AssertionError(e.getMessage() + " (applied index)\n" + logs(), e);
             }
         }
     }

@@ -4,10 +4,10 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import java.io.IOException;
 import java.nio.file.Path;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
-import java.util.concurrent.TimeUnit;
 
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
@@ -17,6 +17,7 @@ import dev.leasehold.cluster.ClusterWire.Conn;
 import dev.leasehold.store.ReservedTokens;
 import dev.leasehold.testing.ServerProcess;
 import dev.leasehold.testing.support.Ports;
+import dev.leasehold.testing.support.Wait;
 
 /**
  * Tokens never go back when a single node's data directory becomes a cluster member: a single
@@ -85,23 +86,25 @@ class TokenFloorIntegrationTests {
 
     /** The token of the first grant any node makes, trying each in turn until one serves. */
     private static long firstClusterToken(int[] client, long timeoutMs) throws Exception {
-        long deadline = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(timeoutMs);
-        long owner = 1;
-        while (System.nanoTime() - deadline < 0) {
-            for (int port : client) {
-                try (Conn c = new Conn(port)) {
-                    c.send(ClusterWire.acquire(0, 5, owner++, "floor"));
-                    Answer a = c.read(5_000);
-                    if (a.op() == 'A') {
-                        return a.token();
+        long[] owner = {1};
+        // No node serves yet: an election takes real time, poll again.
+        return Wait.until("a grant from any node of the cluster (client ports " + java.util.Arrays.toString(client) + ")",
+                Duration.ofMillis(timeoutMs), Duration.ofMillis(100), () -> {
+                    StringBuilder seen = new StringBuilder();
+                    for (int i = 0; i < client.length; i++) {
+                        try (Conn c = new Conn(client[i])) {
+                            c.send(ClusterWire.acquire(0, 5, owner[0]++, "floor"));
+                            Answer a = c.read(5_000);
+                            if (a.op() == 'A') {
+                                return new Wait.Seen<>(a.token(), "n" + (i + 1) + " granted");
+                            }
+                            seen.append('n').append(i + 1).append(" answered ").append(a).append("; ");
+                        } catch (IOException e) {
+                            seen.append('n').append(i + 1).append(' ').append(e).append("; "); // not up yet, or not the leader
+                        }
                     }
-                } catch (IOException e) {
-                    // not up yet, or not the leader: the next node
-                }
-            }
-            Thread.sleep(100); // no node serves yet: an election takes real time, poll again
-        }
-        throw new AssertionError("no grant from the cluster in " + timeoutMs + " ms");
+                    return Wait.Seen.<Long>nothing(seen.toString());
+                }, Wait.Seen::found).value();
     }
 
     private static Map<String, String> nodeProps(int i, int[] client, int[] raft, long initialToken) {

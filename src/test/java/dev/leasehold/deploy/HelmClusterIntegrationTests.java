@@ -39,6 +39,7 @@ import dev.leasehold.client.LeaseholdClient;
 import dev.leasehold.client.ReleaseOutcome;
 import dev.leasehold.deploy.HelmChartTests.Rendered;
 import dev.leasehold.testing.Actuator;
+import dev.leasehold.testing.support.Wait;
 
 /**
  * Three server processes started with exactly what the Helm chart renders in cluster mode
@@ -74,7 +75,9 @@ class HelmClusterIntegrationTests {
     private static final int PODS = 3;
     private static final Pattern SERVES = Pattern.compile("Node (\\S+) serves as leader");
     /** JVM start, Boot context, Ratis election, on 2 noisy cores: generous, it only bounds a hang. */
-    private static final long LEADER_TIMEOUT_MS = 120_000;
+    // 300 s, was 120 s: three JVMs start at once here, and at load average 34 (two builds and other
+    // helpers on 2 cores) a pod took 74 s from launch to starting Ratis; it only bounds a hang.
+    private static final long LEADER_TIMEOUT_MS = 300_000;
     private static final long HEALTH_TIMEOUT_MS = 60_000;
 
     private final List<Process> processes = new ArrayList<>();
@@ -275,55 +278,61 @@ class HelmClusterIntegrationTests {
 
     /** Waits until one pod serves as leader and every pod logged it as the leader; its node id. */
     private String awaitLeader(List<String> pods) throws IOException, InterruptedException {
-        long deadline = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(LEADER_TIMEOUT_MS);
-        while (true) {
-            List<String> out = new ArrayList<>();
-            for (Path log : logs) {
-                out.add(Files.readString(log, StandardCharsets.UTF_8));
-            }
-            for (int i = 0; i < pods.size(); i++) {
-                if (!processes.get(i).isAlive()) {
-                    throw new AssertionError(pods.get(i) + " exited with " + processes.get(i).exitValue() + ":\n"
-                            + out.get(i));
-                }
-            }
-            for (String o : out) {
-                Matcher m = SERVES.matcher(o);
-                String leader = null;
-                while (m.find()) {
-                    leader = m.group(1); // the latest
-                }
-                String named = leader == null ? null : "leader is now " + leader;
-                if (named != null && out.stream().allMatch(x -> x.contains(named))) {
-                    return leader;
-                }
-            }
-            if (System.nanoTime() > deadline) {
-                throw new AssertionError("no leader every pod names after " + LEADER_TIMEOUT_MS + " ms:\n"
-                        + String.join("\n---\n", out));
-            }
+        List<String> out = new ArrayList<>();
+        try {
             // The outputs are files other processes write; nothing signals a new line, so poll.
-            Thread.sleep(100);
+            return Wait.until("one leader every pod of " + pods + " names", Duration.ofMillis(LEADER_TIMEOUT_MS),
+                    Duration.ofMillis(100), () -> {
+                        out.clear();
+                        for (Path log : logs) {
+                            out.add(Files.readString(log, StandardCharsets.UTF_8));
+                        }
+                        for (int i = 0; i < pods.size(); i++) {
+                            if (!processes.get(i).isAlive()) {
+                                throw Wait.giveUp(pods.get(i) + " exited with " + processes.get(i).exitValue() + ":\n"
+                                        + out.get(i));
+                            }
+                        }
+                        List<String> named = new ArrayList<>();
+                        for (int i = 0; i < out.size(); i++) {
+                            Matcher m = SERVES.matcher(out.get(i));
+                            String leader = null;
+                            while (m.find()) {
+                                leader = m.group(1); // the latest
+                            }
+                            String line = "leader is now " + leader;
+                            if (leader != null && out.stream().allMatch(x -> x.contains(line))) {
+                                return new Wait.Seen<>(leader, "every pod names " + leader);
+                            }
+                            Matcher now = Pattern.compile("leader is now (\\S+)").matcher(out.get(i));
+                            String latest = null;
+                            while (now.find()) {
+                                latest = now.group(1);
+                            }
+                            named.add(pods.get(i) + (latest == null ? " logged no leader yet" : " logged leader " + latest)
+                                    + (leader == null ? "" : ", " + leader + " serves as leader"));
+                        }
+                        return Wait.Seen.<String>nothing(String.join("; ", named));
+                    }, Wait.Seen::found).value();
+        } catch (AssertionError e) {
+            throw new AssertionError(e.getMessage() + "\n" + String.join("\n---\n", out), e);
         }
     }
 
     private static void awaitUp(Actuator pod, String path, String name, Path log) throws Exception {
-        long deadline = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(HEALTH_TIMEOUT_MS);
-        String last = "";
-        while (System.nanoTime() < deadline) {
-            try {
-                Actuator.Response r = pod.get(path);
-                last = r.status() + " " + r.body();
-                if (r.status() == 200 && r.body().contains("\"status\":\"UP\"")) {
-                    return;
-                }
-            } catch (IllegalStateException e) {
-                last = e.getMessage(); // not listening yet
-            }
+        try {
             // A follower's readiness follows the leader it learns of; poll, nothing signals it.
-            Thread.sleep(200);
+            Wait.until(name + " " + path + " to say UP", Duration.ofMillis(HEALTH_TIMEOUT_MS), Duration.ofMillis(200),
+                    () -> {
+                        try {
+                            Actuator.Response r = pod.get(path);
+                            return r.status() + " " + r.body();
+                        } catch (IllegalStateException e) {
+                            return e.getMessage(); // not listening yet
+                        }
+                    }, last -> last.startsWith("200 ") && last.contains("\"status\":\"UP\""));
+        } catch (AssertionError e) {
+            throw new AssertionError(e.getMessage() + "\n" + Files.readString(log), e);
         }
-        throw new AssertionError(name + " " + path + " not UP after " + HEALTH_TIMEOUT_MS + " ms: " + last + "\n"
-                + Files.readString(log));
     }
 }

@@ -3,7 +3,6 @@ package dev.leasehold.health;
 import static dev.leasehold.health.HealthIntegrationTests.acquire;
 import static dev.leasehold.health.HealthIntegrationTests.key;
 import static org.assertj.core.api.Assertions.assertThat;
-import static org.awaitility.Awaitility.await;
 
 import java.time.Duration;
 
@@ -17,6 +16,7 @@ import dev.leasehold.testing.Actuator;
 import dev.leasehold.testing.Actuator.Response;
 import dev.leasehold.testing.RawClient;
 import dev.leasehold.testing.TestServer;
+import dev.leasehold.testing.support.Wait;
 
 /** Shutdown as the probes see it: drain (readiness OUT_OF_SERVICE), then the protocol port closes. */
 class DrainHealthIntegrationTests {
@@ -31,7 +31,8 @@ class DrainHealthIntegrationTests {
             assertThat(http.get("/actuator/health/readiness").status()).isEqualTo(200);
             long token = ((Answer.Acquired) holder.send(acquire("h/drain", 0, 30, 1)).next()).token();
             waiter.send(acquire("h/drain", 30, 30, 2));
-            await().atMost(AWAIT).until(() -> own.bean(LockRegistry.class).waiters() == 1);
+            Wait.until("one waiter queued on the server (port " + own.port() + ")", AWAIT,
+                    own.bean(LockRegistry.class)::waiters, n -> n == 1);
 
             own.bean(LockRegistry.class).drain();
 

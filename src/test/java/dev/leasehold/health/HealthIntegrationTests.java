@@ -1,7 +1,6 @@
 package dev.leasehold.health;
 
 import static org.assertj.core.api.Assertions.assertThat;
-import static org.awaitility.Awaitility.await;
 
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
@@ -24,6 +23,7 @@ import dev.leasehold.testing.Actuator;
 import dev.leasehold.testing.Actuator.Response;
 import dev.leasehold.testing.RawClient;
 import dev.leasehold.testing.TestServer;
+import dev.leasehold.testing.support.Wait;
 
 /**
  * {@code /actuator/health} and its Kubernetes groups over HTTP, against the real application.
@@ -49,7 +49,7 @@ class HealthIntegrationTests {
         try (RawClient holder = new RawClient(server.port()); RawClient waiter = new RawClient(server.port())) {
             long token = ((Answer.Acquired) holder.send(acquire("h/up", 0, 30, 1)).next()).token();
             waiter.send(acquire("h/up", 30, 30, 2));
-            await().atMost(AWAIT).untilAsserted(() -> {
+            Wait.untilAsserted("the server's health UP with its two sessions", AWAIT, () -> {
                 Response r = actuator.get("/actuator/health");
                 assertThat(r.status()).as(r.body()).isEqualTo(200);
                 assertThat(r.<String>json("$.status")).isEqualTo("UP");

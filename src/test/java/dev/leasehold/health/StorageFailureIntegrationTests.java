@@ -1,7 +1,6 @@
 package dev.leasehold.health;
 
 import static org.assertj.core.api.Assertions.assertThat;
-import static org.awaitility.Awaitility.await;
 
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -17,6 +16,7 @@ import dev.leasehold.testing.Actuator;
 import dev.leasehold.testing.Actuator.Response;
 import dev.leasehold.testing.RawClient;
 import dev.leasehold.testing.TestServer;
+import dev.leasehold.testing.support.Wait;
 
 /**
  * A real data-directory failure: the directory is replaced by a plain file while the server
@@ -36,7 +36,8 @@ class StorageFailureIntegrationTests {
             TestServer.deleteTree(dir);
             Files.createFile(dir);
 
-            await().atMost(Duration.ofSeconds(10)).untilAsserted(() -> {
+            Wait.untilAsserted("the server (port " + server.port() + ") to answer B once its data directory is a file",
+                    Duration.ofSeconds(10), () -> {
                 Answer a = c.send(new Request.Acquire(0, 5, 1, "s/k".getBytes())).next();
                 if (a instanceof Answer.Acquired granted) {
                     c.send(new Request.Release(granted.token(), "s/k".getBytes())).next();
@@ -58,7 +59,9 @@ class StorageFailureIntegrationTests {
             Files.delete(dir);
             Files.createDirectories(dir);
             // the store retries (at most once a second) when tokens are asked for
-            await().atMost(Duration.ofSeconds(10)).pollInterval(Duration.ofMillis(200)).untilAsserted(() -> {
+            // 20 s, was 10 s: the store retries at most once a second, each retry an fsync on a loaded disk.
+            Wait.untilAsserted("the server (port " + server.port() + ") to grant again once its data directory is back",
+                    Duration.ofSeconds(20), () -> {
                 Answer a = c.send(new Request.Acquire(0, 5, 2, "s/k".getBytes())).next();
                 assertThat(a).isInstanceOf(Answer.Acquired.class);
                 c.send(new Request.Release(((Answer.Acquired) a).token(), "s/k".getBytes())).next();

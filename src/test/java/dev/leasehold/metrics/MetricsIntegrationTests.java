@@ -2,7 +2,6 @@ package dev.leasehold.metrics;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.within;
-import static org.awaitility.Awaitility.await;
 
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
@@ -20,6 +19,7 @@ import dev.leasehold.testing.Actuator;
 import dev.leasehold.testing.Actuator.Scrape;
 import dev.leasehold.testing.RawClient;
 import dev.leasehold.testing.TestServer;
+import dev.leasehold.testing.support.Wait;
 
 /**
  * Drives the protocol over real sockets and scrapes {@code /actuator/prometheus} over HTTP, as
@@ -119,7 +119,7 @@ class MetricsIntegrationTests {
                 RawClient third = new RawClient(server.port())) {
             long token = ((Answer.Acquired) holder.send(acquire("m/queue", 0, 30, 1)).next()).token();
             waiter.send(acquire("m/queue", 30, 30, 2));
-            await().atMost(AWAIT).untilAsserted(() -> {
+            Wait.untilAsserted("one waiter on m/queue in the scrape", AWAIT, () -> {
                 Scrape s = actuator.scrape();
                 assertThat(delta(before, s, "leasehold_waiters")).isEqualTo(1);
                 assertThat(s.value("leasehold_waiters_max_per_key")).isEqualTo(1);
@@ -145,7 +145,7 @@ class MetricsIntegrationTests {
         }
         // Timed on the waiter's event loop just after the flush that carried the A: the client can
         // read the A a moment before the sample is recorded, hence the await.
-        await().atMost(AWAIT).untilAsserted(() ->
+        Wait.untilAsserted("the hand-off counted in the scrape", AWAIT, () ->
                 assertThat(delta(before, actuator.scrape(), "leasehold_handoff_seconds_count")).isEqualTo(1));
         Scrape after = actuator.scrape();
         assertThat(delta(before, after, "leasehold_handoff_seconds_sum"))
@@ -158,14 +158,15 @@ class MetricsIntegrationTests {
         try (RawClient c = new RawClient(server.port())) {
             long token = ((Answer.Acquired) c.send(acquire("m/handoff", 0, 30, 1)).next()).token();
             c.send(acquire("m/handoff", 30, 30, 2));
-            await().atMost(AWAIT).untilAsserted(() -> assertThat(delta(before, actuator.scrape(), "leasehold_waiters")).isEqualTo(1));
+            Wait.untilAsserted("the session's own waiter on m/handoff in the scrape", AWAIT,
+                    () -> assertThat(delta(before, actuator.scrape(), "leasehold_waiters")).isEqualTo(1));
             // The Release grants the session's own waiter: its A joins the read batch (appended while
             // the Release is decided, so before the R) and both leave in one flush.
             c.send(new Request.Release(token, key("m/handoff")));
             Answer.Acquired granted = (Answer.Acquired) c.next();
             assertThat(granted.owner()).isEqualTo(2);
             assertThat(c.next()).isEqualTo(new Answer.Released(token));
-            await().atMost(AWAIT).untilAsserted(() ->
+            Wait.untilAsserted("the hand-off within the session counted in the scrape", AWAIT, () ->
                     assertThat(delta(before, actuator.scrape(), "leasehold_handoff_seconds_count")).isEqualTo(1));
             c.send(new Request.Release(granted.token(), key("m/handoff"))).next();
         }
@@ -195,7 +196,7 @@ class MetricsIntegrationTests {
         try (RawClient c = new RawClient(server.port())) {
             assertThat(c.send(acquire("m/expire", 0, 1, 1)).next()).isInstanceOf(Answer.Acquired.class);
         }
-        await().atMost(AWAIT).untilAsserted(() -> {
+        Wait.untilAsserted("the 1 s lease on m/expire counted as expired in the scrape", AWAIT, () -> {
             Scrape s = actuator.scrape();
             assertThat(delta(before, s, "leasehold_lease_expirations_total")).isEqualTo(1);
             assertThat(delta(before, s, "leasehold_hold_seconds_count", "end", "expired")).isEqualTo(1);
@@ -214,7 +215,7 @@ class MetricsIntegrationTests {
             assertThat(a).isInstanceOf(Answer.Error.class);
             assertThat(((Answer.Error) a).code()).isEqualTo(ErrorCode.UNKNOWN_OP.code());
         }
-        await().atMost(AWAIT).untilAsserted(() -> {
+        Wait.untilAsserted("the X 1 counted in the scrape", AWAIT, () -> {
             Scrape s = actuator.scrape();
             assertThat(delta(before, s, "leasehold_protocol_errors_total", "code", "1")).isEqualTo(1);
             assertThat(delta(before, s, "leasehold_protocol_errors_total", "code", "2")).isZero();
@@ -223,13 +224,16 @@ class MetricsIntegrationTests {
 
     @Test
     void sessionsGaugeFollowsOpenSessions() throws Exception {
-        await().atMost(AWAIT).until(() -> actuator.scrape().value("leasehold_sessions") == 0);
+        Wait.until("no session open on the server (leasehold_sessions, scraped)", AWAIT,
+                () -> actuator.scrape().value("leasehold_sessions"), v -> v == 0);
         try (RawClient a = new RawClient(server.port()); RawClient b = new RawClient(server.port())) {
             a.send(new Request.Ping(1)).next();
             b.send(new Request.Ping(2)).next();
-            await().atMost(AWAIT).untilAsserted(() -> assertThat(actuator.scrape().value("leasehold_sessions")).isEqualTo(2));
+            Wait.untilAsserted("two sessions in the scrape", AWAIT,
+                    () -> assertThat(actuator.scrape().value("leasehold_sessions")).isEqualTo(2));
         }
-        await().atMost(AWAIT).untilAsserted(() -> assertThat(actuator.scrape().value("leasehold_sessions")).isZero());
+        Wait.untilAsserted("no session in the scrape after both closed", AWAIT,
+                () -> assertThat(actuator.scrape().value("leasehold_sessions")).isZero());
     }
 
     @Test
@@ -242,7 +246,7 @@ class MetricsIntegrationTests {
                 c.send(new Request.Release(((Answer.Acquired) a).token(), key("m/tokens"))).next();
             }
         }
-        await().atMost(AWAIT).untilAsserted(() ->
+        Wait.untilAsserted("a token store write counted in the scrape", AWAIT, () ->
                 assertThat(delta(before, actuator.scrape(), "leasehold_token_store_writes_total")).isGreaterThanOrEqualTo(1));
     }
 

@@ -9,10 +9,12 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.AtomicReference;
+import java.time.Duration;
 
 import org.junit.jupiter.api.Test;
 
 import dev.leasehold.testing.ManualClocks;
+import dev.leasehold.testing.support.Wait;
 
 /**
  * The registry's side of PROTOCOL.md section 8, on a test clock: the recovery grace (every key
@@ -116,10 +118,12 @@ class RecoveryAndDrainTests {
                 racing.set(r.acquire(hugeKey, 60, 5, 2, System.nanoTime(), s));
             });
             acquirer.start();
-            started.await();
+            assertThat(started.await(30, java.util.concurrent.TimeUnit.SECONDS)).as("round %d: the acquirer thread started", round)
+                    .isTrue();
             Thread.sleep(2); // a head start into the race, either interleaving must hold (not an ordering)
             r.drain();
-            acquirer.join();
+            Wait.until("round " + round + ": the acquirer thread to end after the drain (its state)", Duration.ofSeconds(30),
+                    acquirer::getState, state -> state == Thread.State.TERMINATED);
             assertThat(r.waiters()).as("round %d", round).isZero();
             AcquireResult result = racing.get();
             if (result instanceof AcquireResult.Queued q) {

@@ -1,6 +1,5 @@
 package dev.leasehold.server;
 
-import static org.awaitility.Awaitility.await;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import java.io.IOException;
@@ -24,6 +23,7 @@ import dev.leasehold.protocol.FrameWriter;
 import dev.leasehold.protocol.Request;
 import dev.leasehold.testing.RawClient;
 import dev.leasehold.testing.TestServer;
+import dev.leasehold.testing.support.Wait;
 
 /** Busy at each limit, refused connections, and backpressure, against a server with small limits. */
 class LimitsIntegrationTests {
@@ -133,13 +133,13 @@ class LimitsIntegrationTests {
             open.remove(0).close();
             // the server counts the closed connection out when it sees the close: until then a
             // new one is refused (closed unanswered), so try until one is answered
-            await().atMost(Duration.ofSeconds(5)).until(() -> {
-                try (RawClient again = new RawClient(small.port())) {
-                    return new Answer.Pong(7).equals(again.send(new Request.Ping(7)).poll(1000));
-                } catch (IOException e) {
-                    return false;
-                }
-            });
+            // 15 s, was 5 s: each try is a connection and a 1 s poll, and the server sees the close on a busy event loop.
+            Wait.until("a new connection to the server (port " + small.port() + ") answered once one of 3 closed",
+                    Duration.ofSeconds(15), () -> {
+                        try (RawClient again = new RawClient(small.port())) {
+                            return again.send(new Request.Ping(7)).poll(1000); // null: no answer in 1 s
+                        }
+                    }, new Answer.Pong(7)::equals);
         } finally {
             for (RawClient c : open) {
                 c.close();

@@ -2,6 +2,7 @@ package dev.leasehold.server;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import java.time.Duration;
 import java.util.Map;
 
 import org.junit.jupiter.api.AfterAll;
@@ -13,6 +14,7 @@ import dev.leasehold.protocol.Request;
 import dev.leasehold.registry.LockRegistry;
 import dev.leasehold.testing.RawClient;
 import dev.leasehold.testing.TestServer;
+import dev.leasehold.testing.support.Wait;
 
 /**
  * Lock-delay on the real server (PROTOCOL.md section 12, {@code leasehold.lock-delay=2s}): an
@@ -46,16 +48,11 @@ class LockDelayIntegrationTests {
             waiter.send(new Request.Acquire(10, 5, 2, key));
             // The key is in lock-delay from the lease's end (1 s after the grant) to 3 s after it:
             // watch for it there rather than read it at one guessed moment.
-            long seenDelayedMs = -1;
-            while (millisSince(sent) < 3000) {
-                if (registry.delayedKeys() == 1) {
-                    seenDelayedMs = millisSince(sent);
-                    break;
-                }
-                Thread.sleep(5); // polling a gauge: nothing signals the state change
-            }
-            assertThat(seenDelayedMs).as("the key in lock-delay at some moment between the lease's end and 3 s"
-                    + " after the Acquire was sent (polled every 5 ms)").isGreaterThanOrEqualTo(0);
+            // Polling a gauge every 5 ms: nothing signals the state change. The deadline is the
+            // window itself (the delay ends 3 s after the Acquire was sent), so it cannot be longer.
+            Wait.until("the key in lock-delay (delayed keys) at some moment between the lease's end and 3 s after the"
+                    + " Acquire was sent", Duration.ofMillis(Math.max(0, 3000 - millisSince(sent))), Duration.ofMillis(5),
+                    registry::delayedKeys, n -> n == 1);
             assertThat(waiter.poll(Math.max(1, 2500 - millisSince(sent))))
                     .as("no grant before 2.5 s after the holder's Acquire was sent (lease 1 s + delay 2 s)").isNull();
             holder.send(new Request.Check(token, key));

@@ -1,6 +1,5 @@
 package dev.leasehold.server;
 
-import static org.awaitility.Awaitility.await;
 import static dev.leasehold.testing.ServerProcess.props;
 import static java.nio.charset.StandardCharsets.UTF_8;
 import static org.assertj.core.api.Assertions.assertThat;
@@ -28,6 +27,7 @@ import dev.leasehold.protocol.Request;
 import dev.leasehold.testing.RawClient;
 import dev.leasehold.testing.ServerProcess;
 import dev.leasehold.testing.TestServer;
+import dev.leasehold.testing.support.Wait;
 
 /**
  * Restart safety with real processes (PROTOCOL.md 6.2 and section 8): {@code kill -9} under
@@ -86,7 +86,7 @@ class RestartIntegrationTests {
             loader.start();
             loaders.add(loader);
         }
-        await().atMost(Duration.ofSeconds(30)).until(() -> grants.get() > 150); // traffic under way
+        Wait.until("over 150 grants by the load (traffic under way)", Duration.ofSeconds(30), grants::get, n -> n > 150);
 
         // Five keys held with 8 s leases when the server dies. Their leases end no later than the
         // answer's arrival + 8 s: the restarted server must not grant them before that.

@@ -1,6 +1,5 @@
 package dev.leasehold.server;
 
-import static org.awaitility.Awaitility.await;
 
 import java.time.Duration;
 import java.util.ArrayDeque;
@@ -16,6 +15,7 @@ import dev.leasehold.testing.LockDriver;
 import dev.leasehold.testing.LockSemanticsContract;
 import dev.leasehold.testing.RawClient;
 import dev.leasehold.testing.TestServer;
+import dev.leasehold.testing.support.Wait;
 
 /**
  * The lock-semantics contract against the real server over real sockets (port 0). Time is real
@@ -106,7 +106,7 @@ class ServerLockSemanticsIntegrationTests implements LockSemanticsContract {
         @Override
         public void awaitWaiters(int n) {
             LockRegistry registry = server.bean(LockRegistry.class);
-            await().atMost(Duration.ofSeconds(5)).until(() -> registry.waiters() == n);
+            Wait.until(n + " waiters queued on the server (port " + server.port() + ")", Duration.ofSeconds(10), registry::waiters, w -> w == n);
         }
 
         @Override

@@ -1,7 +1,6 @@
 package dev.leasehold.server;
 
 import static org.assertj.core.api.Assertions.assertThat;
-import static org.awaitility.Awaitility.await;
 
 import java.io.ByteArrayOutputStream;
 import java.io.EOFException;
@@ -26,6 +25,7 @@ import dev.leasehold.protocol.ErrorCode;
 import dev.leasehold.protocol.FrameWriter;
 import dev.leasehold.protocol.Request;
 import dev.leasehold.testing.TestServer;
+import dev.leasehold.testing.support.Wait;
 import io.netty.channel.Channel;
 import io.netty.channel.ChannelOption;
 
@@ -140,7 +140,7 @@ class SlowClientIntegrationTests {
 
     @Test
     void sessionDecidedClosedIsForceClosedWhenItsClientNeverReads() throws Exception {
-        await().atMost(Duration.ofSeconds(10)).until(() -> stats.sessions() == 0);
+        Wait.until("no session left on the server (port " + server.port() + ") from earlier tests", Duration.ofSeconds(10), stats::sessions, n -> n == 0);
         long x1Before = stats.protocolErrors(ErrorCode.UNKNOWN_OP);
         ByteArrayOutputStream bytes = new ByteArrayOutputStream();
         for (int i = 0; i < 8000; i++) { // 80 KB of answers: below the high-water mark, so the server reads on
@@ -148,20 +148,22 @@ class SlowClientIntegrationTests {
         }
         bytes.write(0xFF);
         try (Socket s = connect(4096)) {
-            await().atMost(Duration.ofSeconds(5)).until(() -> server.bean(LeaseholdServer.class).sessionChannels().size() == 1);
+            Wait.until("the server to register this session (its session channels)", Duration.ofSeconds(10),
+                    () -> server.bean(LeaseholdServer.class).sessionChannels().size(), n -> n == 1);
             Channel session = server.bean(LeaseholdServer.class).sessionChannels().iterator().next();
             // Loopback autotunes a send buffer to megabytes, which would take all 80 KB; a fixed
             // small one is full after a few KB, as any buffer is once a peer stops reading for long.
             session.config().setOption(ChannelOption.SO_SNDBUF, 4096);
             s.getOutputStream().write(bytes.toByteArray());
             s.getOutputStream().flush();
-            await().atMost(Duration.ofSeconds(10)).until(() -> stats.protocolErrors(ErrorCode.UNKNOWN_OP) == x1Before + 1);
+            Wait.until("the server to count the unknown op (X 1 count, was " + x1Before + ")", Duration.ofSeconds(10),
+                    () -> stats.protocolErrors(ErrorCode.UNKNOWN_OP), n -> n == x1Before + 1);
             long decided = System.nanoTime();
             assertThat(session.unsafe().outboundBuffer()).as("X not flushed yet").isNotNull();
             assertThat(session.unsafe().outboundBuffer().totalPendingWriteBytes()).as("X not flushed yet").isPositive();
             assertThat(stats.sessions()).as("decided, still open").isEqualTo(1);
-            await().atMost(Duration.ofMillis(FRAME_TIMEOUT_MS + 5000)).pollInterval(Duration.ofMillis(20))
-                    .until(() -> stats.sessions() == 0);
+            Wait.until("the server to force-close the non-reading session (sessions open)", Duration.ofMillis(FRAME_TIMEOUT_MS + 5000),
+                    Duration.ofMillis(20), stats::sessions, n -> n == 0);
             long tookMs = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - decided);
             System.out.printf("force-closed %d ms after the X was decided (bound %d ms)%n", tookMs, FRAME_TIMEOUT_MS);
             assertThat(session.isOpen()).isFalse();
@@ -170,7 +172,7 @@ class SlowClientIntegrationTests {
 
     @Test
     void sessionThatReadsItsErrorButNeverClosesIsClosedAfterTheBound() throws Exception {
-        await().atMost(Duration.ofSeconds(10)).until(() -> stats.sessions() == 0);
+        Wait.until("no session left on the server (port " + server.port() + ") from earlier tests", Duration.ofSeconds(10), stats::sessions, n -> n == 0);
         try (Socket s = connect(0)) {
             s.getOutputStream().write(new byte[] {0x5A});
             s.getOutputStream().flush();
@@ -178,8 +180,8 @@ class SlowClientIntegrationTests {
             byte[] all = s.getInputStream().readAllBytes(); // the server's FIN ends it
             assertThat(all[0]).isEqualTo((byte) 'X');
             // the client neither closes nor sends: the server closes after the bound
-            await().atMost(Duration.ofMillis(FRAME_TIMEOUT_MS + 5000)).pollInterval(Duration.ofMillis(20))
-                    .until(() -> stats.sessions() == 0);
+            Wait.until("the server to close the session after the bound (sessions open)", Duration.ofMillis(FRAME_TIMEOUT_MS + 5000),
+                    Duration.ofMillis(20), stats::sessions, n -> n == 0);
         }
     }
 

@@ -2,7 +2,6 @@ package dev.leasehold.server;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
-import static org.awaitility.Awaitility.await;
 
 import java.io.IOException;
 import java.math.BigInteger;
@@ -34,6 +33,7 @@ import dev.leasehold.protocol.Request;
 import dev.leasehold.testing.RawClient;
 import dev.leasehold.testing.TestPki;
 import dev.leasehold.testing.TestServer;
+import dev.leasehold.testing.support.Wait;
 
 /**
  * The protocol port over real TLS sockets: handshakes with trusted and untrusted certificates,
@@ -163,7 +163,8 @@ class TlsIntegrationTests {
                 assertThat(c.closedByServer(5000)).as("plaintext session closed").isTrue();
             }
         }
-        await().atMost(Duration.ofSeconds(5)).untilAsserted(() -> assertThat(output.getOut()).contains("not a TLS client"));
+        Wait.untilAsserted("the server's WARN line for a plaintext client", Duration.ofSeconds(10),
+                () -> assertThat(output.getOut()).contains("not a TLS client"));
         assertThat(output.getOut().lines().filter(l -> l.contains("WARN") && l.contains("not a TLS client")))
                 .as("one WARN for five plaintext clients").hasSize(1);
     }
@@ -273,7 +274,7 @@ class TlsIntegrationTests {
             TestPki.Issued next = ca.server("leasehold-rotated");
             next.writePem(dir.resolve("tls.crt"), dir.resolve("tls.key"));
 
-            await().atMost(Duration.ofSeconds(20)).pollInterval(Duration.ofMillis(100)).untilAsserted(() -> {
+            Wait.untilAsserted("the server (port " + mtls.port() + ") to present the rotated certificate", Duration.ofSeconds(20), () -> {
                 try (SSLSocket after = connect(mtls, client)) {
                     assertThat(serverSerial(after)).isEqualTo(next.certificate().getSerialNumber())
                             .isNotEqualTo(oldSerial);

@@ -37,6 +37,7 @@ import dev.leasehold.testing.Actuator;
 import dev.leasehold.testing.FaultRun;
 import dev.leasehold.testing.ServerProcess;
 import dev.leasehold.testing.TestServer;
+import dev.leasehold.testing.support.Wait;
 
 /**
  * Hostile and slow clients side by side with a normal one, against a real server process:
@@ -282,13 +283,15 @@ class SoakIntegrationTests {
 
         /** After the clients closed: waits (bounded) for the sessions to go, then measures. */
         static Figures settled(ServerProcess server, Actuator actuator, Figures before) throws Exception {
-            long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(20);
-            Figures f = of(server, actuator);
-            while (f.sessions != before.sessions && System.nanoTime() < deadline) {
-                Thread.sleep(200); // polling a separate process: its sessions close on its own schedule
-                f = of(server, actuator);
+            try {
+                // Polling a separate process: its sessions close on its own schedule.
+                return Wait.until("the server (pid " + server.pid() + ") to be back to " + before.sessions
+                        + " sessions", Duration.ofSeconds(20), Duration.ofMillis(200), () -> of(server, actuator),
+                        f -> f.sessions == before.sessions);
+            } catch (AssertionError e) {
+                System.out.println("SOAK " + e.getMessage()); // "sessions after" below fails with the figures
+                return of(server, actuator);
             }
-            return f;
         }
 
         private static void gc(long pid) throws Exception {

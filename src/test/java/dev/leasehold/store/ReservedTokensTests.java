@@ -2,18 +2,19 @@ package dev.leasehold.store;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
-import static org.awaitility.Awaitility.await;
 
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
+import java.util.Optional;
 
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
 import dev.leasehold.registry.TokenSource;
 import dev.leasehold.testing.FailingDisk;
+import dev.leasehold.testing.support.Wait;
 
 /** Fencing tokens: strictly increasing across restarts, Busy (NONE) instead of unpersisted tokens. */
 class ReservedTokensTests {
@@ -54,12 +55,14 @@ class ReservedTokensTests {
                 }
             }
             assertThat(issued).as("exactly the block already on disk").isEqualTo(4);
-            await().atMost(Duration.ofSeconds(5)).until(() -> tokens.problem().isPresent());
+            // 20 s, was 5 s here and below: the store's writer thread meets the failure, then retries once a second.
+            Wait.until("the token store to report the failing disk", Duration.ofSeconds(20), tokens::problem, Optional::isPresent);
             assertThat(tokens.problem().get()).contains(dir.resolve("tokens").toString())
                     .contains("No space left on device");
             // The disk comes back; no Acquire arrives, the store thread retries on its own.
             disk.failing.set(false);
-            await().atMost(Duration.ofSeconds(5)).until(() -> tokens.problem().isEmpty());
+            Wait.until("the token store's problem to clear (no Acquire: it retries on its own)", Duration.ofSeconds(20), tokens::problem,
+                    Optional::isEmpty);
             assertThat(tokens.next()).isEqualTo(5);
         }
     }

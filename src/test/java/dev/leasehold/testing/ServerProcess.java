@@ -4,6 +4,7 @@ import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
@@ -12,6 +13,7 @@ import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 
 import dev.leasehold.LeaseholdApplication;
+import dev.leasehold.testing.support.Wait;
 
 /**
  * The real server in its own JVM ({@code java -cp <test classpath> dev.leasehold.LeaseholdApplication}),
@@ -39,7 +41,7 @@ public final class ServerProcess implements AutoCloseable {
         ServerProcess p = launch(dataDir, properties);
         try {
             p.awaitListening(180_000); // a JVM start took 35 s at load average 14: generous, it only bounds a hang
-        } catch (IOException | RuntimeException e) {
+        } catch (RuntimeException | AssertionError e) {
             p.close();
             throw e;
         }
@@ -78,20 +80,18 @@ public final class ServerProcess implements AutoCloseable {
         return new ServerProcess(process, log);
     }
 
-    private void awaitListening(long timeoutMillis) throws IOException {
-        long deadline = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(timeoutMillis);
-        while (System.nanoTime() < deadline) {
-            Matcher m = LISTENING.matcher(output());
-            if (m.find()) {
-                port = Integer.parseInt(m.group(1));
-                return;
-            }
-            if (!process.isAlive()) {
-                throw new IOException("server exited with " + process.exitValue() + " before listening:\n" + output());
-            }
-            sleep(20);
-        }
-        throw new IOException("server not listening after " + timeoutMillis + " ms:\n" + output());
+    private void awaitListening(long timeoutMillis) {
+        Output out = Wait.until("the server (pid " + pid() + ") to log its protocol port", Duration.ofMillis(timeoutMillis),
+                () -> {
+                    Output now = new Output(output());
+                    if (!now.has(LISTENING) && !process.isAlive()) {
+                        throw Wait.giveUp("it exited with " + process.exitValue() + " before listening:\n" + now.text());
+                    }
+                    return now;
+                }, now -> now.has(LISTENING));
+        Matcher m = LISTENING.matcher(out.text());
+        m.find();
+        port = Integer.parseInt(m.group(1));
     }
 
     public int port() {
@@ -151,16 +151,25 @@ public final class ServerProcess implements AutoCloseable {
      * @param name the node's name in the failure message
      */
     public void awaitOutput(String name, String text, long timeoutMillis) throws IOException, InterruptedException {
-        long deadline = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(timeoutMillis);
-        while (!output().contains(text)) {
-            if (!isAlive()) {
-                throw new AssertionError(name + " exited before it logged '" + text + "':\n" + output());
+        // The output is a file another process writes; nothing signals a new line, so poll.
+        Wait.until(name + " to log '" + text + "'", Duration.ofMillis(timeoutMillis), Duration.ofMillis(50), () -> {
+            String out = output();
+            if (!out.contains(text) && !isAlive()) {
+                throw Wait.giveUp(name + " exited with " + process.exitValue() + " first:\n" + out);
             }
-            if (System.nanoTime() > deadline) {
-                throw new AssertionError(name + " did not log '" + text + "' in time:\n" + output());
-            }
-            // The output is a file another process writes; nothing signals a new line, so poll.
-            Thread.sleep(50);
+            return new Output(out);
+        }, now -> now.text().contains(text));
+    }
+
+    /** A process's output as a wait's state: prints the whole output, which a failure then shows. */
+    private record Output(String text) {
+        boolean has(Pattern pattern) {
+            return pattern.matcher(text).find();
+        }
+
+        @Override
+        public String toString() {
+            return "the output below\n" + text;
         }
     }
 
@@ -183,15 +192,6 @@ public final class ServerProcess implements AutoCloseable {
             Files.deleteIfExists(log);
         } catch (IOException ignored) {
             // temp file
-        }
-    }
-
-    private static void sleep(long millis) {
-        try {
-            Thread.sleep(millis); // polls a child process, which offers nothing to await
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-            throw new IllegalStateException(e);
         }
     }
 

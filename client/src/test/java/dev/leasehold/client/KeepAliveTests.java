@@ -9,7 +9,6 @@ import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.List;
 import java.util.concurrent.CopyOnWriteArrayList;
-import java.util.concurrent.TimeUnit;
 
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
@@ -19,6 +18,7 @@ import dev.leasehold.client.internal.ManualTime;
 import dev.leasehold.client.internal.StubWire;
 import dev.leasehold.protocol.Answer;
 import dev.leasehold.protocol.Request;
+import dev.leasehold.testing.support.Wait;
 
 /**
  * {@link KeepAlive}'s rules on a manual clock with a stub session: an Extend every lease/3, LOST
@@ -77,16 +77,11 @@ class KeepAliveTests {
 
     /** Waits for an answer's hop onto the keep-alive scheduler to be queued, then runs it. */
     private void runTheAnswer() throws InterruptedException {
-        long until = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
-        while (System.nanoTime() - until < 0) {
-            List<Long> due = time.pendingAt();
-            if (!due.isEmpty() && due.get(0) - time.nanoTime() <= 0) {
-                time.advance(0);
-                return;
-            }
-            Thread.sleep(1); // real time: a delivery thread completes the future; this only polls for it
-        }
-        throw new AssertionError("the answer never reached the keep-alive scheduler");
+        // Polls real time: a delivery thread completes the future and queues the hop.
+        Wait.until("the answer's hop onto the keep-alive scheduler: a task due by " + time.nanoTime()
+                + " ns (seen: the due times of the tasks queued)",
+                Duration.ofSeconds(10), time::pendingAt, due -> !due.isEmpty() && due.get(0) - time.nanoTime() <= 0);
+        time.advance(0);
     }
 
     @Test

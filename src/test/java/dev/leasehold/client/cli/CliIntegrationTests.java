@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import java.net.ServerSocket;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
@@ -26,6 +27,7 @@ import dev.leasehold.client.LeaseholdClient;
 import dev.leasehold.client.Ticket;
 import dev.leasehold.testing.FaultProxy;
 import dev.leasehold.testing.TestServer;
+import dev.leasehold.testing.support.Wait;
 
 /**
  * The {@code leasehold} command line as a real separate process against a real server: runs on
@@ -291,22 +293,18 @@ class CliIntegrationTests {
 
     /** Waits for the command to write its pid; fails early if the CLI ended first. */
     private long awaitPid(Path file, CliProcess.Started run) throws Exception {
-        long giveUp = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
-        while (System.nanoTime() - giveUp < 0) {
-            if (Files.exists(file)) {
-                String s = Files.readString(file).trim();
-                if (!s.isEmpty()) {
-                    long pid = Long.parseLong(s);
-                    childPids.add(pid);
-                    return pid;
-                }
-            }
-            if (!run.process().isAlive()) {
-                throw new AssertionError("the CLI ended before its command started: " + run.stderr());
-            }
-            Thread.sleep(5); // polls the CLI's output for the child's pid; no event to await
-        }
-        throw new AssertionError("the command did not start: " + run.stderr());
+        // Polls the CLI's output for the child's pid; no event to await. 60 s, was 10 s: the CLI is
+        // a JVM of its own and a JVM start took 35 s at load average 14 (docs/testing.md).
+        long pid = Wait.until("the CLI (pid " + run.process().pid() + ") to start its command and write the pid to "
+                + file, Duration.ofSeconds(60), () -> {
+                    String s = Files.exists(file) ? Files.readString(file).trim() : "";
+                    if (s.isEmpty() && !run.process().isAlive()) {
+                        throw Wait.giveUp("the CLI ended before its command started: " + run.stderr());
+                    }
+                    return s;
+                }, s -> !s.isEmpty()).transform(Long::parseLong);
+        childPids.add(pid);
+        return pid;
     }
 
     /** The command's validity as last reported: the env value, or a later confirmed extension. */

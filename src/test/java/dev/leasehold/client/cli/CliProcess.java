@@ -91,7 +91,8 @@ public final class CliProcess {
             long t0 = System.nanoTime();
             if (!process.waitFor(60, TimeUnit.SECONDS)) {
                 process.destroyForcibly();
-                throw new AssertionError("the CLI did not end within 60 s; stderr: " + read(err));
+                throw new AssertionError("gave up after 60 s waiting for the CLI (" + String.join(" ", args)
+                        + ") to end; stderr: " + read(err));
             }
             System.out.println("CLI " + String.join(" ", args) + ": " + (System.nanoTime() - t0) / 1_000_000
                     + " ms after await; exit " + process.exitValue() + "; stderr: " + read(err));

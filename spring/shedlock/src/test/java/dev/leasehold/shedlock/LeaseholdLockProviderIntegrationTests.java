@@ -23,6 +23,7 @@ import dev.leasehold.client.AcquireOutcome;
 import dev.leasehold.client.ClientOptions;
 import dev.leasehold.client.LeaseholdClient;
 import dev.leasehold.testing.support.LoopbackServer;
+import dev.leasehold.testing.support.Wait;
 import net.javacrumbs.shedlock.core.ClockProvider;
 import net.javacrumbs.shedlock.core.DefaultLockingTaskExecutor;
 import net.javacrumbs.shedlock.core.ExtensibleLockProvider;
@@ -193,8 +194,8 @@ class LeaseholdLockProviderIntegrationTests extends AbstractExtensibleLockProvid
             assertThat(p.lock(lockConfig(LOCK_NAME1, Duration.ofSeconds(5), Duration.ZERO))).isNotEmpty();
             Thread.sleep(3000); // past the first 2 s lease: only the extensions hold it now
             assertLocked(LOCK_NAME1);
-            org.awaitility.Awaitility.await().atMost(Duration.ofSeconds(10)).pollInterval(Duration.ofMillis(100))
-                    .untilAsserted(() -> assertUnlocked(LOCK_NAME1));
+            Wait.untilAsserted(LOCK_NAME1 + " to be let go after lockAtMostFor (5 s)", Duration.ofSeconds(10),
+                    () -> assertUnlocked(LOCK_NAME1));
             Duration heldFor = Duration.ofNanos(System.nanoTime() - t0);
             assertThat(heldFor).isBetween(Duration.ofMillis(4900), Duration.ofMillis(7500));
         }

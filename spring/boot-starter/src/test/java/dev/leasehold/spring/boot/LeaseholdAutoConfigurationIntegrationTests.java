@@ -1,7 +1,6 @@
 package dev.leasehold.spring.boot;
 
 import static org.assertj.core.api.Assertions.assertThat;
-import static org.awaitility.Awaitility.await;
 
 import java.io.InputStream;
 import java.net.ServerSocket;
@@ -26,6 +25,7 @@ import dev.leasehold.shedlock.LeaseholdLockProvider;
 import dev.leasehold.spring.integration.LeaseholdLock;
 import dev.leasehold.spring.integration.LeaseholdLockRegistry;
 import dev.leasehold.testing.support.LoopbackServer;
+import dev.leasehold.testing.support.Wait;
 import io.micrometer.observation.ObservationRegistry;
 import io.micrometer.observation.tck.TestObservationRegistry;
 import io.micrometer.observation.tck.TestObservationRegistryAssert;
@@ -162,7 +162,8 @@ class LeaseholdAutoConfigurationIntegrationTests {
                     // The observation stops on the thread that completes the acquire, which may
                     // wake the caller first (a CompletableFuture runs its dependents in any order):
                     // it is stopped soon after lock() returns, not necessarily before.
-                    await().atMost(Duration.ofSeconds(10)).untilAsserted(() -> TestObservationRegistryAssert
+                    Wait.untilAsserted("the acquire's observation to be stopped", Duration.ofSeconds(10),
+                            () -> TestObservationRegistryAssert
                             .assertThat(registry)
                             .hasObservationWithNameEqualTo(ObservationAcquireObserver.NAME)
                             .that()
@@ -188,8 +189,9 @@ class LeaseholdAutoConfigurationIntegrationTests {
                     }
                     io.micrometer.core.instrument.MeterRegistry meters = ctx.getBean(
                             io.micrometer.core.instrument.MeterRegistry.class);
-                    org.awaitility.Awaitility.await().atMost(Duration.ofSeconds(10)).until(() -> meters
-                            .find("leasehold.client.lease.lost").tag("reason", "NOT_HELD").counter() != null);
+                    Wait.until("the counter leasehold.client.lease.lost{reason=NOT_HELD} (null: not registered yet)",
+                            Duration.ofSeconds(10), () -> meters.find("leasehold.client.lease.lost").tag("reason", "NOT_HELD")
+                                    .counter(), c -> c != null);
                     assertThat(meters.get("leasehold.client.lease.lost").counter().count()).isEqualTo(1.0);
                     org.assertj.core.api.Assertions.assertThatThrownBy(lock::unlock)
                             .isInstanceOf(java.util.ConcurrentModificationException.class);

@@ -2,7 +2,6 @@ package dev.leasehold.spring.integration;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
-import static org.awaitility.Awaitility.await;
 
 import java.net.ServerSocket;
 import java.time.Duration;
@@ -36,6 +35,7 @@ import dev.leasehold.client.LeaseholdClient;
 import dev.leasehold.client.LossReason;
 import dev.leasehold.client.ReleaseOutcome;
 import dev.leasehold.testing.support.LoopbackServer;
+import dev.leasehold.testing.support.Wait;
 
 /**
  * {@link LeaseholdLockRegistry} against a real Leasehold server (its jar on loopback). The test
@@ -442,7 +442,8 @@ class LeaseholdLockRegistryIntegrationTests {
             }));
             // The next waiter must reach the server's queue after this one: wait until it is queued.
             long queued = queuedBefore + i + 1;
-            await().atMost(Duration.ofSeconds(10)).until(() -> server.waiters() >= queued);
+            Wait.until(queued + " waiters queued on the server (port " + server.port() + ")", Duration.ofSeconds(10), server::waiters,
+                    n -> n >= queued);
         }
         assertThat(order).isEmpty();
         holder.unlock();
@@ -466,7 +467,7 @@ class LeaseholdLockRegistryIntegrationTests {
         // Someone else ends the grant on the server (an operator's `leasehold release`).
         assertThat(probe.release(registry.serverKey("foo"), token, Duration.ofSeconds(5)))
                 .isEqualTo(ReleaseOutcome.RELEASED);
-        await().atMost(Duration.ofSeconds(10)).until(() -> heard.get() != null);
+        Wait.until("the lease-lost listener to hear of foo's token " + token, Duration.ofSeconds(10), heard::get, h -> h != null);
         assertThat(heard.get()).isEqualTo("foo/" + token + "/" + LossReason.NOT_HELD);
         assertThat(events).singleElement().isInstanceOfSatisfying(LeaseholdLeaseLostEvent.class, e -> {
             assertThat(e.getLockKey()).isEqualTo("foo");
@@ -579,12 +580,12 @@ class LeaseholdLockRegistryIntegrationTests {
         started.await();
         // the interrupt must come while the waiter is blocked inside lockInterruptibly (on this
         // registry's local lock for the key, or on the server's answer), not before it got there
-        await().atMost(Duration.ofSeconds(10)).until(() -> waiter.get().getState() == Thread.State.WAITING
-                || waiter.get().getState() == Thread.State.TIMED_WAITING);
+        Wait.until("the waiter to block in lockInterruptibly (its thread state)", Duration.ofSeconds(10), () -> waiter.get().getState(),
+                s -> s == Thread.State.WAITING || s == Thread.State.TIMED_WAITING);
         waiter.get().interrupt();
         assertThat(f.get(10, TimeUnit.SECONDS)).isInstanceOf(InterruptedException.class);
         holder.unlock();
-        await().atMost(Duration.ofSeconds(5)).untilAsserted(() -> assertUnlocked("foo"));
+        Wait.untilAsserted("foo to be free on the server after the holder's unlock", Duration.ofSeconds(10), () -> assertUnlocked("foo"));
     }
 
     @Test

@@ -1,7 +1,6 @@
 package dev.leasehold.spring.integration;
 
 import static org.assertj.core.api.Assertions.assertThat;
-import static org.awaitility.Awaitility.await;
 
 import java.time.Duration;
 import java.util.UUID;
@@ -18,6 +17,7 @@ import org.springframework.integration.support.leader.LockRegistryLeaderInitiato
 import dev.leasehold.client.LeaseholdClient;
 import dev.leasehold.client.ReleaseOutcome;
 import dev.leasehold.testing.support.LoopbackServer;
+import dev.leasehold.testing.support.Wait;
 
 /**
  * Leader election with Spring Integration's {@link LockRegistryLeaderInitiator} over two
@@ -80,6 +80,12 @@ class LeaseholdLockRegistryLeaderInitiatorIntegrationTests {
             leader = false;
             revoked.incrementAndGet();
         }
+
+        /** As a wait's failure shows it. */
+        @Override
+        public String toString() {
+            return getId() + " leader " + leader + " granted " + granted + " revoked " + revoked;
+        }
     }
 
     private LockRegistryLeaderInitiator initiator(LeaseholdLockRegistry registry, Node node) {
@@ -101,27 +107,28 @@ class LeaseholdLockRegistryLeaderInitiatorIntegrationTests {
         initiator2 = initiator(registry2, node2);
 
         initiator1.start();
-        await().atMost(Duration.ofSeconds(10)).until(() -> node1.leader);
+        Wait.until("node1 to lead", Duration.ofSeconds(10), () -> node1, n -> n.leader);
         initiator2.start();
         // node2 keeps trying (heart beat 200 ms) and must not be granted while node1 leads.
-        await().during(Duration.ofSeconds(1)).atMost(Duration.ofSeconds(3))
-                .until(() -> node1.leader && !node2.leader && node2.granted.get() == 0);
+        Wait.holdsFor("node1 leading and node2 never granted", Duration.ofSeconds(1), () -> node1 + "; " + node2,
+                seen -> node1.leader && !node2.leader && node2.granted.get() == 0);
         assertThat(initiator1.getContext().isLeader()).isTrue();
         assertThat(initiator2.getContext().isLeader()).isFalse();
 
         // yield: node1 unlocks, node2 (queued on the server) is granted
         initiator1.getContext().yield();
-        await().atMost(Duration.ofSeconds(10)).until(() -> node2.leader);
+        Wait.until("node2 to lead once node1 yields", Duration.ofSeconds(10), () -> node2, n -> n.leader);
         assertThat(node1.revoked.get()).isEqualTo(1);
 
         // node2's lease is ended behind its back (an operator releases the token): its next
         // heart beat finds the lease lost, tryLock returns false, and it is revoked.
-        long token = await().atMost(Duration.ofSeconds(5)).until(() -> leaderToken(registry2), t -> t > 0);
+        long token = Wait.until("node2's token for the role", Duration.ofSeconds(10), () -> leaderToken(registry2), t -> t > 0);
         assertThat(probe.release(registry2.serverKey(role), token, Duration.ofSeconds(5)))
                 .isEqualTo(ReleaseOutcome.RELEASED);
-        await().atMost(Duration.ofSeconds(10)).until(() -> node2.revoked.get() == 1);
+        Wait.until("node2 revoked once its lease was released behind its back", Duration.ofSeconds(10), () -> node2,
+                n -> n.revoked.get() == 1);
         // and someone leads again
-        await().atMost(Duration.ofSeconds(10)).until(() -> node1.leader || node2.leader);
+        Wait.until("a node to lead again", Duration.ofSeconds(10), () -> node1 + "; " + node2, seen -> node1.leader || node2.leader);
         assertThat(node1.leader && node2.leader).isFalse();
     }
 

@@ -8,9 +8,10 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 
-import org.awaitility.Awaitility;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
+
+import dev.leasehold.testing.support.Wait;
 
 /** The one waiting loop of the lock: through interrupts (status kept) or ended by them. */
 class WaitsTests {
@@ -55,9 +56,13 @@ class WaitsTests {
 
     private static void completeOnceParked(Thread waiter, CompletableFuture<String> f) {
         Thread helper = new Thread(() -> {
-            Awaitility.await().atMost(Duration.ofSeconds(10))
-                    .until(() -> waiter.getState() == Thread.State.WAITING);
-            f.complete("done");
+            try {
+                Wait.until(waiter.getName() + " to park in the wait (its thread state)", Duration.ofSeconds(10),
+                        waiter::getState, s -> s == Thread.State.WAITING);
+                f.complete("done");
+            } catch (AssertionError e) {
+                f.completeExceptionally(e); // else the failure dies with this thread and the test waits forever
+            }
         }, "waits-tests-helper");
         helper.setDaemon(true);
         helper.start();
