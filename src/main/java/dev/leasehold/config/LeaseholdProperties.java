@@ -203,12 +203,11 @@ public record LeaseholdProperties(
      * @param peers every node, this one included: id → {@code raft-address} (host:port of the Raft
      *        endpoint) and {@code client-address} (host:port clients use, named in {@code X 8})
      * @param electionTimeoutMin Raft election timeout, lower bound (randomised between min and max);
-     *        1 s by default: 150–300 ms caused spurious elections on loaded 2-core machines
+     *        Ratis's own 150–300 ms causes spurious elections on loaded machines (docs/cluster.md)
      * @param electionTimeoutMax upper bound; a new leader also runs every lease this much longer
      * @param maxBatch decisions per Raft log entry at most
-     * @param maxInFlight batches proposed and not yet committed at most; 1 by default: Ratis's cost is
-     *        per log entry, so one batch in flight lets the next one grow (measured on 2 cores, 3
-     *        nodes: W1 pipelined 3.6-8.3 k -> 7.6-15.3 k pairs/s against 8 in flight)
+     * @param maxInFlight batches proposed and not yet committed at most; Ratis's cost is per log
+     *        entry, so one batch in flight lets the next one grow (measurements: docs/cluster.md)
      * @param maxPending decisions waiting to be proposed; past it Acquires get {@code B}
      * @param snapshotEvery Raft log entries between snapshots; the log is purged up to each snapshot
      * @param tls mutual TLS on every Raft connection (docs/security.md); off unless {@code tls.bundle} is set

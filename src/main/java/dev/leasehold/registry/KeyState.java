@@ -6,8 +6,6 @@ package dev.leasehold.registry;
  * the next token are inputs, and every transition returns what happened as a value. Nothing here
  * reads a clock, issues a token, touches a counter shared by other keys, a timer or a session:
  * that is the {@link LockRegistry} shell's work (lanes, global limits, timer wheel, delivery).
- * The same transitions are the apply function of the cluster's replicated table
- * ({@link ReplicatedTable}), where {@code now} is not used at all.
  *
  * <p>Present in its lane's table while the key is HELD or QUEUED, removed when it becomes FREE.
  * The timer node is the lease end. Guarded by the lock of the lane (or table) that holds it.

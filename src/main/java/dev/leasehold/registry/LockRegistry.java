@@ -1,10 +1,18 @@
 package dev.leasehold.registry;
 
 import java.util.ArrayList;
+import java.util.Collections;
+import java.util.Comparator;
+import java.util.EnumMap;
+import java.util.IdentityHashMap;
 import java.util.List;
+import java.util.Map;
 import java.util.OptionalLong;
+import java.util.PriorityQueue;
+import java.util.Set;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.function.Consumer;
 
 /**
  * The lock table: implements the request × key state matrix and the invariants of PROTOCOL.md
@@ -152,12 +160,7 @@ public final class LockRegistry {
             }
             observer.ended(now - s.grantNanos, false);
             lane.wheel.cancel(s);
-            lane.releaseReadNanos = readNanos;
-            try {
-                settle(lane, s, now);
-            } finally {
-                lane.releaseReadNanos = Waiter.NO_HANDOFF;
-            }
+            settle(lane, s, now, readNanos);
             return ReleaseResult.RELEASED;
         });
         observer.released(result);
@@ -285,9 +288,7 @@ public final class LockRegistry {
         for (Lane l : lanes) {
             inLane(l, (lane, now) -> {
                 for (KeyState s : lane.keys.snapshot()) {
-                    while (s.head != null) {
-                        Waiter w = s.head;
-                        leaveQueue(lane, w);
+                    emptyQueue(lane, s, w -> {
                         if (w.session().isClosed()) {
                             w.finish(Waiter.Outcome.DROPPED);
                         } else {
@@ -295,7 +296,7 @@ public final class LockRegistry {
                             observer.busy(BusyReason.DRAINING);
                             lane.answer(w);
                         }
-                    }
+                    });
                     settle(lane, s, now);
                 }
                 return null;
@@ -309,8 +310,8 @@ public final class LockRegistry {
      * now, so no lease a previous leader granted can end early. Nothing is logged: these grants
      * are already in the replicated table. Call on an empty registry ({@link #reset()}).
      */
-    public void promote(List<ReplicatedTable.Held> held, long extraNanos) {
-        for (ReplicatedTable.Held h : held) {
+    public void promote(List<HeldGrant> held, long extraNanos) {
+        for (HeldGrant h : held) {
             onKey(h.key(), (lane, s, hash, now) -> {
                 KeyState k = s != null ? s : new KeyState(h.key(), hash);
                 if (k.isHeld()) {
@@ -347,11 +348,7 @@ public final class LockRegistry {
         for (Lane l : lanes) {
             inLane(l, (lane, now) -> {
                 for (KeyState s : lane.keys.snapshot()) {
-                    while (s.head != null) {
-                        Waiter w = s.head;
-                        leaveQueue(lane, w);
-                        w.finish(Waiter.Outcome.DROPPED);
-                    }
+                    emptyQueue(lane, s, w -> w.finish(Waiter.Outcome.DROPPED));
                     if (s.isHeld()) {
                         s.release(s.token);
                         lane.wheel.cancel(s);
@@ -467,10 +464,10 @@ public final class LockRegistry {
             throw new IllegalArgumentException("n and chunk must be at least 1: " + n + ", " + chunk);
         }
         long started = clock.nanoTime();
-        java.util.PriorityQueue<Candidate> queues = new java.util.PriorityQueue<>(
-                java.util.Comparator.comparingLong(Candidate::score));
-        java.util.PriorityQueue<Candidate> oldest = new java.util.PriorityQueue<>(
-                java.util.Comparator.comparingLong(Candidate::score));
+        PriorityQueue<Candidate> queues = new PriorityQueue<>(
+                Comparator.comparingLong(Candidate::score));
+        PriorityQueue<Candidate> oldest = new PriorityQueue<>(
+                Comparator.comparingLong(Candidate::score));
         long scanned = 0;
         for (Lane l : lanes) {
             int from = 0;
@@ -498,7 +495,7 @@ public final class LockRegistry {
     }
 
     /** Allocates only for a key that enters the top: a walk over a million keys makes a handful of objects. */
-    private static void offer(java.util.PriorityQueue<Candidate> top, KeyState s, long score, int n) {
+    private static void offer(PriorityQueue<Candidate> top, KeyState s, long score, int n) {
         if (top.size() < n) {
             top.add(new Candidate(s, score));
         } else if (score > top.peek().score()) {
@@ -508,10 +505,10 @@ public final class LockRegistry {
     }
 
     /** Best first, each key once, each read again under its lane lock. */
-    private List<KeyView> views(java.util.PriorityQueue<Candidate> top, int maxWaits) {
+    private List<KeyView> views(PriorityQueue<Candidate> top, int maxWaits) {
         List<Candidate> best = new ArrayList<>(top);
-        best.sort(java.util.Comparator.comparingLong(Candidate::score).reversed());
-        java.util.Set<KeyState> once = java.util.Collections.newSetFromMap(new java.util.IdentityHashMap<>());
+        best.sort(Comparator.comparingLong(Candidate::score).reversed());
+        Set<KeyState> once = Collections.newSetFromMap(new IdentityHashMap<>());
         List<KeyView> out = new ArrayList<>(best.size());
         for (Candidate c : best) {
             if (once.add(c.state())) {
@@ -612,14 +609,14 @@ public final class LockRegistry {
 
     private AcquireResult grantNow(Lane lane, KeyState s, long now, int leaseSeconds, long owner, long receiptNanos,
             SessionHandle session) {
-        BusyReason refused = takeGrant(lane, s, now, leaseSeconds);
-        if (refused != null) {
+        Taken taken = takeGrant(lane, s, now, leaseSeconds);
+        if (taken.refused() != null) {
             uncountIfFree(s);
-            return busy(refused);
+            return busy(taken.refused());
         }
         s.holder = session.peer();
         observer.granted(0, false);
-        if (lane.grantAwaitsHorizon) {
+        if (taken.awaitsHorizon()) {
             // Granted now; the A goes out through the notifier once the horizon covers the lease.
             // An immediate grant answers queued_ms 0 (PROTOCOL.md section 3), however long the frame
             // took from its decoding to this lane (a cold server: 2-13 ms): the waiter's "receipt"
@@ -637,28 +634,48 @@ public final class LockRegistry {
      * {@code max-held-keys} from its first grant until it has no grant left, so a hand-off from a
      * releaser to a waiter never competes with other keys for the slot.
      */
-    private BusyReason takeGrant(Lane lane, KeyState s, long now, int leaseSeconds) {
+    private Taken takeGrant(Lane lane, KeyState s, long now, int leaseSeconds) {
         if (!s.countedHeld) {
             if (!tryIncrement(heldKeys, limits.maxHeldKeys())) {
-                return BusyReason.HELD_KEYS;
+                return Taken.refused(BusyReason.HELD_KEYS);
             }
             s.countedHeld = true;
         }
         long leaseNanos = TimeUnit.SECONDS.toNanos(leaseSeconds);
         LeaseHorizon.Approval approval = horizon.approve(now, now + leaseNanos);
         if (approval == LeaseHorizon.Approval.REFUSED) {
-            return BusyReason.STORAGE;
+            return Taken.refused(BusyReason.STORAGE);
         }
         long token = tokens.next();
         if (token == TokenSource.NONE) {
-            return tokens.noneReason();
+            return Taken.refused(tokens.noneReason());
         }
-        lane.grantAwaitsHorizon = approval == LeaseHorizon.Approval.AFTER_WRITE;
         s.grant(token, now, leaseSeconds, leaseNanos);
         decisions.granted(s.key, token, leaseSeconds);
         lane.wheel.schedule(s, s.leaseEndNanos);
         lane.keys.putIfAbsent(s);
-        return null;
+        return approval == LeaseHorizon.Approval.AFTER_WRITE ? Taken.AFTER_HORIZON : Taken.NOW;
+    }
+
+    /**
+     * What {@link #takeGrant} did: granted, with the answer due now or once the lease horizon
+     * covers the lease ({@code awaitsHorizon}), or refused for a reason. Shared constants: taking
+     * a grant allocates nothing.
+     */
+    private record Taken(BusyReason refused, boolean awaitsHorizon) {
+        static final Taken NOW = new Taken(null, false);
+        static final Taken AFTER_HORIZON = new Taken(null, true);
+        private static final Map<BusyReason, Taken> REFUSED = new EnumMap<>(BusyReason.class);
+
+        static {
+            for (BusyReason r : BusyReason.values()) {
+                REFUSED.put(r, new Taken(r, false));
+            }
+        }
+
+        static Taken refused(BusyReason reason) {
+            return REFUSED.get(reason);
+        }
     }
 
     /**
@@ -696,6 +713,14 @@ public final class LockRegistry {
      * @return false if the key is FREE and no longer in its lane's table
      */
     private boolean settle(Lane lane, KeyState s, long now) {
+        return settle(lane, s, now, Waiter.NO_HANDOFF);
+    }
+
+    /**
+     * As {@link #settle(Lane, KeyState, long)}; a waiter granted here was handed the key by a
+     * Release read at {@code handoffStartNanos} ({@link Waiter#NO_HANDOFF} if none).
+     */
+    private boolean settle(Lane lane, KeyState s, long now, long handoffStartNanos) {
         long expiring = s.token;
         long held = s.expire(now);
         if (held >= 0) {
@@ -724,15 +749,15 @@ public final class LockRegistry {
                 w.finish(Waiter.Outcome.DROPPED);
                 continue;
             }
-            BusyReason refused = takeGrant(lane, s, now, w.leaseSeconds());
-            if (refused != null) {
-                w.busy(refused);
-                observer.busy(refused);
+            Taken taken = takeGrant(lane, s, now, w.leaseSeconds());
+            if (taken.refused() != null) {
+                w.busy(taken.refused());
+                observer.busy(taken.refused());
             } else {
-                w.handedOffBy(lane.releaseReadNanos);
+                w.handedOffBy(handoffStartNanos);
                 w.granted(s.token, now);
                 s.holder = w.session().peer();
-                if (lane.grantAwaitsHorizon) {
+                if (taken.awaitsHorizon()) {
                     w.awaitHorizon();
                 }
                 observer.granted(now - w.receiptNanos(), true);
@@ -753,6 +778,15 @@ public final class LockRegistry {
         if (s.countedHeld && !s.isHeld() && !s.isDelayed()) {
             s.countedHeld = false;
             heldKeys.decrementAndGet();
+        }
+    }
+
+    /** Takes every waiter off {@code s}'s queue, in order, and hands each to {@code then}. */
+    private void emptyQueue(Lane lane, KeyState s, Consumer<Waiter> then) {
+        while (s.head != null) {
+            Waiter w = s.head;
+            leaveQueue(lane, w);
+            then.accept(w);
         }
     }
 

@@ -173,11 +173,7 @@ class RequestDecoderTests {
         ch.writeInbound(buf(bytes("41 0A 1E 00")));
         advance(ch, 49);
         assertThat((Object) ch.readInbound()).isNull();
-        advance(ch, 1);
-        ProtocolError e = ch.readInbound();
-        assertThat(e).isNotNull();
-        assertThat(e.code()).isEqualTo(ErrorCode.INCOMPLETE_FRAME);
-        ch.finishAndReleaseAll();
+        assertTimesOutAtTheNextMillisecond(ch);
     }
 
     @Test
@@ -191,11 +187,7 @@ class RequestDecoderTests {
         assertThat((Object) ch.readInbound()).isNull();
         advance(ch, 79);
         assertThat((Object) ch.readInbound()).isNull();
-        advance(ch, 1);
-        ProtocolError e = ch.readInbound();
-        assertThat(e).isNotNull();
-        assertThat(e.code()).isEqualTo(ErrorCode.INCOMPLETE_FRAME);
-        ch.finishAndReleaseAll();
+        assertTimesOutAtTheNextMillisecond(ch);
     }
 
     @Test
@@ -310,6 +302,15 @@ class RequestDecoderTests {
         ch.pipeline().addLast(new RequestDecoder(512, TimeUnit.MILLISECONDS.toNanos(frameTimeoutMillis),
                 () -> ch.eventLoop().ticker().nanoTime()));
         return ch;
+    }
+
+    /** One more millisecond on the frozen clock ends the frame in progress with {@code X 5}. */
+    private static void assertTimesOutAtTheNextMillisecond(EmbeddedChannel ch) {
+        advance(ch, 1);
+        ProtocolError e = ch.readInbound();
+        assertThat(e).as("X 5 after the frame timeout").isNotNull();
+        assertThat(e.code()).isEqualTo(ErrorCode.INCOMPLETE_FRAME);
+        ch.finishAndReleaseAll();
     }
 
     private static void advance(EmbeddedChannel ch, long millis) {

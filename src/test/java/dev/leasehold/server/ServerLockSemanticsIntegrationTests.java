@@ -6,8 +6,7 @@ import java.util.ArrayDeque;
 import java.util.Deque;
 import java.util.concurrent.atomic.AtomicLong;
 
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.extension.RegisterExtension;
 
 import dev.leasehold.protocol.Answer;
 import dev.leasehold.protocol.Request;
@@ -28,18 +27,9 @@ import dev.leasehold.testing.support.Wait;
  */
 class ServerLockSemanticsIntegrationTests implements LockSemanticsContract {
 
-    private static TestServer server;
+    @RegisterExtension
+    static final TestServer.PerClass server = TestServer.perClass();
     private static final AtomicLong NONCES = new AtomicLong(1);
-
-    @BeforeAll
-    static void start() {
-        server = TestServer.start();
-    }
-
-    @AfterAll
-    static void stop() {
-        server.close();
-    }
 
     private final LockDriver driver = new LockDriver() {
         @Override

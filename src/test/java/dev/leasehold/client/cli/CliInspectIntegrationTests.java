@@ -2,20 +2,14 @@ package dev.leasehold.client.cli;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import java.net.InetAddress;
-import java.net.InetSocketAddress;
 import java.nio.file.Path;
-import java.util.List;
 import java.util.Map;
 
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 import org.junit.jupiter.api.io.TempDir;
 
 import dev.leasehold.client.AcquireOutcome;
-import dev.leasehold.client.ClientOptions;
-import dev.leasehold.client.LeaseholdClient;
 import dev.leasehold.client.Ticket;
 import dev.leasehold.testing.TestServer;
 
@@ -26,24 +20,12 @@ import dev.leasehold.testing.TestServer;
  */
 class CliInspectIntegrationTests {
 
-    private static TestServer server;
-    private static LeaseholdClient client;
+    @RegisterExtension
+    static final TestServer.PerClass server = TestServer.perClass(
+            Map.of("management.endpoints.web.exposure.include", "health,locks"));
 
     @TempDir
     Path dir;
-
-    @BeforeAll
-    static void startServer() {
-        server = TestServer.start(Map.of("management.endpoints.web.exposure.include", "health,locks"));
-        client = LeaseholdClient.create(ClientOptions.defaults(),
-                List.of(new InetSocketAddress(InetAddress.getLoopbackAddress(), server.port())));
-    }
-
-    @AfterAll
-    static void stopServer() {
-        client.close();
-        server.close();
-    }
 
     private Map<String, String> env() {
         return Map.of("LEASEHOLD_SERVER", "127.0.0.1:" + server.port());
@@ -56,7 +38,7 @@ class CliInspectIntegrationTests {
     @Test
     void inspectTopAndCheckForPeopleAndScripts() throws Exception {
         CliProcess cli = new CliProcess(dir);
-        Ticket ticket = ((AcquireOutcome.Acquired) client.acquire("orders/42", 0, 60)).ticket();
+        Ticket ticket = ((AcquireOutcome.Acquired) server.client().acquire("orders/42", 0, 60)).ticket();
         String token = Long.toUnsignedString(ticket.token());
 
         var inspect = cli.run(env(), "inspect", "orders/42", "--http", http());

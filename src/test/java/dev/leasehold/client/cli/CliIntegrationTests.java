@@ -2,8 +2,6 @@ package dev.leasehold.client.cli;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import java.net.InetAddress;
-import java.net.InetSocketAddress;
 import java.net.ServerSocket;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -18,15 +16,13 @@ import java.util.concurrent.atomic.AtomicLong;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 
-import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 import org.junit.jupiter.api.io.TempDir;
 
 import dev.leasehold.client.AcquireOutcome;
-import dev.leasehold.client.ClientOptions;
 import dev.leasehold.client.LeaseholdClient;
 import dev.leasehold.client.Ticket;
 import dev.leasehold.testing.FaultProxy;
@@ -40,27 +36,14 @@ import dev.leasehold.testing.support.Wait;
  */
 class CliIntegrationTests {
 
-    private static TestServer server;
-    private static LeaseholdClient client;
+    @RegisterExtension
+    static final TestServer.PerClass server = TestServer.perClass();
 
     @TempDir
     Path dir;
 
     private CliProcess cli;
     private final List<Long> childPids = new ArrayList<>();
-
-    @BeforeAll
-    static void startServer() {
-        server = TestServer.start();
-        client = LeaseholdClient.create(ClientOptions.defaults(),
-                List.of(new InetSocketAddress(InetAddress.getLoopbackAddress(), server.port())));
-    }
-
-    @AfterAll
-    static void stopServer() {
-        client.close();
-        server.close();
-    }
 
     @BeforeEach
     void setUp() {
@@ -127,7 +110,7 @@ class CliIntegrationTests {
         long validUntil = Long.parseLong(seen[2]);
         assertThat(validUntil).isBetween(before + 20_000 - 3_000, System.currentTimeMillis() + 20_000);
         // released when the command exited: free at once, with a later token
-        var again = client.acquire("env/ü", 0, 5);
+        var again = server.client().acquire("env/ü", 0, 5);
         assertThat(again).isInstanceOf(AcquireOutcome.Acquired.class);
         try (Ticket t = ((AcquireOutcome.Acquired) again).ticket()) {
             assertThat(t.token()).isGreaterThan(token);
@@ -150,7 +133,7 @@ class CliIntegrationTests {
             proxy.stallServerToClient(true);
             // Someone else waits for the key, directly: the server grants it when the lease ends.
             AtomicLong grantedAt = new AtomicLong();
-            CompletableFuture<AcquireOutcome> next = client.acquireAsync("lost", 15, 5)
+            CompletableFuture<AcquireOutcome> next = server.client().acquireAsync("lost", 15, 5)
                     .whenComplete((o, e) -> grantedAt.set(System.currentTimeMillis()));
 
             ProcessHandle child = ProcessHandle.of(pid).orElseThrow();
@@ -188,12 +171,12 @@ class CliIntegrationTests {
 
         assertThat(r.exitCode()).isEqualTo(143);
         assertThat(ProcessHandle.of(pid).map(ProcessHandle::isAlive).orElse(false)).isFalse();
-        assertThat(client.acquire("signal", 0, 5)).as("released").isInstanceOf(AcquireOutcome.Acquired.class);
+        assertThat(server.client().acquire("signal", 0, 5)).as("released").isInstanceOf(AcquireOutcome.Acquired.class);
     }
 
     @Test
     void runExitCodes() throws Exception {
-        try (Ticket held = ((AcquireOutcome.Acquired) client.acquire("taken", 0, 30)).ticket()) {
+        try (Ticket held = ((AcquireOutcome.Acquired) server.client().acquire("taken", 0, 30)).ticket()) {
             var timedOut = cli.run(env(), "run", "--key", "taken", "--wait", "1s", "--", "/bin/sh", "-c",
                     "touch \"$DIR/ran\"");
             assertThat(timedOut.exitCode()).isEqualTo(65);
@@ -204,7 +187,7 @@ class CliIntegrationTests {
         var cannotStart = cli.run(env(), "run", "--key", "nostart", "--", dir.resolve("missing").toString());
         assertThat(cannotStart.exitCode()).isEqualTo(127);
         assertThat(cannotStart.err()).contains("cannot start");
-        assertThat(client.acquire("nostart", 0, 5)).as("released after the failed start")
+        assertThat(server.client().acquire("nostart", 0, 5)).as("released after the failed start")
                 .isInstanceOf(AcquireOutcome.Acquired.class);
 
         int closedPort;
@@ -268,7 +251,7 @@ class CliIntegrationTests {
                 + "\"valid_until_ms\":(\\d+),\"lease_s\":10}\n").matcher(acquired.out());
         assertThat(m.matches()).as(acquired.out()).isTrue();
         String token = m.group(1);
-        assertThat(client.acquire("script", 0, 5)).as("still held after the CLI exited")
+        assertThat(server.client().acquire("script", 0, 5)).as("still held after the CLI exited")
                 .isInstanceOf(AcquireOutcome.TimedOut.class);
 
         var timedOut = cli.run(env(), "acquire", "--key", "script", "--wait", "0", "--json");
