@@ -23,6 +23,8 @@ final class Lane {
      * hand-off gap of the waiter it grants), else {@link Waiter#NO_HANDOFF}.
      */
     long releaseReadNanos = Waiter.NO_HANDOFF;
+    /** Why the last shared grant tried under this lock was refused (read right after the refusal). */
+    BusyReason sharedRefusal;
     private long lastNow;
     /**
      * Waiters whose answers were decided by the operation holding the lock; handed out by
