@@ -14,6 +14,7 @@ import dev.leasehold.registry.ReplicatedTable.Command;
 import dev.leasehold.registry.ReplicatedTable.Expire;
 import dev.leasehold.registry.ReplicatedTable.Extend;
 import dev.leasehold.registry.ReplicatedTable.Grant;
+import dev.leasehold.registry.ReplicatedTable.Kind;
 import dev.leasehold.registry.ReplicatedTable.Release;
 
 /**
@@ -35,31 +36,9 @@ final class CommandCodec {
             out.writeByte(VERSION);
             out.writeInt(batch.size());
             for (Command c : batch) {
-                long token;
-                int lease = 0;
-                byte op;
-                if (c instanceof Grant g) {
-                    op = 'G';
-                    token = g.token();
-                    lease = g.leaseSeconds();
-                } else if (c instanceof Release r) {
-                    op = 'R';
-                    token = r.token();
-                } else if (c instanceof Extend e) {
-                    op = 'E';
-                    token = e.token();
-                    lease = e.leaseSeconds();
-                } else if (c instanceof Check k) {
-                    op = 'C';
-                    token = k.token();
-                } else {
-                    op = 'X';
-                    token = ((Expire) c).token();
-                    lease = ((Expire) c).delaySeconds(); // 0 in entries of earlier versions
-                }
-                out.writeByte(op);
-                out.writeLong(token);
-                out.writeByte(lease);
+                out.writeByte(c.kind().op());
+                out.writeLong(c.token());
+                out.writeByte(leaseByte(c));
                 out.writeShort(c.key().length);
                 out.write(c.key());
             }
@@ -67,6 +46,16 @@ final class CommandCodec {
             throw new UncheckedIOException(e); // in memory: cannot happen
         }
         return bytes.toByteArray();
+    }
+
+    /** The lease byte of {@code command}'s row; no default, so a new kind must say what it carries there. */
+    private static int leaseByte(Command command) {
+        return switch (command.kind()) {
+            case GRANT -> ((Grant) command).leaseSeconds();
+            case EXTEND -> ((Extend) command).leaseSeconds();
+            case EXPIRE -> ((Expire) command).delaySeconds(); // 0 in entries of earlier versions
+            case RELEASE, CHECK -> 0;
+        };
     }
 
     static List<Command> decode(byte[] data) {
@@ -83,13 +72,16 @@ final class CommandCodec {
                 int lease = in.readUnsignedByte();
                 byte[] key = new byte[in.readUnsignedShort()];
                 in.readFully(key);
-                out.add(switch (op) {
-                    case 'G' -> new Grant(key, token, lease);
-                    case 'R' -> new Release(key, token);
-                    case 'E' -> new Extend(key, token, lease);
-                    case 'X' -> new Expire(key, token, lease);
-                    case 'C' -> new Check(key, token);
-                    default -> throw new IllegalArgumentException("unknown command " + op);
+                Kind kind = Kind.fromByte(op);
+                if (kind == null) {
+                    throw new IllegalArgumentException("unknown command " + op);
+                }
+                out.add(switch (kind) {
+                    case GRANT -> new Grant(key, token, lease);
+                    case RELEASE -> new Release(key, token);
+                    case EXTEND -> new Extend(key, token, lease);
+                    case EXPIRE -> new Expire(key, token, lease);
+                    case CHECK -> new Check(key, token);
                 });
             }
             return out;

@@ -19,21 +19,75 @@ import java.util.List;
  */
 public final class ReplicatedTable {
 
-    /** A state-changing decision, as it travels through the Raft log. */
+    /**
+     * A decision, as it travels through the Raft log. Every dispatcher switches over its
+     * {@link #kind()} with no default, so a new kind does not compile until each one handles it.
+     */
     public sealed interface Command {
+
+        Kind kind();
+
         byte[] key();
+
+        /** The grant the command is about: the one it creates, releases, extends, expires or checks. */
+        long token();
+    }
+
+    /** The kinds of {@link Command}; each owns its byte in the log format, as {@code RequestType} owns its wire byte. */
+    public enum Kind {
+        GRANT('G'),
+        RELEASE('R'),
+        EXTEND('E'),
+        EXPIRE('X'),
+        CHECK('C');
+
+        private static final Kind[] BY_BYTE = new Kind[256];
+
+        static {
+            for (Kind k : values()) {
+                BY_BYTE[k.op] = k;
+            }
+        }
+
+        private final byte op;
+
+        Kind(char op) {
+            this.op = (byte) op;
+        }
+
+        /** The kind for a log byte, or {@code null} if no command uses it. */
+        public static Kind fromByte(int b) {
+            return BY_BYTE[b & 0xFF];
+        }
+
+        /** The command's byte in a log entry. */
+        public byte op() {
+            return op;
+        }
     }
 
     /** {@code token} granted on {@code key} for {@code leaseSeconds} (an Acquire or a hand-off). */
     public record Grant(byte[] key, long token, int leaseSeconds) implements Command {
+        @Override
+        public Kind kind() {
+            return Kind.GRANT;
+        }
     }
 
     /** A Release of {@code token}. */
     public record Release(byte[] key, long token) implements Command {
+        @Override
+        public Kind kind() {
+            return Kind.RELEASE;
+        }
     }
 
     /** An Extend of {@code token} by {@code leaseSeconds}. */
     public record Extend(byte[] key, long token, int leaseSeconds) implements Command {
+        @Override
+        public Kind kind() {
+            return Kind.EXTEND;
+        }
     }
 
     /**
@@ -47,6 +101,11 @@ public final class ReplicatedTable {
         public Expire(byte[] key, long token) {
             this(key, token, 0);
         }
+
+        @Override
+        public Kind kind() {
+            return Kind.EXPIRE;
+        }
     }
 
     /**
@@ -54,6 +113,10 @@ public final class ReplicatedTable {
      * leader still led after the Check arrived (PROTOCOL.md section 11).
      */
     public record Check(byte[] key, long token) implements Command {
+        @Override
+        public Kind kind() {
+            return Kind.CHECK;
+        }
     }
 
     /** What applying a command did. */
@@ -92,38 +155,54 @@ public final class ReplicatedTable {
     private long rejected;
 
     /** Applies one committed command. Deterministic: same commands in the same order, same state. */
-    public Outcome apply(Command c) {
-        byte[] key = c.key();
+    public Outcome apply(Command command) {
+        byte[] key = command.key();
         int hash = KeyTable.hash(key);
         KeyState s = keys.get(key, hash);
-        if (c instanceof Grant g) {
-            // Tokens are issued by the leader from counter() upwards on several lanes at once, so
-            // grants on different keys may reach the log slightly out of token order; the leader
-            // never issues a token twice, and a new leader starts above counter().
-            if ((s != null && s.isHeld()) || g.token() <= 0) {
-                rejected++;
-                return Outcome.REJECTED;
-            }
-            KeyState k = s != null ? s : new KeyState(key, hash);
-            k.endDelay(k.delayEndNanos); // the leader logs the delay's end first; a Grant ends it anyway
-            k.grant(g.token(), 0, g.leaseSeconds(), 0);
-            keys.putIfAbsent(k);
-            counter = Math.max(counter, g.token());
-            return Outcome.GRANTED;
+        return switch (command.kind()) {
+            case GRANT -> grant((Grant) command, s, hash);
+            case RELEASE -> release(s, command.token());
+            case EXTEND -> extend(s, (Extend) command);
+            case EXPIRE -> expire(s, (Expire) command);
+            case CHECK -> Outcome.CHECKED;
+        };
+    }
+
+    private Outcome grant(Grant g, KeyState s, int hash) {
+        // Tokens are issued by the leader from counter() upwards on several lanes at once, so
+        // grants on different keys may reach the log slightly out of token order; the leader
+        // never issues a token twice, and a new leader starts above counter().
+        if ((s != null && s.isHeld()) || g.token() <= 0) {
+            rejected++;
+            return Outcome.REJECTED;
         }
-        if (c instanceof Check) {
-            return Outcome.CHECKED;
+        KeyState k = s != null ? s : new KeyState(g.key(), hash);
+        k.endDelay(k.delayEndNanos); // the leader logs the delay's end first; a Grant ends it anyway
+        k.grant(g.token(), 0, g.leaseSeconds(), 0);
+        keys.putIfAbsent(k);
+        counter = Math.max(counter, g.token());
+        return Outcome.GRANTED;
+    }
+
+    private static Outcome extend(KeyState s, Extend e) {
+        if (s == null || !s.holds(e.token())) {
+            return Outcome.NOT_HELD;
         }
-        if (c instanceof Extend e) {
-            if (s == null || !s.holds(e.token())) {
-                return Outcome.NOT_HELD;
-            }
-            s.extendTo(s.leaseEndNanos, e.leaseSeconds());
-            return Outcome.EXTENDED;
+        s.extendTo(s.leaseEndNanos, e.leaseSeconds());
+        return Outcome.EXTENDED;
+    }
+
+    private Outcome release(KeyState s, long token) {
+        if (s == null || !s.release(token)) {
+            return Outcome.NOT_HELD;
         }
-        long token = c instanceof Release r ? r.token() : ((Expire) c).token();
-        if (c instanceof Expire x && s != null && !s.holds(token) && s.delayedToken == token && token != 0
-                && x.delaySeconds() == 0) {
+        keys.remove(s);
+        return Outcome.RELEASED;
+    }
+
+    private Outcome expire(KeyState s, Expire x) {
+        long token = x.token();
+        if (s != null && !s.holds(token) && s.delayedToken == token && token != 0 && x.delaySeconds() == 0) {
             s.endDelay(s.delayEndNanos);
             keys.remove(s);
             return Outcome.DELAY_ENDED;
@@ -131,12 +210,12 @@ public final class ReplicatedTable {
         if (s == null || !s.release(token)) {
             return Outcome.NOT_HELD;
         }
-        if (c instanceof Expire x && x.delaySeconds() > 0) {
+        if (x.delaySeconds() > 0) {
             s.delay(token, 0, 0, x.delaySeconds()); // a duration only: the leader times it
             return Outcome.EXPIRED;
         }
         keys.remove(s);
-        return c instanceof Release ? Outcome.RELEASED : Outcome.EXPIRED;
+        return Outcome.EXPIRED;
     }
 
     /** The highest token granted so far: a new leader issues tokens above it. */

@@ -143,19 +143,19 @@ final class RequestDecoder extends ByteToMessageDecoder {
         if (in.readableBytes() < type.headerBytes() - 1) {
             return false;
         }
-        switch (type) {
+        // A switch expression, so a new RequestType does not compile until its header is read here.
+        number = switch (type) {
             case ACQUIRE -> {
                 wait = in.readUnsignedByte();
                 lease = in.readUnsignedByte();
-                number = in.readLong();
+                yield in.readLong();
             }
-            case RELEASE, CHECK -> number = in.readLong();
             case EXTEND -> {
                 lease = in.readUnsignedByte();
-                number = in.readLong();
+                yield in.readLong();
             }
-            case PING -> number = in.readLong();
-        }
+            case RELEASE, CHECK, PING -> in.readLong();
+        };
         if ((type == RequestType.ACQUIRE || type == RequestType.EXTEND) && lease == 0) {
             fail(in, out, ErrorCode.BAD_ARGUMENT, "lease 0 in " + name(type) + ": lease must be 1..255 seconds");
             return true;

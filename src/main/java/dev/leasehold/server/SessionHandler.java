@@ -114,31 +114,19 @@ final class SessionHandler extends ChannelInboundHandlerAdapter {
             reject(ctx, refusal, null);
             return;
         }
-        if (msg instanceof Request.Acquire a) {
-            acquire(a);
-        } else if (msg instanceof Request.Release r) {
-            // The read instant starts the hand-off gap of the waiter this Release may grant.
-            AnswerType t = registry.release(r.key(), r.token(), clock.nanoTime()) == ReleaseResult.RELEASED
-                    ? AnswerType.RELEASED : AnswerType.NOT_HELD;
-            Answers.appendWithLong(session.batch(), t, r.token());
-        } else if (msg instanceof Request.Extend e) {
-            ExtendResult result = registry.extend(e.key(), e.token(), e.leaseSeconds());
-            if (result == ExtendResult.EXTENDED_AFTER_WRITE) {
-                waitForHorizon(ctx, e.token());
-                return;
-            }
-            AnswerType t = result == ExtendResult.EXTENDED ? AnswerType.EXTENDED : AnswerType.NOT_HELD;
-            Answers.appendWithLong(session.batch(), t, e.token());
-        } else if (msg instanceof Request.Check c) {
-            AnswerType t = registry.check(c.key(), c.token()) ? AnswerType.CURRENT : AnswerType.NOT_HELD;
-            Answers.appendWithLong(session.batch(), t, c.token());
-        } else if (msg instanceof Request.Ping p) {
-            Answers.appendWithLong(session.batch(), AnswerType.PONG, p.nonce());
-        } else {
+        if (!(msg instanceof Request request)) {
             ctx.fireChannelRead(msg);
             return;
         }
-        if (session.batchFull()) {
+        // No default: a new RequestType does not compile until it is served here.
+        boolean waitsForHorizon = switch (request.type()) {
+            case ACQUIRE -> acquire((Request.Acquire) request);
+            case RELEASE -> release((Request.Release) request);
+            case EXTEND -> extend(ctx, (Request.Extend) request);
+            case CHECK -> check((Request.Check) request);
+            case PING -> ping((Request.Ping) request);
+        };
+        if (!waitsForHorizon && session.batchFull()) {
             session.outbox().batchFull(ctx);
         }
     }
@@ -170,7 +158,10 @@ final class SessionHandler extends ChannelInboundHandlerAdapter {
                 cert == null ? null : cert.getSubjectX500Principal().getName()));
     }
 
-    private void acquire(Request.Acquire a) {
+    // Each request's handler returns whether the session now waits for the lease horizon (only
+    // an Extend may): then its answer, and the batch-full check, come when the horizon is written.
+
+    private boolean acquire(Request.Acquire a) {
         AcquireResult result = registry.acquire(a.key(), a.waitSeconds(), a.leaseSeconds(), a.owner(),
                 clock.nanoTime(), session);
         if (result instanceof AcquireResult.Granted g) {
@@ -181,6 +172,37 @@ final class SessionHandler extends ChannelInboundHandlerAdapter {
             Answers.appendWithLong(session.batch(), AnswerType.BUSY, a.owner());
         }
         // Queued: SessionNotifier answers when the registry decides.
+        return false;
+    }
+
+    private boolean release(Request.Release r) {
+        // The read instant starts the hand-off gap of the waiter this Release may grant.
+        AnswerType t = registry.release(r.key(), r.token(), clock.nanoTime()) == ReleaseResult.RELEASED
+                ? AnswerType.RELEASED : AnswerType.NOT_HELD;
+        Answers.appendWithLong(session.batch(), t, r.token());
+        return false;
+    }
+
+    private boolean extend(ChannelHandlerContext ctx, Request.Extend e) {
+        ExtendResult result = registry.extend(e.key(), e.token(), e.leaseSeconds());
+        if (result == ExtendResult.EXTENDED_AFTER_WRITE) {
+            waitForHorizon(ctx, e.token());
+            return true;
+        }
+        AnswerType t = result == ExtendResult.EXTENDED ? AnswerType.EXTENDED : AnswerType.NOT_HELD;
+        Answers.appendWithLong(session.batch(), t, e.token());
+        return false;
+    }
+
+    private boolean check(Request.Check c) {
+        AnswerType t = registry.check(c.key(), c.token()) ? AnswerType.CURRENT : AnswerType.NOT_HELD;
+        Answers.appendWithLong(session.batch(), t, c.token());
+        return false;
+    }
+
+    private boolean ping(Request.Ping p) {
+        Answers.appendWithLong(session.batch(), AnswerType.PONG, p.nonce());
+        return false;
     }
 
     /** This session's later requests wait until the lease horizon covers the Extend of {@code token}. */

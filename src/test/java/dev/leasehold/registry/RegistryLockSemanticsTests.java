@@ -86,30 +86,42 @@ class RegistryLockSemanticsTests implements LockSemanticsContract {
         return driver;
     }
 
+    /** No default: a new request type does not compile until the contract's registry driver serves it. */
     private Answer handle(Request r, SessionHandle session) {
-        if (r instanceof Request.Acquire a) {
-            AcquireResult result = h.registry.acquire(a.key(), a.waitSeconds(), a.leaseSeconds(), a.owner(),
-                    h.clock.nanoTime(), session);
-            if (result instanceof AcquireResult.Granted g) {
-                return new Answer.Acquired(a.owner(), g.token(), 0);
-            }
-            if (result instanceof AcquireResult.Queued) {
-                return null;
-            }
-            return result instanceof AcquireResult.TimedOut ? new Answer.TimedOut(a.owner()) : new Answer.Busy(a.owner());
+        return switch (r.type()) {
+            case ACQUIRE -> acquire((Request.Acquire) r, session);
+            case RELEASE -> release((Request.Release) r);
+            case EXTEND -> extend((Request.Extend) r);
+            case CHECK -> check((Request.Check) r);
+            case PING -> new Answer.Pong(((Request.Ping) r).nonce());
+        };
+    }
+
+    /** The answer due now, or null while queued. */
+    private Answer acquire(Request.Acquire a, SessionHandle session) {
+        AcquireResult result = h.registry.acquire(a.key(), a.waitSeconds(), a.leaseSeconds(), a.owner(),
+                h.clock.nanoTime(), session);
+        if (result instanceof AcquireResult.Granted g) {
+            return new Answer.Acquired(a.owner(), g.token(), 0);
         }
-        if (r instanceof Request.Release rel) {
-            return h.registry.release(rel.key(), rel.token()) == ReleaseResult.RELEASED ? new Answer.Released(rel.token())
-                    : new Answer.NotHeld(rel.token());
+        if (result instanceof AcquireResult.Queued) {
+            return null;
         }
-        if (r instanceof Request.Extend e) {
-            return h.registry.extend(e.key(), e.token(), e.leaseSeconds()) == ExtendResult.EXTENDED
-                    ? new Answer.Extended(e.token()) : new Answer.NotHeld(e.token());
-        }
-        if (r instanceof Request.Check c) {
-            return h.registry.check(c.key(), c.token()) ? new Answer.Current(c.token()) : new Answer.NotHeld(c.token());
-        }
-        return new Answer.Pong(((Request.Ping) r).nonce());
+        return result instanceof AcquireResult.TimedOut ? new Answer.TimedOut(a.owner()) : new Answer.Busy(a.owner());
+    }
+
+    private Answer release(Request.Release rel) {
+        return h.registry.release(rel.key(), rel.token()) == ReleaseResult.RELEASED ? new Answer.Released(rel.token())
+                : new Answer.NotHeld(rel.token());
+    }
+
+    private Answer extend(Request.Extend e) {
+        return h.registry.extend(e.key(), e.token(), e.leaseSeconds()) == ExtendResult.EXTENDED
+                ? new Answer.Extended(e.token()) : new Answer.NotHeld(e.token());
+    }
+
+    private Answer check(Request.Check c) {
+        return h.registry.check(c.key(), c.token()) ? new Answer.Current(c.token()) : new Answer.NotHeld(c.token());
     }
 
     /** Routes the answers the registry owes to waiters to their sessions, as the notifier does. */

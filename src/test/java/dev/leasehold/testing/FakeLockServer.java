@@ -166,58 +166,77 @@ public final class FakeLockServer implements AutoCloseable {
         }
     }
 
+    /** No default: a new request type does not compile until the fake answers it. */
     private synchronized void handle(Conn c, Request r) {
-        if (r instanceof Request.Acquire a) {
-            String key = new String(a.key(), StandardCharsets.UTF_8);
-            long owner = a.owner();
-            KeyState s = keys.computeIfAbsent(key, k -> new KeyState());
-            if (s.token == 0) {
-                grant(key, s, c, owner, a.leaseSeconds(), System.nanoTime());
-            } else if (a.waitSeconds() == 0) {
-                c.send(new Answer.TimedOut(owner));
-            } else {
-                ScheduledFuture<?>[] holder = new ScheduledFuture<?>[1];
-                Waiter w = new Waiter(c, owner, a.leaseSeconds(), System.nanoTime(), holder);
-                s.waiters.add(w);
-                holder[0] = timer.schedule(() -> {
-                    synchronized (this) {
-                        if (s.waiters.remove(w)) {
-                            c.send(new Answer.TimedOut(owner));
-                        }
-                    }
-                }, a.waitSeconds(), TimeUnit.SECONDS);
-            }
-        } else if (r instanceof Request.Release rel) {
-            long token = rel.token();
-            KeyState s = keys.get(new String(rel.key(), StandardCharsets.UTF_8));
-            if (s != null && s.token == token && token != 0) {
-                c.send(new Answer.Released(token));
-                s.leaseTimer.cancel(false);
-                handOver(new String(rel.key(), StandardCharsets.UTF_8), s);
-            } else {
-                c.send(new Answer.NotHeld(token));
-            }
-        } else if (r instanceof Request.Extend e) {
-            long token = e.token();
-            String key = new String(e.key(), StandardCharsets.UTF_8);
-            KeyState s = keys.get(key);
-            if (s != null && s.token == token && token != 0) {
-                long remaining = s.leaseTimer.getDelay(TimeUnit.NANOSECONDS);
-                if (e.leaseSeconds() * 1_000_000_000L > remaining) {
-                    s.leaseTimer.cancel(false);
-                    s.leaseTimer = timer.schedule(() -> expire(key, s, token), e.leaseSeconds(), TimeUnit.SECONDS);
-                }
-                c.send(new Answer.Extended(token));
-            } else {
-                c.send(new Answer.NotHeld(token));
-            }
-        } else if (r instanceof Request.Check k) {
-            KeyState s = keys.get(new String(k.key(), StandardCharsets.UTF_8));
-            boolean current = s != null && s.token == k.token() && k.token() != 0;
-            c.send(current ? new Answer.Current(k.token()) : new Answer.NotHeld(k.token()));
-        } else if (r instanceof Request.Ping p) {
-            c.send(new Answer.Pong(p.nonce()));
+        Answer now = switch (r.type()) {
+            case ACQUIRE -> acquire(c, (Request.Acquire) r);
+            case RELEASE -> release(c, (Request.Release) r);
+            case EXTEND -> extend((Request.Extend) r);
+            case CHECK -> check((Request.Check) r);
+            case PING -> new Answer.Pong(((Request.Ping) r).nonce());
+        };
+        if (now != null) {
+            c.send(now);
         }
+    }
+
+    /** Grants (and answers) at once, or answers {@code T}, or queues: then returns null. */
+    private Answer acquire(Conn c, Request.Acquire a) {
+        String key = new String(a.key(), StandardCharsets.UTF_8);
+        long owner = a.owner();
+        KeyState s = keys.computeIfAbsent(key, k -> new KeyState());
+        if (s.token == 0) {
+            grant(key, s, c, owner, a.leaseSeconds(), System.nanoTime());
+            return null;
+        }
+        if (a.waitSeconds() == 0) {
+            return new Answer.TimedOut(owner);
+        }
+        ScheduledFuture<?>[] holder = new ScheduledFuture<?>[1];
+        Waiter w = new Waiter(c, owner, a.leaseSeconds(), System.nanoTime(), holder);
+        s.waiters.add(w);
+        holder[0] = timer.schedule(() -> {
+            synchronized (this) {
+                if (s.waiters.remove(w)) {
+                    c.send(new Answer.TimedOut(owner));
+                }
+            }
+        }, a.waitSeconds(), TimeUnit.SECONDS);
+        return null;
+    }
+
+    /** Answers {@code R} before the hand-off, whose {@code A} may go to the same connection. */
+    private Answer release(Conn c, Request.Release rel) {
+        long token = rel.token();
+        KeyState s = keys.get(new String(rel.key(), StandardCharsets.UTF_8));
+        if (s != null && s.token == token && token != 0) {
+            c.send(new Answer.Released(token));
+            s.leaseTimer.cancel(false);
+            handOver(new String(rel.key(), StandardCharsets.UTF_8), s);
+            return null;
+        }
+        return new Answer.NotHeld(token);
+    }
+
+    private Answer extend(Request.Extend e) {
+        long token = e.token();
+        String key = new String(e.key(), StandardCharsets.UTF_8);
+        KeyState s = keys.get(key);
+        if (s != null && s.token == token && token != 0) {
+            long remaining = s.leaseTimer.getDelay(TimeUnit.NANOSECONDS);
+            if (e.leaseSeconds() * 1_000_000_000L > remaining) {
+                s.leaseTimer.cancel(false);
+                s.leaseTimer = timer.schedule(() -> expire(key, s, token), e.leaseSeconds(), TimeUnit.SECONDS);
+            }
+            return new Answer.Extended(token);
+        }
+        return new Answer.NotHeld(token);
+    }
+
+    private Answer check(Request.Check k) {
+        KeyState s = keys.get(new String(k.key(), StandardCharsets.UTF_8));
+        boolean current = s != null && s.token == k.token() && k.token() != 0;
+        return current ? new Answer.Current(k.token()) : new Answer.NotHeld(k.token());
     }
 
     private void grant(String key, KeyState s, Conn c, long owner, int lease, long receivedAt) {

@@ -499,22 +499,18 @@ public final class FaultProxy implements AutoCloseable {
 
         private void record(Request r) {
             long now = System.nanoTime();
+            String key = r instanceof Request.Keyed k ? new String(k.key(), StandardCharsets.UTF_8) : null;
+            long number = switch (r.type()) { // no default: a new request type must say what it records
+                case ACQUIRE -> ((Request.Acquire) r).owner();
+                case RELEASE -> ((Request.Release) r).token();
+                case EXTEND -> ((Request.Extend) r).token();
+                case CHECK -> ((Request.Check) r).token();
+                case PING -> ((Request.Ping) r).nonce();
+            };
             if (r instanceof Request.Acquire a) {
-                String key = new String(a.key(), StandardCharsets.UTF_8);
                 acquires.add(new SeenAcquire(connection, a.waitSeconds(), a.leaseSeconds(), a.owner(), key, now));
-                requests.add(new SeenRequest(connection, r.type(), a.owner(), key, now));
-            } else if (r instanceof Request.Release rel) {
-                requests.add(new SeenRequest(connection, r.type(), rel.token(),
-                        new String(rel.key(), StandardCharsets.UTF_8), now));
-            } else if (r instanceof Request.Extend e) {
-                requests.add(new SeenRequest(connection, r.type(), e.token(),
-                        new String(e.key(), StandardCharsets.UTF_8), now));
-            } else if (r instanceof Request.Check k) {
-                requests.add(new SeenRequest(connection, r.type(), k.token(),
-                        new String(k.key(), StandardCharsets.UTF_8), now));
-            } else if (r instanceof Request.Ping p) {
-                requests.add(new SeenRequest(connection, r.type(), p.nonce(), null, now));
             }
+            requests.add(new SeenRequest(connection, r.type(), number, key, now));
         }
     }
 

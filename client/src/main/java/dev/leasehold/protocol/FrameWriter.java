@@ -30,48 +30,64 @@ public final class FrameWriter {
         return buf.array();
     }
 
+    /**
+     * Writes {@code request} at {@code out}'s position. The switch over {@link RequestType} has no
+     * default: a new request type does not compile until its body layout is written here.
+     */
     public static void write(Request request, ByteBuffer out) {
         out.put(request.type().op());
-        if (request instanceof Request.Acquire a) {
-            out.put((byte) a.waitSeconds()).put((byte) a.leaseSeconds()).putLong(a.owner()).put(a.key());
-        } else if (request instanceof Request.Release r) {
-            out.putLong(r.token()).put(r.key());
-        } else if (request instanceof Request.Extend e) {
-            out.put((byte) e.leaseSeconds()).putLong(e.token()).put(e.key());
-        } else if (request instanceof Request.Check c) {
-            out.putLong(c.token()).put(c.key());
-        } else if (request instanceof Request.Ping p) {
-            out.putLong(p.nonce());
-        }
-        out.put(Wire.TERMINATOR);
+        ByteBuffer body = switch (request.type()) {
+            case ACQUIRE -> acquireBody((Request.Acquire) request, out);
+            case RELEASE -> releaseBody((Request.Release) request, out);
+            case EXTEND -> extendBody((Request.Extend) request, out);
+            case CHECK -> checkBody((Request.Check) request, out);
+            case PING -> out.putLong(((Request.Ping) request).nonce());
+        };
+        body.put(Wire.TERMINATOR);
     }
 
+    private static ByteBuffer acquireBody(Request.Acquire a, ByteBuffer out) {
+        return out.put((byte) a.waitSeconds()).put((byte) a.leaseSeconds()).putLong(a.owner()).put(a.key());
+    }
+
+    private static ByteBuffer releaseBody(Request.Release r, ByteBuffer out) {
+        return out.putLong(r.token()).put(r.key());
+    }
+
+    private static ByteBuffer checkBody(Request.Check c, ByteBuffer out) {
+        return out.putLong(c.token()).put(c.key());
+    }
+
+    private static ByteBuffer extendBody(Request.Extend e, ByteBuffer out) {
+        return out.put((byte) e.leaseSeconds()).putLong(e.token()).put(e.key());
+    }
+
+    /**
+     * The frame of {@code answer}. The switch over {@link AnswerType} has no default: a new answer
+     * type does not compile until its body layout is written here.
+     */
     public static byte[] encode(Answer answer) {
         byte[] message = answer instanceof Answer.Error e ? errorMessageBytes(e.message()) : null;
         int len = message != null ? 2 + message.length + 1 : answer.type().frameBytes();
         ByteBuffer out = ByteBuffer.allocate(len);
         out.put(answer.type().op());
-        if (answer instanceof Answer.Acquired a) {
-            out.putLong(a.owner()).putLong(a.token()).putInt((int) a.queuedMs());
-        } else if (answer instanceof Answer.TimedOut t) {
-            out.putLong(t.owner());
-        } else if (answer instanceof Answer.Busy b) {
-            out.putLong(b.owner());
-        } else if (answer instanceof Answer.Released r) {
-            out.putLong(r.token());
-        } else if (answer instanceof Answer.Extended e) {
-            out.putLong(e.token());
-        } else if (answer instanceof Answer.NotHeld n) {
-            out.putLong(n.token());
-        } else if (answer instanceof Answer.Current c) {
-            out.putLong(c.token());
-        } else if (answer instanceof Answer.Pong p) {
-            out.putLong(p.nonce());
-        } else if (answer instanceof Answer.Error e) {
-            out.put((byte) e.code()).put(message);
-        }
-        out.put(Wire.TERMINATOR);
+        ByteBuffer body = switch (answer.type()) {
+            case ACQUIRED -> acquiredBody((Answer.Acquired) answer, out);
+            case TIMED_OUT -> out.putLong(((Answer.TimedOut) answer).owner());
+            case BUSY -> out.putLong(((Answer.Busy) answer).owner());
+            case RELEASED -> out.putLong(((Answer.Released) answer).token());
+            case EXTENDED -> out.putLong(((Answer.Extended) answer).token());
+            case NOT_HELD -> out.putLong(((Answer.NotHeld) answer).token());
+            case CURRENT -> out.putLong(((Answer.Current) answer).token());
+            case PONG -> out.putLong(((Answer.Pong) answer).nonce());
+            case ERROR -> out.put((byte) ((Answer.Error) answer).code()).put(message);
+        };
+        body.put(Wire.TERMINATOR);
         return out.array();
+    }
+
+    private static ByteBuffer acquiredBody(Answer.Acquired a, ByteBuffer out) {
+        return out.putLong(a.owner()).putLong(a.token()).putInt((int) a.queuedMs());
     }
 
     /**

@@ -91,19 +91,28 @@ public final class AcquireCall extends Outbound<AcquireOutcome> {
             if (session != s) {
                 return null;
             }
-            if (a instanceof Answer.Acquired g) {
-                grant = new Grant(g.token(), g.queuedMs(),
-                        LeaseMath.validUntil(sendStart, g.queuedMs(), leaseSeconds, c.marginFloorNanos(), c.driftRate()),
-                        LeaseMath.leaseEndUpperBound(receivedAt, leaseSeconds, c.marginFloorNanos(), c.driftRate()));
-                return tickets.ticket(grant);
-            }
-            return a instanceof Answer.TimedOut ? new AcquireOutcome.TimedOut() : new AcquireOutcome.Busy();
+            return switch (a.type()) {
+                case ACQUIRED -> granted((Answer.Acquired) a, receivedAt);
+                case TIMED_OUT -> new AcquireOutcome.TimedOut();
+                case BUSY -> new AcquireOutcome.Busy();
+                case RELEASED, EXTENDED, NOT_HELD, CURRENT, PONG, ERROR ->
+                        throw new IllegalArgumentException("not an answer to an Acquire: " + a);
+            };
         });
         if (!decided && a instanceof Answer.Acquired g) {
             // Decided already (Indeterminate) but the server granted: free that exact grant.
             engine.compensate(key, g.token(),
                     LeaseMath.leaseEndUpperBound(receivedAt, leaseSeconds, c.marginFloorNanos(), c.driftRate()));
         }
+    }
+
+    /** The ticket for an {@code A}; under the monitor. */
+    private AcquireOutcome granted(Answer.Acquired g, long receivedAt) {
+        Config c = engine.config();
+        grant = new Grant(g.token(), g.queuedMs(),
+                LeaseMath.validUntil(sendStart, g.queuedMs(), leaseSeconds, c.marginFloorNanos(), c.driftRate()),
+                LeaseMath.leaseEndUpperBound(receivedAt, leaseSeconds, c.marginFloorNanos(), c.driftRate()));
+        return tickets.ticket(grant);
     }
 
     @Override

@@ -69,36 +69,40 @@ final class Correlator {
         return all;
     }
 
-    /** Hands a correlated answer ({@code A T B R E C N P}) to its request, received at {@code receivedAt}. */
-    void dispatch(Answer a, long receivedAt) {
-        if (a instanceof Answer.Acquired g) {
-            acquireAnswer(g.owner(), a, receivedAt);
-        } else if (a instanceof Answer.TimedOut t) {
-            acquireAnswer(t.owner(), a, receivedAt);
-        } else if (a instanceof Answer.Busy b) {
-            acquireAnswer(b.owner(), a, receivedAt);
-        } else if (a instanceof Answer.Released r) {
-            tokenAnswer(r.token(), a, receivedAt);
-        } else if (a instanceof Answer.Extended e) {
-            tokenAnswer(e.token(), a, receivedAt);
-        } else if (a instanceof Answer.NotHeld n) {
-            tokenAnswer(n.token(), a, receivedAt);
-        } else if (a instanceof Answer.Current c) {
-            tokenAnswer(c.token(), a, receivedAt);
-        } else if (a instanceof Answer.Pong p) {
-            PingCall call;
-            synchronized (this) {
-                call = pings.remove(p.nonce());
-            }
-            if (call != null) {
-                call.answer(link, receivedAt);
-            }
-        } else {
-            throw new IllegalArgumentException("not a correlated answer: " + a);
-        }
+    /**
+     * Hands a correlated answer ({@code A T B R E C N P}) to its request, received at
+     * {@code receivedAt}. The switch over {@code AnswerType} has no default: a new answer type does
+     * not compile until it says here what it correlates by.
+     *
+     * @return whether a request was waiting for the answer (one that was not is logged or, for a
+     *     Pong, dropped)
+     */
+    boolean dispatch(Answer a, long receivedAt) {
+        return switch (a.type()) {
+            case ACQUIRED -> acquireAnswer(((Answer.Acquired) a).owner(), a, receivedAt);
+            case TIMED_OUT -> acquireAnswer(((Answer.TimedOut) a).owner(), a, receivedAt);
+            case BUSY -> acquireAnswer(((Answer.Busy) a).owner(), a, receivedAt);
+            case RELEASED -> tokenAnswer(((Answer.Released) a).token(), a, receivedAt);
+            case EXTENDED -> tokenAnswer(((Answer.Extended) a).token(), a, receivedAt);
+            case NOT_HELD -> tokenAnswer(((Answer.NotHeld) a).token(), a, receivedAt);
+            case CURRENT -> tokenAnswer(((Answer.Current) a).token(), a, receivedAt);
+            case PONG -> pong(((Answer.Pong) a).nonce(), receivedAt);
+            case ERROR -> throw new IllegalArgumentException("not a correlated answer: " + a);
+        };
     }
 
-    private void acquireAnswer(long owner, Answer a, long receivedAt) {
+    private boolean pong(long nonce, long receivedAt) {
+        PingCall call;
+        synchronized (this) {
+            call = pings.remove(nonce);
+        }
+        if (call != null) {
+            call.answer(link, receivedAt);
+        }
+        return call != null;
+    }
+
+    private boolean acquireAnswer(long owner, Answer a, long receivedAt) {
         AcquireCall call;
         synchronized (this) {
             call = owners.remove(owner);
@@ -108,9 +112,10 @@ final class Correlator {
         } else {
             LOG.log(System.Logger.Level.WARNING, () -> link + ": answer for an unknown owner: " + a);
         }
+        return call != null;
     }
 
-    private void tokenAnswer(long token, Answer a, long receivedAt) {
+    private boolean tokenAnswer(long token, Answer a, long receivedAt) {
         TokenCall<?> call = null;
         synchronized (this) {
             ArrayDeque<TokenCall<?>> q = tokens.get(token);
@@ -127,5 +132,6 @@ final class Correlator {
         } else {
             LOG.log(System.Logger.Level.WARNING, () -> link + ": answer for an unknown token: " + a);
         }
+        return call != null;
     }
 }

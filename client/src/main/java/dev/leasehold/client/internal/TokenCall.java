@@ -195,21 +195,23 @@ public final class TokenCall<R> extends Outbound<R> {
             if (session != s) {
                 return null; // an abandoned attempt's answer: it only had to leave the session's queue
             }
-            if (a instanceof Answer.Released) {
-                return outcomes.released();
-            }
-            if (a instanceof Answer.Current) {
-                return outcomes.current();
-            }
-            if (a instanceof Answer.Extended) {
-                Config c = engine.config();
-                confirmedLeaseEnd = LeaseMath.leaseEndUpperBound(receivedAt, leaseSeconds, c.marginFloorNanos(),
-                        c.driftRate());
-                return outcomes.extended(
-                        LeaseMath.validUntil(sendStart, 0, leaseSeconds, c.marginFloorNanos(), c.driftRate()));
-            }
-            return outcomes.notHeld();
+            return switch (a.type()) {
+                case RELEASED -> outcomes.released();
+                case CURRENT -> outcomes.current();
+                case EXTENDED -> extended(receivedAt);
+                case NOT_HELD -> outcomes.notHeld();
+                case ACQUIRED, TIMED_OUT, BUSY, PONG, ERROR ->
+                        throw new IllegalArgumentException("not an answer to a Release, Extend or Check: " + a);
+            };
         });
+    }
+
+    /** The outcome of an {@code E}, which confirms the lease end keep-alive plans from; under the monitor. */
+    private R extended(long receivedAt) {
+        Config c = engine.config();
+        confirmedLeaseEnd = LeaseMath.leaseEndUpperBound(receivedAt, leaseSeconds, c.marginFloorNanos(),
+                c.driftRate());
+        return outcomes.extended(LeaseMath.validUntil(sendStart, 0, leaseSeconds, c.marginFloorNanos(), c.driftRate()));
     }
 
     @Override
