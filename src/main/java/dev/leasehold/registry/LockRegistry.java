@@ -146,6 +146,9 @@ public final class LockRegistry {
      */
     public AcquireResult acquireShared(byte[] key, int waitSeconds, int leaseSeconds, long owner, int limit,
             long receiptNanos, SessionHandle session) {
+        if (!servesShared()) {
+            throw new IllegalStateException("shared holds are not replicated in cluster mode: the decoder refuses S");
+        }
         if (limit < 0 || limit > limits.maxSharedPerKey()) {
             throw new IllegalArgumentException("shared limit " + limit
                     + " is above leasehold.max-shared-holders-per-key (" + limits.maxSharedPerKey() + ")");
@@ -992,6 +995,19 @@ public final class LockRegistry {
         lane.wheel.schedule(g, g.leaseEndNanos);
         lane.keys.putIfAbsent(s);
         return g;
+    }
+
+    /**
+     * True if this registry decides shared acquires: on a single node. In cluster mode shared
+     * grants are not replicated yet, so the server refuses {@code S} (PROTOCOL.md section 13.9).
+     */
+    public boolean servesShared() {
+        return decisions == DecisionLog.NONE;
+    }
+
+    /** {@code leasehold.max-shared-holders-per-key}: the largest shared limit ({@code X 3} above it). */
+    public int maxSharedPerKey() {
+        return limits.maxSharedPerKey();
     }
 
     /** Shared slots plus shared waiters over all keys (bounded by {@code max-shared-total}). */

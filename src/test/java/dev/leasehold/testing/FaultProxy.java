@@ -506,8 +506,12 @@ public final class FaultProxy implements AutoCloseable {
                 case EXTEND -> ((Request.Extend) r).token();
                 case CHECK -> ((Request.Check) r).token();
                 case PING -> ((Request.Ping) r).nonce();
+                case SHARED_ACQUIRE -> ((Request.SharedAcquire) r).owner();
             };
             if (r instanceof Request.Acquire a) {
+                acquires.add(new SeenAcquire(connection, a.waitSeconds(), a.leaseSeconds(), a.owner(), key, now));
+            } else if (r instanceof Request.SharedAcquire a) {
+                // a shared acquire obeys every client rule of an Acquire (PROTOCOL.md 13.1): seen as one
                 acquires.add(new SeenAcquire(connection, a.waitSeconds(), a.leaseSeconds(), a.owner(), key, now));
             }
             requests.add(new SeenRequest(connection, r.type(), number, key, now));
