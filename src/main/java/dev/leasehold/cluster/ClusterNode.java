@@ -34,6 +34,7 @@ import org.apache.ratis.protocol.RaftPeerId;
 import org.apache.ratis.protocol.exceptions.GroupMismatchException;
 import org.apache.ratis.retry.RetryPolicies;
 import org.apache.ratis.server.DivisionInfo;
+import org.apache.ratis.server.protocol.TermIndex;
 import org.apache.ratis.server.RaftServer;
 import org.apache.ratis.server.RaftServerConfigKeys;
 import org.apache.ratis.server.storage.RaftStorage;
@@ -612,7 +613,8 @@ public final class ClusterNode implements ServingGate, SmartLifecycle, LockState
         if (info == null || !info.isLeader() || !info.isLeaderReady()) {
             return;
         }
-        if (info.getLastAppliedIndex() < division.getRaftLog().getLastEntryTermIndex().getIndex()) {
+        TermIndex last = division.getRaftLog().getLastEntryTermIndex(); // null while the log is empty
+        if (last != null && info.getLastAppliedIndex() < last.getIndex()) {
             roles.schedule(this::promoteIfReady, 10, TimeUnit.MILLISECONDS); // catching up
             return;
         }
@@ -886,21 +888,38 @@ public final class ClusterNode implements ServingGate, SmartLifecycle, LockState
     public record Status(String nodeId, String role, boolean serving, long term, String leader, long commitIndex,
             long appliedIndex, long leaderChanges, int replicatedHeldKeys, int proposerBacklog, Storage storage) {
 
-        /** Readiness: joined, and a serving leader is known (this node or another). */
+        /**
+         * Readiness: joined (the division runs in a Raft role, not starting or stopping), and a
+         * serving leader is known (this node or another).
+         */
         public boolean ready() {
-            return !leader.isEmpty() && (serving || !"LEADER".equals(role));
+            return DivisionReading.isRaftRole(role) && !leader.isEmpty() && (serving || !"LEADER".equals(role));
+        }
+
+        /**
+         * Why the division cannot be counted on yet, or null when it runs in a Raft role or is
+         * absent (stopped, no storage): health reports the node out of service with this reason.
+         */
+        public String notYetRunning() {
+            return switch (role) {
+                case DivisionReading.STARTING -> "the Raft division is starting: no role yet";
+                case DivisionReading.UNKNOWN -> "the Raft division could not be read (closing or reinitializing)";
+                default -> null;
+            };
         }
     }
 
-    /** A consistent-enough view for health and metrics (each field read once, without locks). */
+    /**
+     * A consistent-enough view for health and metrics (each field read once, without locks).
+     * Never throws: a probe or a scrape while the division starts, stops or reinitializes gets a
+     * state of its own ({@link DivisionReading}).
+     */
     public Status status() {
-        RaftServer.Division d = division();
-        DivisionInfo i = d == null ? null : d.getInfo();
+        DivisionReading r = DivisionReading.of(division(),
+                storage == Storage.FORMED ? DivisionReading.STOPPED : "NO_STORAGE");
         RaftPeerId l = leaderId;
-        String role = i != null ? i.getCurrentRole().name() : storage == Storage.FORMED ? "STOPPED" : "NO_STORAGE";
-        return new Status(settings.nodeId(), role, serving(), i == null ? 0 : i.getCurrentTerm(),
-                l == null ? "" : l.toString(), d == null ? 0 : d.getRaftLog().getLastCommittedIndex(),
-                i == null ? 0 : i.getLastAppliedIndex(), leaderChanges.get(), stateMachine.heldKeys(),
+        return new Status(settings.nodeId(), r.role(), serving(), r.term(), l == null ? "" : l.toString(),
+                r.commitIndex(), r.appliedIndex(), leaderChanges.get(), stateMachine.heldKeys(),
                 proposer.backlog(), storage);
     }
 

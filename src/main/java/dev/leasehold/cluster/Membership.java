@@ -531,8 +531,8 @@ public final class Membership {
      */
     private Map<String, Long> localMatchIndexes() {
         RaftServer.Division d = node.localDivision();
-        if (d == null) {
-            return Map.of();
+        if (d == null || !d.getInfo().isLeader()) {
+            return Map.of(); // the role info of a division without a role yet cannot be built
         }
         RaftProtos.RoleInfoProto role = d.getInfo().getRoleInfoProto();
         long[] match = d.getInfo().getFollowerMatchIndices();

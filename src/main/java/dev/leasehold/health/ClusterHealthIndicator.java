@@ -9,7 +9,8 @@ import dev.leasehold.cluster.ClusterNode;
  * The {@code cluster} component of {@code /actuator/health} in cluster mode (docs/cluster.md):
  * this node's Raft role and term, the leader, the commit and applied index, and whether this node
  * serves locks. UP while the node runs and knows a leader; OUT_OF_SERVICE while no leader is known
- * (an election, or no majority, or empty storage still waiting for the formation probe); DOWN
+ * (an election, or no majority, or empty storage still waiting for the formation probe) and while
+ * the Raft division starts (role {@code STARTING}, before its first role); DOWN
  * when the Raft server is not running or the node refuses to join because its storage was lost
  * ({@code storage: REFUSED}, docs/cluster.md "When a disk is lost").
  */
@@ -24,10 +25,15 @@ public final class ClusterHealthIndicator implements HealthIndicator {
 
     @Override
     public Health health() {
-        ClusterNode.Status s = node.status();
+        return health(node.status());
+    }
+
+    static Health health(ClusterNode.Status s) {
         Health.Builder b;
         if (s.storage() == ClusterNode.Storage.REFUSED || "STOPPED".equals(s.role())) {
             b = Health.down();
+        } else if (s.notYetRunning() != null) {
+            b = Health.outOfService().withDetail("reason", s.notYetRunning());
         } else if (s.leader().isEmpty()) {
             b = Health.outOfService();
         } else {

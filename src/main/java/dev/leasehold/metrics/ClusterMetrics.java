@@ -27,7 +27,7 @@ public final class ClusterMetrics implements MeterBinder {
     @Override
     public void bindTo(MeterRegistry meters) {
         Gauge.builder("leasehold.raft.role", node, ClusterMetrics::role)
-                .description("Raft role: 0 follower, 1 candidate, 2 leader not yet serving, 3 serving leader, -1 stopped")
+                .description("Raft role: 0 follower, 1 candidate, 2 leader not yet serving, 3 serving leader, -1 stopped, starting or unreadable")
                 .register(meters);
         FunctionCounter.builder("leasehold.raft.leader.changes", node, n -> n.status().leaderChanges())
                 .description("Leader changes seen by this node").register(meters);
