@@ -32,7 +32,12 @@ enum ExitCode {
     /** {@code cluster}: the server refused the change (the line says why); nothing was changed. */
     REFUSED(72),
     /** {@code run}: the command could not be started (not found, not executable). */
-    CANNOT_START(127);
+    CANNOT_START(127),
+    /**
+     * {@code --shared}: the key's shared holds use another {@code --limit} ({@code L}); no grant
+     * exists. A configuration error: retrying will not help.
+     */
+    LIMIT_MISMATCH(73);
 
     private final int code;
 
