@@ -178,9 +178,14 @@ public final class LocksEndpoint implements DisposableBean {
             m.put("delayedToken", Long.toUnsignedString(v.delayedToken()));
             m.put("delayRemainingMs", ms(v.delayRemainingNanos()));
         }
-        if (v.sharedLimit() >= 0) {
-            // PROTOCOL.md section 13.8: the mode, its limit and every shared holder
+        boolean exclusive = v.token() != 0 || v.delayedToken() != 0;
+        if (exclusive) {
+            m.put("mode", "exclusive");
+        } else if (!v.sharedHolders().isEmpty() || v.delayedSharedSlots() > 0) {
             m.put("mode", "shared");
+        }
+        if (v.sharedLimit() >= 0) {
+            // PROTOCOL.md section 13.8: the shared limit (fixed by shared holders or shared waiters) and every holder
             m.put("limit", v.sharedLimit());
             List<Map<String, Object>> holders = new ArrayList<>(v.sharedHolders().size());
             for (KeyView.SharedHolder g : v.sharedHolders()) {
@@ -196,8 +201,6 @@ public final class LocksEndpoint implements DisposableBean {
             if (v.delayedSharedSlots() > 0) {
                 m.put("delayedSharedSlots", v.delayedSharedSlots());
             }
-        } else if (v.token() != 0 || v.delayedToken() != 0) {
-            m.put("mode", "exclusive");
         }
         Map<String, Object> waiters = new LinkedHashMap<>();
         waiters.put("count", v.waiters());

@@ -184,7 +184,7 @@ final class Inspect {
                 b.append('\n');
             }
         }
-        if ("shared".equals(v.get("mode"))) {
+        if (v.get("limit") != null) {
             Object limit = v.get("limit");
             b.append("  shared, ").append(Long.valueOf(0).equals(limit) ? "read lock" : "limit " + limit);
             List<?> holders = v.get("sharedHolders") instanceof List<?> l ? l : List.of();
