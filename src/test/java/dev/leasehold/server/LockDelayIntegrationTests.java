@@ -35,24 +35,42 @@ class LockDelayIntegrationTests {
     @Test
     void anExpiredLeaseKeepsTheKeyFromAWaiterForTheDelay() throws Exception {
         byte[] key = Request.key("delay/expired");
+        LockRegistry registry = server.bean(LockRegistry.class);
         try (RawClient holder = new RawClient(server.port()); RawClient waiter = new RawClient(server.port())) {
-            // Taken before the Acquire is sent: the server's lease starts after this and before the
-            // answer arrives, so "3 s after this" is a lower bound the server cannot beat (taken
-            // after the answer, a grant 1 ms under 3 s was seen in a full verify).
+            // Every bound below is timed from before the holder's Acquire is sent: the grant (and
+            // so the lease's end at +1 s and the delay's end at +3 s) comes after this instant, so
+            // a late test thread on a loaded machine only ever sees the window later, never earlier.
             long sent = System.nanoTime();
             holder.send(new Request.Acquire(0, 1, 1, key));
             long token = ((Answer.Acquired) holder.next()).token();
             waiter.send(new Request.Acquire(10, 5, 2, key));
-            assertThat(waiter.poll(2500)).as("lease over at 1 s, delay until 3 s").isNull();
-            assertThat(server.bean(LockRegistry.class).delayedKeys()).isEqualTo(1);
+            // The key is in lock-delay from the lease's end (1 s after the grant) to 3 s after it:
+            // watch for it there rather than read it at one guessed moment.
+            long seenDelayedMs = -1;
+            while (millisSince(sent) < 3000) {
+                if (registry.delayedKeys() == 1) {
+                    seenDelayedMs = millisSince(sent);
+                    break;
+                }
+                Thread.sleep(5); // polling a gauge: nothing signals the state change
+            }
+            assertThat(seenDelayedMs).as("the key in lock-delay at some moment between the lease's end and 3 s"
+                    + " after the Acquire was sent (polled every 5 ms)").isGreaterThanOrEqualTo(0);
+            assertThat(waiter.poll(Math.max(1, 2500 - millisSince(sent))))
+                    .as("no grant before 2.5 s after the holder's Acquire was sent (lease 1 s + delay 2 s)").isNull();
             holder.send(new Request.Check(token, key));
             assertThat(holder.next()).isEqualTo(new Answer.NotHeld(token));
-            Answer.Acquired a = (Answer.Acquired) waiter.next(2000);
-            long afterMs = (System.nanoTime() - sent) / 1_000_000;
-            assertThat(afterMs).as("lease 1 s + delay 2 s").isGreaterThanOrEqualTo(3000);
-            assertThat(a.queuedMs()).isBetween(2900L, 3500L);
-            assertThat(server.bean(LockRegistry.class).delayedKeys()).isZero();
+            Answer.Acquired a = (Answer.Acquired) waiter.next(10_000);
+            assertThat(millisSince(sent)).as("lease 1 s + delay 2 s, timed from before the grant").isGreaterThanOrEqualTo(3000);
+            // queued_ms runs from the waiter's receipt, which follows the holder's grant by a
+            // loaded machine's scheduling delay: only its upper end is a property of the server.
+            assertThat(a.queuedMs()).as("granted when the delay ended, not much later").isLessThan(3000L + 5000L);
+            assertThat(registry.delayedKeys()).as("the delay ends in the decision that grants the waiter").isZero();
         }
+    }
+
+    private static long millisSince(long nanos) {
+        return (System.nanoTime() - nanos) / 1_000_000;
     }
 
     @Test

@@ -1,0 +1,425 @@
+// Package leasehold is the Go client of the Leasehold lock server: fenced, FIFO, leased locks
+// with the client rules of docs/PROTOCOL.md section 9 (one deadline per call, the wire wait
+// recomputed, Indeterminate instead of a guess, the Ticket gate with a compensating release,
+// wait = 0 under its own transport deadline). Standard library only.
+//
+// A Client is safe for concurrent use; every blocking call takes a context.Context. A context
+// that ends early is an early deadline with section 9's consequences: nothing sent gives
+// ErrUnavailable, anything possibly sent gives ErrIndeterminate (and a grant that still
+// arrives is released by its exact token).
+package leasehold
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/binary"
+	"fmt"
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+// Client is a pool of pipelined sessions to one server or a cluster.
+type Client struct {
+	opts Options
+	now  func() time.Time // the one clock every decision by time reads (tests move it)
+	ids  uint64           // owners and nonces: unique among the client's in-flight requests
+	// compensate releases a grant nobody will use (the gate, 9.7); a field so tests see it
+	compensate func(key string, token uint64, until time.Time)
+
+	wg       sync.WaitGroup
+	closedCh chan struct{}
+
+	mu       sync.Mutex
+	closed   bool
+	slots    []slot
+	leader   string // the leader a follower named (X 8, X 9); new sessions go there
+	x8streak int    // X 8 answers in a row: the back-off of leader discovery
+	lastErr  error  // the last connection failure, quoted by Unavailable
+}
+
+type slot struct {
+	s        *session
+	addrIdx  int
+	failures int
+	delay    time.Duration
+}
+
+// New makes a client. It connects on first use.
+func New(opts Options) (*Client, error) {
+	o, err := opts.withDefaults()
+	if err != nil {
+		return nil, err
+	}
+	var seed [8]byte
+	if _, err := rand.Read(seed[:]); err != nil {
+		return nil, err
+	}
+	c := &Client{opts: o, now: time.Now, closedCh: make(chan struct{}), slots: make([]slot, o.PoolSize)}
+	c.compensate = c.releaseInBackground
+	c.ids = binary.BigEndian.Uint64(seed[:]) >> 1
+	for i := range c.slots {
+		c.slots[i].addrIdx = i
+	}
+	return c, nil
+}
+
+func (c *Client) nextID() uint64 { return atomic.AddUint64(&c.ids, 1) }
+
+// Acquire asks for key's exclusive lock: wait is how long it may wait in the key's FIFO queue
+// (0 to 255 s; 0 = one immediate attempt), lease how long the grant lasts (whole seconds,
+// 1 to 255). It returns a Ticket, or an error matching ErrTimedOut, ErrBusy, ErrUnavailable,
+// ErrIndeterminate (possibly also ErrForbidden), ErrClosed or ErrInvalidArgument.
+//
+// The call's deadline D is start + wait (start + TransportDeadline for wait = 0). A context
+// deadline L earlier than D + ResponseGrace moves D to L − ResponseGrace (or to L when that is
+// already past), so the server's answer can still come before L. The call returns by
+// D + ResponseGrace at the latest.
+func (c *Client) Acquire(ctx context.Context, key string, wait, lease time.Duration) (*Ticket, error) {
+	return c.acquire(ctx, key, wait, lease, false, 0)
+}
+
+func (c *Client) acquire(ctx context.Context, key string, wait, lease time.Duration, shared bool, limit uint16) (*Ticket, error) {
+	if msg := validKey(key); msg != "" {
+		return nil, newError(ErrInvalidArgument, "acquire", key, msg, nil)
+	}
+	if wait < 0 || wait > 255*time.Second {
+		return nil, newError(ErrInvalidArgument, "acquire", key, fmt.Sprintf("wait %v is not within 0 to 255 s", wait), nil)
+	}
+	leaseSec, err := wholeSeconds(lease, 1, "lease")
+	if err != nil {
+		return nil, newError(ErrInvalidArgument, "acquire", key, err.Error(), nil)
+	}
+	start := c.now()
+	r := newRequest(opAcquire, key, time.Time{})
+	if shared {
+		r.op, r.shared, r.limit = opShared, true, limit
+	}
+	r.owner = c.nextID()
+	r.lease = leaseSec
+	if wait == 0 {
+		r.waitZero = true
+		r.deadline = start.Add(c.opts.TransportDeadline)
+	} else {
+		r.deadline = start.Add(wait)
+	}
+	if l, ok := ctx.Deadline(); ok && l.Before(r.deadline.Add(c.opts.ResponseGrace)) {
+		if early := l.Add(-c.opts.ResponseGrace); early.After(start) {
+			r.deadline = early
+		} else if l.Before(r.deadline) {
+			r.deadline = l
+		}
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, newError(ErrUnavailable, "acquire", key, "the context ended before it was sent", err)
+	}
+	c.route(r)
+	return c.awaitAcquire(ctx, r)
+}
+
+func (c *Client) awaitAcquire(ctx context.Context, r *request) (*Ticket, error) {
+	atD := time.NewTimer(r.deadline.Sub(c.now()))
+	defer atD.Stop()
+	var grace <-chan time.Time
+	done := ctx.Done()
+	for {
+		select {
+		case res := <-r.done:
+			return res.ticket, res.err
+		case <-atD.C:
+			grace = c.atDeadline(r)
+		case <-grace:
+			c.afterGrace(r)
+		case <-done:
+			done = nil
+			c.abandon(r, ctx.Err())
+		}
+	}
+}
+
+// atDeadline is 9.8 at D: queued → Unavailable; partly written → close its exact session,
+// Indeterminate; written → wait for the answer until D + ResponseGrace.
+func (c *Client) atDeadline(r *request) <-chan time.Time {
+	r.mu.Lock()
+	if r.concluded {
+		r.mu.Unlock()
+		return nil
+	}
+	switch r.state {
+	case stateQueued:
+		r.concludeLocked(result{err: newError(ErrUnavailable, "acquire", r.key, "no session could send it before its deadline", c.lastConnectError())})
+		r.mu.Unlock()
+		return nil
+	case stateWriting:
+		s := r.sess
+		r.concludeLocked(result{err: newError(ErrIndeterminate, "acquire", r.key, "its write had begun but not finished at its deadline; that session was closed", nil)})
+		r.mu.Unlock()
+		s.close(fmt.Errorf("an acquire was partly written at its deadline"))
+		return nil
+	default:
+		r.mu.Unlock()
+		return time.After(r.deadline.Add(c.opts.ResponseGrace).Sub(c.now()))
+	}
+}
+
+func (c *Client) lastConnectError() error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.lastErr
+}
+
+func (c *Client) afterGrace(r *request) {
+	r.mu.Lock()
+	if r.concluded {
+		r.mu.Unlock()
+		return
+	}
+	if r.state == stateQueued { // sent again after an X 8 and not yet written
+		r.concludeLocked(result{err: newError(ErrUnavailable, "acquire", r.key, "no session could send it before its deadline", nil)})
+		r.mu.Unlock()
+		return
+	}
+	s := r.sess
+	r.concludeLocked(result{err: newError(ErrIndeterminate, "acquire", r.key, "no answer by its deadline plus the response grace; that session was closed", nil)})
+	r.mu.Unlock()
+	s.close(fmt.Errorf("an acquire had no answer by its deadline plus the response grace"))
+}
+
+// abandon concludes a call whose context ended: Unavailable if nothing was sent, else
+// Indeterminate. A sent request stays registered: a late grant is released by its token, and
+// at D + ResponseGrace without an answer its session is closed so the server drops the waiter.
+func (c *Client) abandon(r *request, cause error) {
+	r.mu.Lock()
+	if r.concluded {
+		r.mu.Unlock()
+		return
+	}
+	if r.state == stateQueued {
+		r.concludeLocked(result{err: newError(ErrUnavailable, "acquire", r.key, "the context ended before it was sent", cause)})
+		r.mu.Unlock()
+		return
+	}
+	s, owner := r.sess, r.owner
+	r.concludeLocked(result{err: newError(ErrIndeterminate, "acquire", r.key, "the context ended after it was possibly sent", cause)})
+	r.mu.Unlock()
+	time.AfterFunc(r.deadline.Add(c.opts.ResponseGrace).Sub(c.now()), func() {
+		if s.unanswered(owner) {
+			s.close(fmt.Errorf("an abandoned acquire had no answer by its deadline plus the response grace"))
+		}
+	})
+}
+
+// acquireAnswered settles an Acquire's answer. A grant passes the Ticket gate (9.7) only if
+// now < min(D, validUntil) and the call is still waiting; otherwise its exact token is
+// released (retried until the lease would have ended anyway) and the outcome is Indeterminate.
+func (c *Client) acquireAnswered(r *request, a answer) {
+	now := c.now()
+	c.mu.Lock()
+	c.x8streak = 0
+	c.mu.Unlock()
+	r.mu.Lock()
+	switch a.op {
+	case opTimeout:
+		r.concludeLocked(result{err: newError(ErrTimedOut, "acquire", r.key, "", nil)})
+	case opBusy:
+		r.concludeLocked(result{err: newError(ErrBusy, "acquire", r.key, "", nil)})
+	case opMismatch:
+		r.concludeLocked(result{err: newError(errLimitMismatch, "acquire", r.key,
+			fmt.Sprintf("the key's shared holds use limit %d, this request asked for %d", a.limit, r.limit), nil)})
+	case opAcquire:
+		lease := time.Duration(r.lease) * time.Second
+		queued := time.Duration(a.queuedMs) * time.Millisecond
+		validUntil := r.sendStart.Add(queued + lease - c.opts.margin(queued+lease))
+		leaseEnd := now.Add(lease + c.opts.margin(lease)) // no later than this, the server's lease has ended
+		gate := r.deadline
+		if validUntil.Before(gate) {
+			gate = validUntil
+		}
+		if r.concluded || !now.Before(gate) {
+			r.concludeLocked(result{err: newError(ErrIndeterminate, "acquire", r.key,
+				fmt.Sprintf("granted (token %d) only after its deadline or its safe validity; released by that token", a.token), nil)})
+			r.mu.Unlock()
+			c.compensate(r.key, a.token, leaseEnd)
+			return
+		}
+		r.concludeLocked(result{ticket: newTicket(c, r.key, a.token, validUntil, leaseEnd)})
+	}
+	r.mu.Unlock()
+}
+
+// releaseInBackground releases a grant nobody will use, retried until its lease would have ended.
+func (c *Client) releaseInBackground(key string, token uint64, until time.Time) {
+	c.wg.Add(1)
+	go func() {
+		defer c.wg.Done()
+		c.tokenCall(context.Background(), opRelease, key, token, 0, until)
+	}()
+}
+
+// route gives r to the least loaded session that is up, else one connecting, else a new one.
+func (c *Client) route(r *request) {
+	for {
+		r.mu.Lock()
+		concluded := r.concluded
+		r.mu.Unlock()
+		if concluded {
+			return
+		}
+		c.mu.Lock()
+		if c.closed {
+			c.mu.Unlock()
+			if r.isAcquire() {
+				r.conclude(result{err: newError(ErrUnavailable, "acquire", r.key, "the client was closed before it was sent", ErrClosed)})
+			} else {
+				r.conclude(result{err: ErrClosed})
+			}
+			return
+		}
+		s := c.pickLocked()
+		c.mu.Unlock()
+		if s.enqueue(r) {
+			return
+		}
+	}
+}
+
+func (c *Client) pickLocked() *session {
+	var best *session
+	bestUp, bestLoad := false, 0
+	empty := -1
+	for i := range c.slots {
+		s := c.slots[i].s
+		if s == nil {
+			if empty < 0 {
+				empty = i
+			}
+			continue
+		}
+		up, load := s.load()
+		if best == nil || (up && !bestUp) || (up == bestUp && load < bestLoad) {
+			best, bestUp, bestLoad = s, up, load
+		}
+	}
+	if best == nil {
+		return c.startLocked(empty)
+	}
+	if bestUp && bestLoad > 0 && empty >= 0 {
+		c.startLocked(empty) // open the pool's next session for the load to come
+	}
+	return best
+}
+
+func (c *Client) startLocked(i int) *session {
+	sl := &c.slots[i]
+	addr := c.leader
+	if addr == "" {
+		addr = c.opts.Servers[sl.addrIdx%len(c.opts.Servers)]
+	}
+	s := newSession(c, i, addr, sl.delay)
+	sl.s = s
+	c.wg.Add(1)
+	go s.run()
+	return s
+}
+
+func (c *Client) connectFailed(s *session, err error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	sl := &c.slots[s.slot]
+	c.lastErr = err
+	if s.addr == c.leader {
+		c.leader = ""
+	}
+	sl.failures++
+	sl.addrIdx++
+	n := len(c.opts.Servers)
+	if sl.failures >= n { // a full round failed: back off, 100 ms doubling to 1 s
+		d := 100 * time.Millisecond << uint(minInt(sl.failures/n-1, 4))
+		if d > time.Second {
+			d = time.Second
+		}
+		sl.delay = d
+	}
+}
+
+func (c *Client) connected(s *session) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	sl := &c.slots[s.slot]
+	sl.failures, sl.delay = 0, 0
+	c.lastErr = nil
+}
+
+// sessionEnded frees s's slot and applies what the server said about the leader (9.12).
+func (c *Client) sessionEnded(s *session, notExecuted bool, hint string, cause error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	sl := &c.slots[s.slot]
+	if sl.s == s {
+		sl.s = nil
+	}
+	if notExecuted {
+		c.lastErr = cause // an X 8: quoted by an Unavailable that follows (no leader found)
+	}
+	if hint == s.addr {
+		hint = "" // a hint naming the node that answered is ignored
+	}
+	if hint != "" {
+		c.leader = hint
+	}
+	if !notExecuted {
+		return
+	}
+	c.x8streak++
+	if hint != "" {
+		sl.delay = 0
+		if c.x8streak%3 == 0 { // named leaders that also answer X 8: an election is running
+			sl.delay = 250 * time.Millisecond
+		}
+		return
+	}
+	// no leader known: the next seed, 50 ms doubling to 500 ms
+	c.leader = ""
+	sl.addrIdx++
+	d := 50 * time.Millisecond << uint(minInt(c.x8streak-1, 4))
+	if d > 500*time.Millisecond {
+		d = 500 * time.Millisecond
+	}
+	sl.delay = d
+}
+
+func minInt(a, b int) int {
+	if a < b {
+		return a
+	}
+	return b
+}
+
+// Close ends every session: unanswered Acquires are Indeterminate, queued ones Unavailable,
+// keep-alives report ErrClosed. It waits up to 2 s for the client's goroutines.
+func (c *Client) Close() error {
+	c.mu.Lock()
+	if c.closed {
+		c.mu.Unlock()
+		return nil
+	}
+	c.closed = true
+	close(c.closedCh)
+	var sessions []*session
+	for _, sl := range c.slots {
+		if sl.s != nil {
+			sessions = append(sessions, sl.s)
+		}
+	}
+	c.mu.Unlock()
+	for _, s := range sessions {
+		s.close(ErrClosed)
+	}
+	done := make(chan struct{})
+	go func() { c.wg.Wait(); close(done) }()
+	select {
+	case <-done:
+	case <-time.After(2 * time.Second):
+	}
+	return nil
+}

@@ -1,0 +1,404 @@
+package leasehold
+
+import (
+	"bufio"
+	"context"
+	"encoding/binary"
+	"fmt"
+	"io"
+	"net"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// faultProxy is a fault-injecting TCP proxy for tests: it forwards each connection to the
+// target and applies faults per direction to connections (live, or from their start where
+// said): a delay, a stall (stop reading, so TCP backpressure builds), a cut after N bytes
+// (forward exactly N bytes of that direction, then close both sockets; fixed when the
+// connection is accepted), swallowing answers, refusing connections (the listener closes and
+// reopens on the same port) and a delay before accepting. It parses what it forwards, so
+// tests see the Acquires the server received (owner, wire wait), the Releases, and the grants.
+type faultProxy struct {
+	t      testing.TB
+	target string
+	addr   string
+
+	mu            sync.Mutex
+	ln            net.Listener
+	closed        bool
+	acceptDelay   time.Duration
+	cutC2S        int64
+	cutS2C        int64
+	delayC2S      time.Duration
+	delayS2C      time.Duration
+	stallC2S      bool
+	stallS2C      bool
+	swallow       bool
+	conns         []*proxyConn
+	accepted      int
+	acquireStarts int
+	acquires      []seenAcquire
+	releases      []uint64
+	grants        map[uint64]uint64
+}
+
+type seenAcquire struct {
+	owner uint64
+	wait  int
+	lease int
+	key   string
+}
+
+type proxyConn struct {
+	id             int
+	client, server net.Conn
+	once           sync.Once
+	closed         chan struct{}
+}
+
+func (c *proxyConn) close() {
+	c.once.Do(func() {
+		close(c.closed)
+		c.client.Close()
+		c.server.Close()
+	})
+}
+
+func newProxy(t testing.TB, target string) *faultProxy {
+	return newProxyWithBuffer(t, target, 0)
+}
+
+// newProxyWithBuffer sets the accepted connections' receive buffer (SO_RCVBUF, inherited from
+// the listener) when rcvbuf > 0, so a stalled proxy makes the client's writes block sooner.
+func newProxyWithBuffer(t testing.TB, target string, rcvbuf int) *faultProxy {
+	lc := net.ListenConfig{Control: func(network, address string, c syscall.RawConn) error {
+		if rcvbuf <= 0 {
+			return nil
+		}
+		var serr error
+		c.Control(func(fd uintptr) { serr = syscall.SetsockoptInt(int(fd), syscall.SOL_SOCKET, syscall.SO_RCVBUF, rcvbuf) })
+		return serr
+	}}
+	ln, err := lc.Listen(context.Background(), "tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := &faultProxy{t: t, target: target, addr: ln.Addr().String(), ln: ln, cutC2S: -1, cutS2C: -1, grants: map[uint64]uint64{}}
+	go p.accept(ln)
+	t.Cleanup(p.close)
+	return p
+}
+
+func (p *faultProxy) set(f func(p *faultProxy)) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	f(p)
+}
+
+func (p *faultProxy) close() {
+	p.mu.Lock()
+	p.closed = true
+	p.ln.Close()
+	conns := p.conns
+	p.mu.Unlock()
+	for _, c := range conns {
+		c.close()
+	}
+}
+
+// refuse closes the listener (connects are refused) or reopens it on the same port.
+func (p *faultProxy) refuse(on bool) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if on {
+		p.ln.Close()
+		return
+	}
+	ln, err := net.Listen("tcp", p.addr)
+	if err != nil {
+		p.t.Fatalf("reopening the proxy on %s: %v", p.addr, err)
+	}
+	p.ln = ln
+	go p.accept(ln)
+}
+
+func (p *faultProxy) closeAll() {
+	p.mu.Lock()
+	conns := p.conns
+	p.mu.Unlock()
+	for _, c := range conns {
+		c.close()
+	}
+}
+
+func (p *faultProxy) openConnections() int {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	n := 0
+	for _, c := range p.conns {
+		select {
+		case <-c.closed:
+		default:
+			n++
+		}
+	}
+	return n
+}
+
+// isOpen reports whether connection id (0 = the first accepted) is still open.
+func (p *faultProxy) isOpen(id int) bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	for _, c := range p.conns {
+		if c.id == id {
+			select {
+			case <-c.closed:
+				return false
+			default:
+				return true
+			}
+		}
+	}
+	return false
+}
+
+func (p *faultProxy) stats() (accepted, starts int, acquires []seenAcquire, releases []uint64) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.accepted, p.acquireStarts, append([]seenAcquire(nil), p.acquires...), append([]uint64(nil), p.releases...)
+}
+
+func (p *faultProxy) grantedToken(owner uint64) (uint64, bool) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	tok, ok := p.grants[owner]
+	return tok, ok
+}
+
+func (p *faultProxy) released(token uint64) bool {
+	_, _, _, rel := p.stats()
+	for _, r := range rel {
+		if r == token {
+			return true
+		}
+	}
+	return false
+}
+
+func (p *faultProxy) accept(ln net.Listener) {
+	for {
+		client, err := ln.Accept()
+		if err != nil {
+			return
+		}
+		go p.serve(client)
+	}
+}
+
+func (p *faultProxy) serve(client net.Conn) {
+	p.mu.Lock()
+	delay := p.acceptDelay
+	p.mu.Unlock()
+	if delay > 0 {
+		time.Sleep(delay) // the TCP connect succeeded; the session comes up late
+	}
+	server, err := net.Dial("tcp", p.target)
+	if err != nil {
+		client.Close()
+		return
+	}
+	p.mu.Lock()
+	if p.closed {
+		p.mu.Unlock()
+		client.Close()
+		server.Close()
+		return
+	}
+	c := &proxyConn{id: p.accepted, client: client, server: server, closed: make(chan struct{})}
+	p.accepted++
+	p.conns = append(p.conns, c)
+	cutC2S, cutS2C := p.cutC2S, p.cutS2C
+	p.mu.Unlock()
+	c2s, s2c := p.parseRequests(), p.parseAnswers()
+	go p.pump(c, client, server, cutC2S, true, c2s, func() (time.Duration, bool, bool) {
+		p.mu.Lock()
+		defer p.mu.Unlock()
+		return p.delayC2S, p.stallC2S, false
+	})
+	go p.pump(c, server, client, cutS2C, false, s2c, func() (time.Duration, bool, bool) {
+		p.mu.Lock()
+		defer p.mu.Unlock()
+		return p.delayS2C, p.stallS2C, p.swallow
+	})
+}
+
+type chunk struct {
+	data []byte
+	due  time.Time
+}
+
+// pump copies src to dst with the direction's faults. parsed receives the requests forwarded
+// (fromClient), or every answer read (so a grant cut off is still seen).
+func (p *faultProxy) pump(c *proxyConn, src, dst net.Conn, cut int64, fromClient bool, parsed *io.PipeWriter, faults func() (time.Duration, bool, bool)) {
+	defer parsed.Close()
+	out := make(chan chunk, 1024)
+	go func() { // the forwarder: delivers each chunk when due
+		for ch := range out {
+			if d := time.Until(ch.due); d > 0 {
+				select {
+				case <-time.After(d):
+				case <-c.closed:
+					return
+				}
+			}
+			if ch.data == nil {
+				c.close()
+				return
+			}
+			if _, err := dst.Write(ch.data); err != nil {
+				c.close()
+				return
+			}
+		}
+	}()
+	defer close(out)
+	buf := make([]byte, 32*1024)
+	var forwarded int64
+	for {
+		delay, stall, _ := faults()
+		if stall {
+			select {
+			case <-c.closed:
+				return
+			case <-time.After(10 * time.Millisecond):
+			}
+			continue
+		}
+		src.SetReadDeadline(time.Now().Add(50 * time.Millisecond))
+		n, err := src.Read(buf)
+		if n > 0 {
+			data := append([]byte(nil), buf[:n]...)
+			for { // a stall that began during the read holds these bytes back too
+				if _, stall, _ := faults(); !stall {
+					break
+				}
+				select {
+				case <-c.closed:
+					return
+				case <-time.After(10 * time.Millisecond):
+				}
+			}
+			delay, _, swallow := faults()
+			due := time.Now().Add(delay)
+			if cut >= 0 && forwarded+int64(n) > cut {
+				if !fromClient {
+					parsed.Write(data)
+				}
+				data = data[:cut-forwarded]
+				forwarded = cut
+				if fromClient {
+					parsed.Write(data)
+				}
+				out <- chunk{data: data, due: due}
+				out <- chunk{due: due} // then close both
+				return
+			}
+			forwarded += int64(n)
+			parsed.Write(data)
+			if !swallow {
+				out <- chunk{data: data, due: due}
+			}
+		}
+		if err != nil {
+			if ne, ok := err.(net.Error); ok && ne.Timeout() {
+				select {
+				case <-c.closed:
+					return
+				default:
+					continue
+				}
+			}
+			if fromClient { // the client closed: the server sees it at once (its waiters are dropped)
+				c.close()
+				return
+			}
+			out <- chunk{due: time.Now().Add(delay)} // the server closed: close the client's side after the data
+			return
+		}
+	}
+}
+
+// parseRequests records the requests forwarded to the server.
+func (p *faultProxy) parseRequests() *io.PipeWriter {
+	pr, pw := io.Pipe()
+	go func() {
+		defer pr.Close()
+		r := bufio.NewReader(pr)
+		for {
+			op, err := r.ReadByte()
+			if err != nil {
+				return
+			}
+			header := map[byte]int{'A': 10, 'R': 8, 'E': 9, 'C': 8, 'P': 8, 'S': 12}[op]
+			if op == 'A' {
+				p.set(func(p *faultProxy) { p.acquireStarts++ })
+			}
+			h := make([]byte, header)
+			if _, err := io.ReadFull(r, h); err != nil {
+				return
+			}
+			rest, err := r.ReadBytes('\n')
+			if err != nil {
+				return
+			}
+			key := string(rest[:len(rest)-1])
+			switch op {
+			case 'A':
+				a := seenAcquire{wait: int(h[0]), lease: int(h[1]), owner: binary.BigEndian.Uint64(h[2:10]), key: key}
+				p.set(func(p *faultProxy) { p.acquires = append(p.acquires, a) })
+			case 'R':
+				tok := binary.BigEndian.Uint64(h[0:8])
+				p.set(func(p *faultProxy) { p.releases = append(p.releases, tok) })
+			}
+		}
+	}()
+	return pw
+}
+
+// parseAnswers records the grants the server sent (forwarded or not).
+func (p *faultProxy) parseAnswers() *io.PipeWriter {
+	pr, pw := io.Pipe()
+	go func() {
+		defer pr.Close()
+		r := bufio.NewReader(pr)
+		for {
+			a, err := readAnswer(r)
+			if err != nil {
+				io.Copy(io.Discard, pr)
+				return
+			}
+			if a.op == opAcquire {
+				p.set(func(p *faultProxy) { p.grants[a.id] = a.token })
+			}
+		}
+	}()
+	return pw
+}
+
+// eventually waits (bounded) for cond, failing with what was waited for.
+func eventually(t testing.TB, within time.Duration, what string, cond func() bool) {
+	t.Helper()
+	start := time.Now()
+	for !cond() {
+		if time.Since(start) > within {
+			t.Fatalf("waited %v for %s", within, what)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+func (s seenAcquire) String() string {
+	return fmt.Sprintf("A owner=%d wait=%d key=%s", s.owner, s.wait, s.key)
+}

@@ -1,0 +1,103 @@
+package leasehold
+
+import (
+	"sync"
+	"time"
+)
+
+// reqState is where a request is in PROTOCOL.md 9.4's terms.
+type reqState int
+
+const (
+	stateQueued  reqState = iota // no byte handed to a socket: definitely not sent
+	stateWriting                 // a write of its bytes began: possibly sent
+	stateWritten                 // all its bytes were written: waits for its answer
+)
+
+// result is what a request ends with: for an Acquire the caller's outcome, for a token
+// request or Ping one attempt's answer (or why the attempt failed).
+type result struct {
+	ticket *Ticket
+	ans    answer
+	err    error
+	// retry: the attempt failed and nothing says it took effect twice (token requests, Pings).
+	retry bool
+}
+
+// request is one request on its way: routed to a session, written, answered. An Acquire's
+// request lives for the whole call (the same owner and D across sessions, 9.4); a Release,
+// Extend, Check or Ping makes one request per attempt.
+type request struct {
+	op    byte
+	key   string
+	owner uint64 // Acquire
+	token uint64 // Release, Extend, Check
+	nonce uint64 // Ping
+	lease uint8  // Acquire, Extend
+	// shared and limit select the shared Acquire (S) of the draft revision 1.3; not sent yet.
+	shared bool
+	limit  uint16
+	// waitZero: one immediate attempt (wire wait 0) under the transport deadline.
+	waitZero bool
+	// deadline is D for an Acquire; for other requests the time after which it is not sent.
+	deadline time.Time
+
+	mu        sync.Mutex
+	state     reqState
+	sess      *session
+	sendStart time.Time
+	concluded bool
+	done      chan result // buffered 1; receives exactly one result
+}
+
+func newRequest(op byte, key string, deadline time.Time) *request {
+	return &request{op: op, key: key, deadline: deadline, done: make(chan result, 1)}
+}
+
+func (r *request) isAcquire() bool { return r.op == opAcquire || r.op == opShared }
+
+// concludeLocked delivers the request's one result. r.mu must be held.
+func (r *request) concludeLocked(res result) bool {
+	if r.concluded {
+		return false
+	}
+	r.concluded = true
+	r.done <- res
+	return true
+}
+
+func (r *request) conclude(res result) bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.concludeLocked(res)
+}
+
+func (r *request) encode(b []byte, now time.Time) ([]byte, bool) {
+	switch r.op {
+	case opAcquire, opShared:
+		var wait uint8
+		if !r.waitZero {
+			w, ok := wireWait(r.deadline, now)
+			if !ok {
+				return b, false
+			}
+			wait = w
+		} else if !now.Before(r.deadline) {
+			return b, false
+		}
+		if r.shared {
+			return appendShared(b, wait, r.lease, r.owner, r.limit, r.key), true
+		}
+		return appendAcquire(b, wait, r.lease, r.owner, r.key), true
+	case opPing:
+		if !now.Before(r.deadline) {
+			return b, false
+		}
+		return appendPing(b, r.nonce), true
+	default:
+		if !now.Before(r.deadline) {
+			return b, false
+		}
+		return appendTokenRequest(b, r.op, r.lease, r.token, r.key), true
+	}
+}

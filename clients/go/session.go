@@ -1,0 +1,372 @@
+package leasehold
+
+import (
+	"bufio"
+	"context"
+	"crypto/tls"
+	"errors"
+	"fmt"
+	"net"
+	"strings"
+	"sync"
+	"time"
+)
+
+// session is one connection. Its writer goroutine connects (TCP, TLS, an opening Ping answered
+// within ConnectTimeout) and then writes batches from its queue; its reader goroutine decodes
+// answers and correlates them: Acquire by owner, Release/Extend/Check by token (FIFO per
+// token), Ping by nonce.
+type session struct {
+	c     *Client
+	slot  int
+	addr  string
+	delay time.Duration // back-off before connecting (the slot's failures)
+
+	mu       sync.Mutex
+	queue    []*request
+	up       bool
+	dead     bool
+	conn     net.Conn
+	acquires map[uint64]*request
+	tokens   map[uint64][]*request
+	pings    map[uint64]*request
+	inflight int
+	wake     chan struct{}
+	gone     chan struct{} // closed when the session is dead
+}
+
+func newSession(c *Client, slot int, addr string, delay time.Duration) *session {
+	return &session{
+		c: c, slot: slot, addr: addr, delay: delay,
+		acquires: map[uint64]*request{},
+		tokens:   map[uint64][]*request{},
+		pings:    map[uint64]*request{},
+		wake:     make(chan struct{}, 1),
+		gone:     make(chan struct{}),
+	}
+}
+
+// enqueue adds r to the queue; false when the session is already dead.
+func (s *session) enqueue(r *request) bool {
+	s.mu.Lock()
+	if s.dead {
+		s.mu.Unlock()
+		return false
+	}
+	s.queue = append(s.queue, r)
+	s.inflight++
+	s.mu.Unlock()
+	select {
+	case s.wake <- struct{}{}:
+	default:
+	}
+	return true
+}
+
+func (s *session) load() (up bool, inflight int) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.up, s.inflight
+}
+
+// run is the writer goroutine.
+func (s *session) run() {
+	defer s.c.wg.Done()
+	if s.delay > 0 {
+		select {
+		case <-time.After(s.delay):
+		case <-s.gone:
+			return
+		}
+	}
+	conn, reader, err := s.connect()
+	if err != nil {
+		s.c.connectFailed(s, err)
+		s.fail(fmt.Errorf("session to %s did not come up: %w", s.addr, err), false, "")
+		return
+	}
+	s.mu.Lock()
+	if s.dead {
+		s.mu.Unlock()
+		conn.Close()
+		return
+	}
+	s.conn = conn
+	s.up = true
+	s.mu.Unlock()
+	s.c.connected(s)
+	s.c.wg.Add(1)
+	go s.read(reader)
+	var buf []byte
+	for {
+		select {
+		case <-s.wake:
+		case <-s.gone:
+			return
+		}
+		s.mu.Lock()
+		batch := s.queue
+		s.queue = nil
+		s.mu.Unlock()
+		if len(batch) == 0 {
+			continue
+		}
+		buf = buf[:0]
+		var sent []*request
+		for _, r := range batch {
+			var ok bool
+			buf, ok = s.prepare(r, buf)
+			if ok {
+				sent = append(sent, r)
+			}
+		}
+		if len(sent) == 0 {
+			continue
+		}
+		if _, err := conn.Write(buf); err != nil {
+			s.fail(fmt.Errorf("write to %s: %w", s.addr, err), false, "")
+			return
+		}
+		for _, r := range sent {
+			r.mu.Lock()
+			if r.sess == s && r.state == stateWriting {
+				r.state = stateWritten
+			}
+			r.mu.Unlock()
+		}
+	}
+}
+
+// prepare checks r just before the write: not concluded, D not passed (else Unavailable),
+// the wire wait recomputed from the time left; it registers r for its answer and marks it
+// possibly sent. False when r is not to be written.
+func (s *session) prepare(r *request, buf []byte) ([]byte, bool) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.concluded {
+		s.dequeued()
+		return buf, false
+	}
+	now := s.c.now()
+	out, ok := r.encode(buf, now)
+	if !ok {
+		s.dequeued()
+		if r.isAcquire() {
+			r.concludeLocked(result{err: newError(ErrUnavailable, "acquire", r.key, "its deadline passed before a session could send it", nil)})
+		} else {
+			r.concludeLocked(result{err: errDeadlineUnsent, retry: true})
+		}
+		return buf, false
+	}
+	s.mu.Lock()
+	if s.dead {
+		s.mu.Unlock()
+		// never written: it goes to another session (the session's failure re-routes its queue,
+		// but this one had left the queue already)
+		go s.c.route(r)
+		return buf, false
+	}
+	switch r.op {
+	case opAcquire, opShared:
+		s.acquires[r.owner] = r
+	case opPing:
+		s.pings[r.nonce] = r
+	default:
+		s.tokens[r.token] = append(s.tokens[r.token], r)
+	}
+	s.mu.Unlock()
+	r.state = stateWriting
+	r.sess = s
+	r.sendStart = now
+	return out, true
+}
+
+var errDeadlineUnsent = errors.New("deadline passed before the request was sent")
+
+func (s *session) dequeued() {
+	s.mu.Lock()
+	s.inflight--
+	s.mu.Unlock()
+}
+
+func (s *session) connect() (net.Conn, *bufio.Reader, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), s.c.opts.ConnectTimeout)
+	defer cancel()
+	go func() { // a session ended meanwhile (Close, a deadline) stops its connect
+		select {
+		case <-s.gone:
+			cancel()
+		case <-ctx.Done():
+		}
+	}()
+	var d net.Dialer
+	conn, err := d.DialContext(ctx, "tcp", s.addr)
+	if err != nil {
+		return nil, nil, err
+	}
+	deadline, _ := ctx.Deadline()
+	conn.SetDeadline(deadline)
+	if s.c.opts.TLS != nil {
+		cfg := s.c.opts.TLS.Clone()
+		if cfg.ServerName == "" {
+			host, _, _ := net.SplitHostPort(s.addr)
+			cfg.ServerName = host
+		}
+		tc := tls.Client(conn, cfg)
+		if err := tc.HandshakeContext(ctx); err != nil {
+			conn.Close()
+			return nil, nil, fmt.Errorf("TLS handshake with %s failed: %w", s.addr, err)
+		}
+		conn = tc
+	}
+	// The opening Ping: a peer that accepts TCP but does not answer never takes a request.
+	nonce := s.c.nextID()
+	if _, err := conn.Write(appendPing(nil, nonce)); err != nil {
+		conn.Close()
+		return nil, nil, err
+	}
+	reader := bufio.NewReaderSize(conn, 32*1024)
+	a, err := readAnswer(reader)
+	if err != nil {
+		conn.Close()
+		return nil, nil, fmt.Errorf("no answer to the opening ping: %w", err)
+	}
+	if a.op == opError {
+		conn.Close()
+		return nil, nil, &ServerError{Code: int(a.code), Message: a.message}
+	}
+	if a.op != opPing || a.id != nonce {
+		conn.Close()
+		return nil, nil, fmt.Errorf("%w: unexpected answer %q to the opening ping", errProtocol, a.op)
+	}
+	conn.SetDeadline(time.Time{})
+	return conn, reader, nil
+}
+
+// read is the reader goroutine.
+func (s *session) read(r *bufio.Reader) {
+	defer s.c.wg.Done()
+	for {
+		a, err := readAnswer(r)
+		if err != nil {
+			s.fail(fmt.Errorf("session to %s broke: %w", s.addr, err), false, "")
+			return
+		}
+		if a.op == opError {
+			serr := &ServerError{Code: int(a.code), Message: a.message}
+			hint := leaderHint(a.message)
+			s.fail(fmt.Errorf("session to %s closed by the server: %w", s.addr, serr), a.code == 8, hint)
+			return
+		}
+		s.dispatch(a)
+	}
+}
+
+func leaderHint(message string) string {
+	if strings.HasPrefix(message, "leader=") {
+		return strings.TrimPrefix(message, "leader=")
+	}
+	return ""
+}
+
+func (s *session) dispatch(a answer) {
+	var r *request
+	s.mu.Lock()
+	switch a.op {
+	case opAcquire, opTimeout, opBusy, opMismatch:
+		r = s.acquires[a.id]
+		delete(s.acquires, a.id)
+	case opPing:
+		r = s.pings[a.id]
+		delete(s.pings, a.id)
+	default:
+		if q := s.tokens[a.id]; len(q) > 0 {
+			r = q[0]
+			if len(q) == 1 {
+				delete(s.tokens, a.id)
+			} else {
+				s.tokens[a.id] = q[1:]
+			}
+		}
+	}
+	if r != nil {
+		s.inflight--
+	}
+	s.mu.Unlock()
+	if r == nil {
+		return // an answer nobody waits for (cannot happen with a conforming server)
+	}
+	if r.isAcquire() {
+		s.c.acquireAnswered(r, a)
+		return
+	}
+	r.conclude(result{ans: a})
+}
+
+// fail ends the session once: closes the connection and settles every request it had.
+// notExecuted (X 8) means the server executed nothing of the session: its requests may be sent
+// again elsewhere (9.12). Requests never written move to another session (9.4).
+func (s *session) fail(cause error, notExecuted bool, hint string) {
+	s.mu.Lock()
+	if s.dead {
+		s.mu.Unlock()
+		return
+	}
+	s.dead = true
+	close(s.gone)
+	conn := s.conn
+	queue := s.queue
+	var pending []*request
+	for _, r := range s.acquires {
+		pending = append(pending, r)
+	}
+	for _, q := range s.tokens {
+		pending = append(pending, q...)
+	}
+	for _, r := range s.pings {
+		pending = append(pending, r)
+	}
+	s.queue, s.acquires, s.tokens, s.pings = nil, nil, nil, nil
+	s.mu.Unlock()
+	if conn != nil {
+		conn.Close()
+	}
+	s.c.sessionEnded(s, notExecuted, hint, cause)
+	for _, r := range queue {
+		s.c.route(r)
+	}
+	for _, r := range pending {
+		s.settleBroken(r, cause, notExecuted)
+	}
+}
+
+func (s *session) settleBroken(r *request, cause error, notExecuted bool) {
+	r.mu.Lock()
+	if r.concluded || r.sess != s {
+		r.mu.Unlock()
+		return
+	}
+	if notExecuted || r.state == stateQueued {
+		r.state, r.sess = stateQueued, nil
+		r.mu.Unlock()
+		s.c.route(r)
+		return
+	}
+	if r.isAcquire() {
+		r.concludeLocked(result{err: newError(ErrIndeterminate, "acquire", r.key, "possibly sent, then its session ended", cause)})
+	} else {
+		r.concludeLocked(result{err: cause, retry: true})
+	}
+	r.mu.Unlock()
+}
+
+// close ends the session from the client's side (a deadline, a give-up, Close).
+func (s *session) close(cause error) { s.fail(cause, false, "") }
+
+// unanswered reports whether the Acquire of owner is still registered on s (no answer yet).
+func (s *session) unanswered(owner uint64) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	_, ok := s.acquires[owner]
+	return ok && !s.dead
+}

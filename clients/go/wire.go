@@ -1,0 +1,158 @@
+package leasehold
+
+import (
+	"bufio"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"io"
+	"unicode/utf8"
+)
+
+// The frames of docs/PROTOCOL.md section 3. Headers are binary and may hold 0x0A, so a frame
+// is read by its op's header length first and only then up to the terminating 0x0A.
+
+const (
+	opAcquire  = 'A'
+	opRelease  = 'R'
+	opExtend   = 'E'
+	opPing     = 'P'
+	opCheck    = 'C'
+	opShared   = 'S' // shared holds (draft revision 1.3); the client does not send it yet
+	opTimeout  = 'T'
+	opBusy     = 'B'
+	opNotHeld  = 'N'
+	opError    = 'X'
+	opMismatch = 'L' // limit mismatch, the answer to a shared Acquire (draft revision 1.3)
+
+	maxErrorMessage = 200
+)
+
+// validKey reports why key cannot go on the wire, or "" when it can. The server's own limit
+// (max-key-bytes, default 512) is checked by the server.
+func validKey(key string) string {
+	switch {
+	case key == "":
+		return "empty key"
+	case !utf8.ValidString(key):
+		return "key is not valid UTF-8"
+	}
+	for i := 0; i < len(key); i++ {
+		if key[i] == '\n' {
+			return "key contains a line feed (0x0A)"
+		}
+	}
+	return ""
+}
+
+func appendAcquire(b []byte, wait, lease uint8, owner uint64, key string) []byte {
+	b = append(b, opAcquire, wait, lease)
+	b = binary.BigEndian.AppendUint64(b, owner)
+	b = append(b, key...)
+	return append(b, '\n')
+}
+
+func appendShared(b []byte, wait, lease uint8, owner uint64, limit uint16, key string) []byte {
+	b = append(b, opShared, wait, lease)
+	b = binary.BigEndian.AppendUint64(b, owner)
+	b = binary.BigEndian.AppendUint16(b, limit)
+	b = append(b, key...)
+	return append(b, '\n')
+}
+
+// appendTokenRequest encodes Release and Check (op token key) and Extend (op lease token key).
+func appendTokenRequest(b []byte, op byte, lease uint8, token uint64, key string) []byte {
+	b = append(b, op)
+	if op == opExtend {
+		b = append(b, lease)
+	}
+	b = binary.BigEndian.AppendUint64(b, token)
+	b = append(b, key...)
+	return append(b, '\n')
+}
+
+func appendPing(b []byte, nonce uint64) []byte {
+	b = append(b, opPing)
+	b = binary.BigEndian.AppendUint64(b, nonce)
+	return append(b, '\n')
+}
+
+// answer is one decoded server frame.
+type answer struct {
+	op       byte
+	id       uint64 // owner (A, T, B, L), token (R, E, N, C) or nonce (P)
+	token    uint64 // A only
+	queuedMs uint32 // A only
+	limit    uint16 // L only
+	code     uint8  // X only
+	message  string // X only
+}
+
+// errProtocol marks a frame the client cannot decode: the session is unusable.
+var errProtocol = errors.New("leasehold: protocol error")
+
+// readAnswer reads one answer frame. It returns io.EOF (or the read error) when the stream ends.
+func readAnswer(r *bufio.Reader) (answer, error) {
+	op, err := r.ReadByte()
+	if err != nil {
+		return answer{}, err
+	}
+	var header int
+	switch op {
+	case opAcquire:
+		header = 20
+	case opTimeout, opBusy, opRelease, opExtend, opNotHeld, opCheck, opPing:
+		header = 8
+	case opMismatch:
+		header = 10
+	case opError:
+		return readError(r)
+	default:
+		return answer{}, fmt.Errorf("%w: unknown answer op 0x%02X", errProtocol, op)
+	}
+	var buf [21]byte
+	if _, err := io.ReadFull(r, buf[:header+1]); err != nil {
+		return answer{}, unexpected(err)
+	}
+	if buf[header] != '\n' {
+		return answer{}, fmt.Errorf("%w: answer %q not terminated by 0x0A", errProtocol, op)
+	}
+	a := answer{op: op, id: binary.BigEndian.Uint64(buf[0:8])}
+	switch op {
+	case opAcquire:
+		a.token = binary.BigEndian.Uint64(buf[8:16])
+		a.queuedMs = binary.BigEndian.Uint32(buf[16:20])
+	case opMismatch:
+		a.limit = binary.BigEndian.Uint16(buf[8:10])
+	}
+	return a, nil
+}
+
+func readError(r *bufio.Reader) (answer, error) {
+	code, err := r.ReadByte()
+	if err != nil {
+		return answer{}, unexpected(err)
+	}
+	msg := make([]byte, 0, 32)
+	for {
+		c, err := r.ReadByte()
+		if err != nil {
+			return answer{}, unexpected(err)
+		}
+		if c == '\n' {
+			break
+		}
+		if len(msg) > maxErrorMessage {
+			return answer{}, fmt.Errorf("%w: error message longer than %d bytes", errProtocol, maxErrorMessage)
+		}
+		msg = append(msg, c)
+	}
+	return answer{op: opError, code: code, message: string(msg)}, nil
+}
+
+func unexpected(err error) error {
+	if err == io.EOF {
+		return io.ErrUnexpectedEOF
+	}
+	return err
+}
