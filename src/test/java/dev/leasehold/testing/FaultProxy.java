@@ -239,7 +239,7 @@ public final class FaultProxy implements AutoCloseable {
         return List.copyOf(requests);
     }
 
-    /** Acquire frames of which at least the op byte was forwarded to the server. */
+    /** Acquire frames ({@code A} or {@code S}) of which at least the op byte was forwarded to the server. */
     public int acquireStarts() {
         return acquireStarts.get();
     }
@@ -480,7 +480,8 @@ public final class FaultProxy implements AutoCloseable {
             ByteBuffer in = ByteBuffer.wrap(bytes, 0, len);
             // one byte at a time so that an Acquire is counted as started at its first byte
             while (in.hasRemaining() && !broken) {
-                if (!reader.hasPartialFrame() && in.get(in.position()) == RequestType.ACQUIRE.op()) {
+                byte op = in.get(in.position());
+                if (!reader.hasPartialFrame() && (op == RequestType.ACQUIRE.op() || op == RequestType.SHARED_ACQUIRE.op())) {
                     acquireStarts.incrementAndGet();
                 }
                 int limit = in.limit();
