@@ -59,6 +59,10 @@ public final class LockRegistry {
     private final AtomicInteger heldKeys = new AtomicInteger();
     private final AtomicInteger delayedKeys = new AtomicInteger();
     private final AtomicInteger waiters = new AtomicInteger();
+    /** Shared slots plus shared waiters over all keys, bounded by {@code max-shared-total}. */
+    private final AtomicInteger sharedTotal = new AtomicInteger();
+    /** Active shared grants (not delayed slots), for the gauge. */
+    private final AtomicInteger sharedHeld = new AtomicInteger();
     private volatile long graceEndNanos;
     private volatile boolean graceActive;
     private volatile boolean draining;
@@ -136,6 +140,67 @@ public final class LockRegistry {
                     yield AcquireResult.TIMED_OUT;
                 }
                 case ENQUEUE -> enqueue(lane, k, owner, waitSeconds, leaseSeconds, receiptNanos, session);
+                case MISMATCH -> throw new IllegalStateException("an exclusive Acquire has no limit");
+            };
+        });
+    }
+
+    /**
+     * Decides a shared acquire ({@code S}, PROTOCOL.md section 13) at its receipt: {@code L} if
+     * the key's shared holds use another limit, else as {@link #acquire} with shared slots.
+     *
+     * @param limit 0 for a read lock, else the semaphore's permits; at most {@code maxSharedPerKey}
+     * @throws IllegalArgumentException if {@code limit} is outside 0..maxSharedPerKey (the
+     *         decoder answers {@code X 3} before this)
+     */
+    public AcquireResult acquireShared(byte[] key, int waitSeconds, int leaseSeconds, long owner, int limit,
+            long receiptNanos, SessionHandle session) {
+        if (!servesShared()) {
+            throw new IllegalStateException("shared holds are not replicated in cluster mode: the decoder refuses S");
+        }
+        if (limit < 0 || limit > limits.maxSharedPerKey()) {
+            throw new IllegalArgumentException("shared limit " + limit
+                    + " is above leasehold.max-shared-holders-per-key (" + limits.maxSharedPerKey() + ")");
+        }
+        if (draining) {
+            return busy(BusyReason.DRAINING);
+        }
+        return onKey(key, (lane, s, hash, now) -> {
+            if (draining) {
+                return busy(BusyReason.DRAINING);
+            }
+            KeyState k = s != null ? s : new KeyState(key, hash);
+            return switch (k.admitShared(limit, limits.sharedSlots(limit), waitSeconds, inGrace(now))) {
+                case MISMATCH -> {
+                    observer.limitMismatch();
+                    yield new AcquireResult.LimitMismatch(k.sharedLimit);
+                }
+                case GRANT -> {
+                    if (!tryIncrement(sharedTotal, limits.maxSharedTotal())) {
+                        yield busy(BusyReason.SHARED_TOTAL);
+                    }
+                    AcquireResult r = grantSharedNow(lane, k, now, leaseSeconds, owner, limit, receiptNanos, session);
+                    if (r instanceof AcquireResult.Busy) {
+                        sharedTotal.decrementAndGet();
+                    } else if (r instanceof AcquireResult.Queued deferred) {
+                        lane.answer(deferred.waiter());
+                    }
+                    yield r;
+                }
+                case TIMED_OUT -> {
+                    observer.timedOut();
+                    yield AcquireResult.TIMED_OUT;
+                }
+                case ENQUEUE -> {
+                    if (!tryIncrement(sharedTotal, limits.maxSharedTotal())) {
+                        yield busy(BusyReason.SHARED_TOTAL);
+                    }
+                    AcquireResult r = enqueue(lane, k, owner, waitSeconds, leaseSeconds, receiptNanos, session, limit);
+                    if (!(r instanceof AcquireResult.Queued q) || q.waiter().outcome() == Waiter.Outcome.DROPPED) {
+                        sharedTotal.decrementAndGet();
+                    }
+                    yield r;
+                }
             };
         });
     }
@@ -155,11 +220,20 @@ public final class LockRegistry {
     public ReleaseResult release(byte[] key, long token, long readNanos) {
         ReleaseResult result = onKey(key, (lane, s, hash, now) -> {
             decisions.released(key, token);
-            if (s == null || !s.release(token)) {
+            if (s == null) {
                 return ReleaseResult.NOT_HELD;
             }
-            observer.ended(now - s.grantNanos, false);
-            lane.wheel.cancel(s);
+            SharedGrant g = s.activeShared(token);
+            if (g != null) {
+                observer.sharedEnded(now - g.grantNanos, false);
+                lane.wheel.cancel(g);
+                freeSharedSlot(s, g);
+            } else if (s.release(token)) {
+                observer.ended(now - s.grantNanos, false);
+                lane.wheel.cancel(s);
+            } else {
+                return ReleaseResult.NOT_HELD;
+            }
             settle(lane, s, now, readNanos);
             return ReleaseResult.RELEASED;
         });
@@ -174,10 +248,12 @@ public final class LockRegistry {
     public ExtendResult extend(byte[] key, long token, int leaseSeconds) {
         ExtendResult result = onKey(key, (lane, s, hash, now) -> {
             decisions.extended(key, token, leaseSeconds);
-            if (s == null || !s.holds(token)) {
+            SharedGrant g = s == null ? null : s.activeShared(token);
+            if (g == null && (s == null || !s.holds(token))) {
                 return ExtendResult.NOT_HELD;
             }
-            long end = s.extendedEnd(now, TimeUnit.SECONDS.toNanos(leaseSeconds));
+            long end = g != null ? Math.max(g.leaseEndNanos, now + TimeUnit.SECONDS.toNanos(leaseSeconds))
+                    : s.extendedEnd(now, TimeUnit.SECONDS.toNanos(leaseSeconds));
             LeaseHorizon.Approval approval = horizon.approve(now, end);
             if (approval == LeaseHorizon.Approval.REFUSED) {
                 // The longer lease is not on disk (the data directory is failing, or the
@@ -189,7 +265,12 @@ public final class LockRegistry {
             }
             // The wheel still holds the old end; when it fires it sees the new one and re-arms.
             // AFTER_WRITE: extended now, answered once the horizon covers it (the caller waits).
-            s.extendTo(end, leaseSeconds);
+            if (g != null) {
+                g.leaseEndNanos = end;
+                g.maxLeaseSeconds = Math.max(g.maxLeaseSeconds, leaseSeconds);
+            } else {
+                s.extendTo(end, leaseSeconds);
+            }
             return approval == LeaseHorizon.Approval.ON_DISK ? ExtendResult.EXTENDED : ExtendResult.EXTENDED_AFTER_WRITE;
         });
         observer.extended(result);
@@ -205,7 +286,7 @@ public final class LockRegistry {
     public boolean check(byte[] key, long token) {
         boolean current = onKey(key, (lane, s, hash, now) -> {
             decisions.checked(key, token);
-            return s != null && s.holds(token);
+            return s != null && (s.holds(token) || s.activeShared(token) != null);
         });
         observer.checked(current);
         return current;
@@ -357,6 +438,11 @@ public final class LockRegistry {
                         s.endDelay(s.delayEndNanos);
                         delayedKeys.decrementAndGet();
                         lane.wheel.cancel(s);
+                    }
+                    while (s.sharedFirst != null) {
+                        SharedGrant g = s.sharedFirst;
+                        lane.wheel.cancel(g);
+                        freeSharedSlot(s, g);
                     }
                     uncountIfFree(s);
                     lane.keys.remove(s);
@@ -684,13 +770,22 @@ public final class LockRegistry {
      */
     private AcquireResult enqueue(Lane lane, KeyState s, long owner, int waitSeconds, int leaseSeconds,
             long receiptNanos, SessionHandle session) {
+        return enqueue(lane, s, owner, waitSeconds, leaseSeconds, receiptNanos, session, EXCLUSIVE);
+    }
+
+    /** Marks an exclusive Acquire where a shared limit would go. */
+    private static final int EXCLUSIVE = -1;
+
+    /** @param sharedLimit the limit of a shared acquire, or {@link #EXCLUSIVE} */
+    private AcquireResult enqueue(Lane lane, KeyState s, long owner, int waitSeconds, int leaseSeconds,
+            long receiptNanos, SessionHandle session, int sharedLimit) {
         if (s.waiters >= limits.maxWaitersPerKey()) {
             return busy(BusyReason.KEY_QUEUE);
         }
         if (!tryIncrement(waiters, limits.maxWaitersTotal())) {
             return busy(BusyReason.TOTAL_WAITERS);
         }
-        Waiter w = new Waiter(owner, leaseSeconds, receiptNanos, session, s);
+        Waiter w = new Waiter(owner, leaseSeconds, receiptNanos, session, s, sharedLimit != EXCLUSIVE);
         if (session.isClosed()) {
             waiters.decrementAndGet();
             w.finish(Waiter.Outcome.DROPPED);
@@ -699,6 +794,9 @@ public final class LockRegistry {
         if (!session.tryAdd(w, limits.maxPendingPerSession())) {
             waiters.decrementAndGet();
             return busy(BusyReason.SESSION);
+        }
+        if (w.shared) {
+            s.sharedLimit = sharedLimit; // a queued S fixes the key's limit (13.2)
         }
         s.enqueue(w);
         lane.keys.putIfAbsent(s);
@@ -742,11 +840,18 @@ public final class LockRegistry {
             decisions.delayEnded(s.key, delayedToken);
             lane.wheel.cancel(s);
         }
+        settleShared(lane, s, now);
         boolean grace = inGrace(now);
-        for (Waiter w = s.nextToGrant(grace); w != null; w = s.nextToGrant(grace)) {
+        for (Waiter w = s.nextToGrant(grace, limits.sharedSlots(s.sharedLimit));
+                w != null; w = s.nextToGrant(grace, limits.sharedSlots(s.sharedLimit))) {
+            int sharedLimit = s.sharedLimit; // read before the waiter leaves: the last one unsets it
             leaveQueue(lane, w);
             if (w.session().isClosed()) {
                 w.finish(Waiter.Outcome.DROPPED);
+                continue;
+            }
+            if (w.shared) {
+                grantSharedWaiter(lane, s, w, now, sharedLimit, handoffStartNanos);
                 continue;
             }
             Taken taken = takeGrant(lane, s, now, w.leaseSeconds());
@@ -764,7 +869,7 @@ public final class LockRegistry {
             }
             lane.answer(w);
         }
-        if (!s.isHeld() && !s.isDelayed()) {
+        if (s.noGrants()) {
             uncountIfFree(s);
             if (s.head == null) {
                 lane.keys.remove(s); // by identity: a no-op if s is not (or no longer) in the table
@@ -775,7 +880,7 @@ public final class LockRegistry {
     }
 
     private void uncountIfFree(KeyState s) {
-        if (s.countedHeld && !s.isHeld() && !s.isDelayed()) {
+        if (s.countedHeld && s.noGrants()) {
             s.countedHeld = false;
             heldKeys.decrementAndGet();
         }
@@ -794,12 +899,21 @@ public final class LockRegistry {
         w.state.unlink(w);
         lane.wheel.cancel(w);
         waiters.decrementAndGet();
+        if (w.shared) {
+            sharedTotal.decrementAndGet(); // a grant from the queue counts its slot again
+        }
         w.session().remove(w);
     }
 
-    /** A timer of {@code lane} is due at {@code now}: a lease end or a wait end. */
+    /** A timer of {@code lane} is due at {@code now}: a lease end, a delay end or a wait end. */
     private void fire(Lane lane, TimerNode node, long now) {
-        if (node instanceof KeyState s) {
+        if (node instanceof SharedGrant g) {
+            if (g.nextEventNanos() - now > 0) {
+                lane.wheel.schedule(g, g.nextEventNanos()); // extended since it was armed
+            } else {
+                settle(lane, g.state, now);
+            }
+        } else if (node instanceof KeyState s) {
             if (s.isDelayed() && now - s.delayEndNanos < 0) {
                 lane.wheel.schedule(s, s.delayEndNanos); // not yet (cannot happen: armed at its end)
             } else if (s.isHeld() && !s.leaseOver(now)) {
@@ -818,6 +932,166 @@ public final class LockRegistry {
             }
             settle(lane, w.state, now);
         }
+    }
+
+    // ---------------------------------------------------------------- shared holds (lane lock held)
+
+    /**
+     * Ends every shared lease of {@code s} that is over at {@code now} (its slot freed, or held
+     * for the lock-delay from the lease's end) and every shared delay that is over.
+     */
+    private void settleShared(Lane lane, KeyState s, long now) {
+        long delay = limits.lockDelayNanos();
+        SharedGrant g = s.sharedFirst;
+        while (g != null) {
+            SharedGrant next = g.next;
+            if (g.isActive() && g.leaseOver(now)) {
+                observer.sharedEnded(g.leaseEndNanos - g.grantNanos, true);
+                sharedHeld.decrementAndGet();
+                lane.wheel.cancel(g);
+                if (delay > 0) {
+                    g.delayedToken = g.token;
+                    g.token = 0;
+                    g.delayEndNanos = g.leaseEndNanos + delay;
+                    g.maxLeaseSeconds = 0;
+                } else {
+                    g.token = 0;
+                    removeSlot(s, g);
+                    g = next;
+                    continue;
+                }
+            }
+            if (!g.isActive()) {
+                if (now - g.delayEndNanos >= 0) {
+                    lane.wheel.cancel(g);
+                    removeSlot(s, g);
+                } else if (!g.isScheduled()) {
+                    lane.wheel.schedule(g, g.delayEndNanos);
+                }
+            }
+            g = next;
+        }
+    }
+
+    /** Frees an active shared grant's slot at once (Release, reset). */
+    private void freeSharedSlot(KeyState s, SharedGrant g) {
+        if (g.isActive()) {
+            sharedHeld.decrementAndGet();
+            g.token = 0;
+        }
+        removeSlot(s, g);
+    }
+
+    private void removeSlot(KeyState s, SharedGrant g) {
+        s.removeShared(g);
+        sharedTotal.decrementAndGet();
+    }
+
+    private AcquireResult grantSharedNow(Lane lane, KeyState s, long now, int leaseSeconds, long owner, int limit,
+            long receiptNanos, SessionHandle session) {
+        SharedTaken taken = takeSharedGrant(lane, s, now, leaseSeconds, limit);
+        if (taken.refused() != null) {
+            uncountIfFree(s);
+            return busy(taken.refused());
+        }
+        SharedGrant g = taken.grant();
+        g.holder = session.peer();
+        observer.sharedGranted(0, false);
+        if (taken.awaitsHorizon()) {
+            // As for an exclusive grant: an immediate grant answers queued_ms 0, so its "receipt"
+            // is the grant itself.
+            Waiter w = new Waiter(owner, leaseSeconds, now, session, s, true);
+            w.granted(g.token, now);
+            w.awaitHorizon();
+            return new AcquireResult.Queued(w);
+        }
+        return new AcquireResult.Granted(g.token);
+    }
+
+    /**
+     * Grants the shared head waiter {@code w} (already out of the queue) a slot, or answers it
+     * {@code B}; a Release read at {@code handoffStartNanos} handed it the key
+     * ({@link Waiter#NO_HANDOFF} if none).
+     */
+    private void grantSharedWaiter(Lane lane, KeyState s, Waiter w, long now, int limit, long handoffStartNanos) {
+        sharedTotal.incrementAndGet(); // its count as a waiter moves to its slot (or is undone below)
+        SharedTaken taken = takeSharedGrant(lane, s, now, w.leaseSeconds(), limit);
+        if (taken.refused() != null) {
+            sharedTotal.decrementAndGet();
+            w.busy(taken.refused());
+            observer.busy(taken.refused());
+        } else {
+            SharedGrant g = taken.grant();
+            w.handedOffBy(handoffStartNanos);
+            w.granted(g.token, now);
+            g.holder = w.session().peer();
+            if (taken.awaitsHorizon()) {
+                w.awaitHorizon();
+            }
+            observer.sharedGranted(now - w.receiptNanos(), true);
+        }
+        lane.answer(w);
+    }
+
+    /**
+     * Adds a shared grant to {@code s} (its caller counted it in {@link #sharedTotal}), or says
+     * why it cannot be. A key held shared counts once against {@code max-held-keys}, from its
+     * first slot until it has none.
+     */
+    private SharedTaken takeSharedGrant(Lane lane, KeyState s, long now, int leaseSeconds, int limit) {
+        if (!s.countedHeld) {
+            if (!tryIncrement(heldKeys, limits.maxHeldKeys())) {
+                return SharedTaken.refused(BusyReason.HELD_KEYS);
+            }
+            s.countedHeld = true;
+        }
+        long leaseNanos = TimeUnit.SECONDS.toNanos(leaseSeconds);
+        LeaseHorizon.Approval approval = horizon.approve(now, now + leaseNanos);
+        if (approval == LeaseHorizon.Approval.REFUSED) {
+            return SharedTaken.refused(BusyReason.STORAGE);
+        }
+        long token = tokens.next();
+        if (token == TokenSource.NONE) {
+            return SharedTaken.refused(tokens.noneReason());
+        }
+        SharedGrant g = s.grantShared(token, now, leaseSeconds, leaseNanos, limit);
+        sharedHeld.incrementAndGet();
+        lane.wheel.schedule(g, g.leaseEndNanos);
+        lane.keys.putIfAbsent(s);
+        return new SharedTaken(g, null, approval == LeaseHorizon.Approval.AFTER_WRITE);
+    }
+
+    /**
+     * What {@link #takeSharedGrant} did: the grant, with its answer due now or once the lease
+     * horizon covers it ({@code awaitsHorizon}), or the reason it was refused.
+     */
+    private record SharedTaken(SharedGrant grant, BusyReason refused, boolean awaitsHorizon) {
+        static SharedTaken refused(BusyReason reason) {
+            return new SharedTaken(null, reason, false);
+        }
+    }
+
+    /**
+     * True if this registry decides shared acquires: on a single node. In cluster mode shared
+     * grants are not replicated yet, so the server refuses {@code S} (PROTOCOL.md section 13.9).
+     */
+    public boolean servesShared() {
+        return decisions == DecisionLog.NONE;
+    }
+
+    /** {@code leasehold.max-shared-holders-per-key}: the largest shared limit ({@code X 3} above it). */
+    public int maxSharedPerKey() {
+        return limits.maxSharedPerKey();
+    }
+
+    /** Shared slots plus shared waiters over all keys (bounded by {@code max-shared-total}). */
+    public int sharedTotal() {
+        return sharedTotal.get();
+    }
+
+    /** Active shared grants over all keys (delayed shared slots not counted). */
+    public int sharedHeld() {
+        return sharedHeld.get();
     }
 
     private AcquireResult busy(BusyReason reason) {

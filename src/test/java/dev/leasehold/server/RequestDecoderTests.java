@@ -36,7 +36,12 @@ class RequestDecoderTests {
                         new Request.Check(1000, Request.key("orders/42"))},
                 new Object[] {"43 00 00 00 00 00 00 00 0A 6B 0A", new Request.Check(10, Request.key("k"))},
                 new Object[] {"41 00 05 00 00 00 00 00 00 00 01 63 61 66 C3 A9 0A",
-                        new Request.Acquire(0, 5, 1, Request.key("café"))});
+                        new Request.Acquire(0, 5, 1, Request.key("café"))},
+                // section 13.10
+                new Object[] {"53 0A 1E 00 00 00 00 00 00 00 01 00 00 63 66 67 0A",
+                        new Request.SharedAcquire(10, 30, 1, 0, Request.key("cfg"))},
+                new Object[] {"53 00 05 0A 0A 0A 0A 0A 0A 0A 0A 00 04 61 70 69 0A",
+                        new Request.SharedAcquire(0, 5, 0x0A0A0A0A0A0A0A0AL, 4, Request.key("api"))});
     }
 
     @ParameterizedTest
@@ -129,6 +134,28 @@ class RequestDecoderTests {
     void leaseZeroIsErrorThreeInAcquireAndExtend() {
         assertError("41 05 00 00 00 00 00 00 00 00 01 6B 0A", ErrorCode.BAD_ARGUMENT, "lease");
         assertError("45 00 00 00 00 00 00 00 00 01 6B 0A", ErrorCode.BAD_ARGUMENT, "lease");
+    }
+
+    @Test
+    void aSharedAcquiresLeaseZeroOrLimitAboveTheMaximumIsErrorThree() {
+        assertError("53 05 00 00 00 00 00 00 00 00 01 00 00 6B 0A", ErrorCode.BAD_ARGUMENT, "lease");
+        EmbeddedChannel ch = new EmbeddedChannel(new RequestDecoder(512, TIMEOUT_NANOS, System::nanoTime, 16, true));
+        ch.writeInbound(buf(bytes("53 05 05 00 00 00 00 00 00 00 01 00 11 6B 0A")));
+        ProtocolError e = ch.readInbound();
+        assertThat(e.code()).isEqualTo(ErrorCode.BAD_ARGUMENT);
+        assertThat(e.message()).contains("max-shared-holders-per-key").contains("16").contains("17");
+        ch = new EmbeddedChannel(new RequestDecoder(512, TIMEOUT_NANOS, System::nanoTime, 16, true));
+        ch.writeInbound(buf(bytes("53 05 05 00 00 00 00 00 00 00 01 00 10 6B 0A")));
+        assertThat((Object) ch.readInbound()).isEqualTo(new Request.SharedAcquire(5, 5, 1, 16, Request.key("k")));
+    }
+
+    @Test
+    void aClusterNodeRefusesTheSharedOpByteAsUnknown() {
+        EmbeddedChannel ch = new EmbeddedChannel(new RequestDecoder(512, TIMEOUT_NANOS, System::nanoTime, 16, false));
+        ch.writeInbound(buf(bytes("53")));
+        ProtocolError e = ch.readInbound();
+        assertThat(e.code()).isEqualTo(ErrorCode.UNKNOWN_OP);
+        assertThat(e.message()).isEqualTo("S is not served in cluster mode");
     }
 
     @Test

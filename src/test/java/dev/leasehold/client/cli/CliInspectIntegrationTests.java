@@ -36,6 +36,22 @@ class CliInspectIntegrationTests {
     }
 
     @Test
+    void inspectShowsTheSharedModeTheLimitEveryHolderAndTheWaiterKinds() throws Exception {
+        CliProcess cli = new CliProcess(dir);
+        Ticket r1 = ((AcquireOutcome.Acquired) server.client().acquireShared("cfg/shared", 3, 0, 60)).ticket();
+        Ticket r2 = ((AcquireOutcome.Acquired) server.client().acquireShared("cfg/shared", 3, 0, 60)).ticket();
+        var inspect = cli.run(env(), "inspect", "cfg/shared", "--http", http());
+        assertThat(inspect.exitCode()).as(inspect.err()).isZero();
+        assertThat(inspect.out()).startsWith("\"cfg/shared\" shared\n  shared, limit 3, 2 holders\n    token "
+                + Long.toUnsignedString(r1.token()) + ", granted ")
+                .contains("    token " + Long.toUnsignedString(r2.token()) + ", granted ");
+        var json = cli.run(env(), "inspect", "--key", "cfg/shared", "--http", http(), "--json");
+        assertThat(json.out()).contains("\"mode\":\"shared\"").contains("\"limit\":3").contains("\"sharedHolders\":[");
+        r1.release();
+        r2.release();
+    }
+
+    @Test
     void inspectTopAndCheckForPeopleAndScripts() throws Exception {
         CliProcess cli = new CliProcess(dir);
         Ticket ticket = ((AcquireOutcome.Acquired) server.client().acquire("orders/42", 0, 60)).ticket();

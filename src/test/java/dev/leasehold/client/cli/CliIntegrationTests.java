@@ -1,6 +1,7 @@
 package dev.leasehold.client.cli;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
 
 import java.net.ServerSocket;
 import java.nio.file.Files;
@@ -93,6 +94,30 @@ class CliIntegrationTests {
         assertThat(e2[1]).isEqualTo(s2[1]);
         assertThat(Long.parseLong(s2[1])).isGreaterThan(Long.parseLong(s1[1]));
         assertThat(Long.parseLong(s2[2])).isGreaterThanOrEqualTo(Long.parseLong(e1[2]));
+    }
+
+    @Test
+    void sharedRunsHoldTogetherUpToTheirLimitAndAnotherLimitIsExit73() throws Exception {
+        String script = String.join("\n",
+                "echo \"in $LEASEHOLD_TOKEN\" >> \"$DIR/shared\"",
+                "while [ ! -f \"$DIR/go\" ]; do sleep 0.05; done");
+        var a = cli.start(env(), "run", "--shared", "--limit", "2", "--key", "sem", "--wait", "20s", "--lease", "10s",
+                "--kill-grace", "1s", "--", "/bin/sh", "-c", script);
+        var b = cli.start(env(), "run", "--shared", "--limit", "2", "--key", "sem", "--wait", "20s", "--lease", "10s",
+                "--kill-grace", "1s", "--", "/bin/sh", "-c", script);
+        await().atMost(Duration.ofSeconds(20)).until(() -> Files.exists(dir.resolve("shared"))
+                && Files.readAllLines(dir.resolve("shared")).size() == 2);
+        var third = cli.run(env(), "acquire", "--shared", "--limit", "2", "--key", "sem", "--wait", "0s", "--json");
+        assertThat(third.exitCode()).as("both permits held at once: the third times out").isEqualTo(65);
+        var mismatch = cli.run(env(), "acquire", "--shared", "--limit", "3", "--key", "sem", "--wait", "0s");
+        assertThat(mismatch.exitCode()).as(mismatch.err()).isEqualTo(74);
+        assertThat(mismatch.err()).contains("--limit 2").contains("not 3");
+        Files.createFile(dir.resolve("go"));
+        assertThat(a.await().exitCode()).isZero();
+        assertThat(b.await().exitCode()).isZero();
+        var usage = cli.run(env(), "acquire", "--limit", "2", "--key", "sem");
+        assertThat(usage.exitCode()).isEqualTo(64);
+        assertThat(usage.err()).contains("--limit goes with --shared");
     }
 
     @Test

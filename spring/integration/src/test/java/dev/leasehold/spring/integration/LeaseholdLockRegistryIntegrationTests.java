@@ -83,6 +83,38 @@ class LeaseholdLockRegistryIntegrationTests {
         return new LeaseholdLockRegistry(otherClient, registryKey);
     }
 
+    @Test
+    void theReadWriteLockViewSharesReadsAndItsWriteLockIsObtainsLock() throws Exception {
+        LeaseholdLockRegistry registry = registry();
+        dev.leasehold.client.FencedReadWriteLock rw = registry.obtainReadWriteLock("rw");
+        dev.leasehold.client.FencedReadWriteLock other = otherRegistry().obtainReadWriteLock("rw");
+        assertThat(rw.readLock().tryLock()).isTrue();
+        assertThat(executor.submit(() -> other.readLock().tryLock()).get(10, TimeUnit.SECONDS))
+                .as("a second reader at once").isTrue();
+        LeaseholdLock exclusive = otherRegistry().obtain("rw");
+        assertThat(executor.submit(() -> exclusive.tryLock()).get(10, TimeUnit.SECONDS))
+                .as("obtain(key) is the write lock: no writer while readers hold").isFalse();
+        long readToken = rw.readLock().token();
+        rw.readLock().unlock();
+        executor.submit(() -> other.readLock().unlock()).get(10, TimeUnit.SECONDS);
+        assertThat(rw.writeLock().tryLock(3, TimeUnit.SECONDS)).isTrue();
+        assertThat(rw.writeLock().token()).isGreaterThan(readToken);
+        rw.writeLock().unlock();
+    }
+
+    @Test
+    void theSemaphoreViewHandsOutFencedPermits() {
+        dev.leasehold.client.FencedSemaphore sem = registry().obtainSemaphore("sem", 2);
+        dev.leasehold.client.Ticket a = sem.tryAcquire(java.time.Duration.ZERO).orElseThrow();
+        dev.leasehold.client.Ticket b = sem.tryAcquire(java.time.Duration.ZERO).orElseThrow();
+        assertThat(b.token()).isGreaterThan(a.token());
+        assertThat(otherRegistry().obtainSemaphore("sem", 2).tryAcquire(java.time.Duration.ZERO)).isEmpty();
+        assertThatThrownBy(() -> otherRegistry().obtainSemaphore("sem", 3).tryAcquire(java.time.Duration.ZERO))
+                .isInstanceOf(dev.leasehold.client.SharedLimitException.class);
+        a.close();
+        b.close();
+    }
+
     private void assertLocked(String key) {
         assertThat(probe.acquire("si/" + registryKey + "/" + key, 0, 1)).as("%s is held", key)
                 .isInstanceOf(AcquireOutcome.TimedOut.class);
