@@ -137,6 +137,8 @@ they render as integers whichever way they were given (values file or --set).
       "recovery-clock-slack" (toString $l.recoveryClockSlack)
       "drain-timeout" (toString $l.drainTimeout)
       "lock-delay" (toString $l.lockDelay)
+      "max-shared-holders-per-key" ($l.maxSharedHoldersPerKey | int64)
+      "max-shared-total" ($l.maxSharedTotal | int64)
       "tls" (dict "bundle" $tlsBundle "client-auth" $clientAuth)
       "acl" $acl
       "cluster" (include "leasehold.clusterConfig" . | fromYaml) }}

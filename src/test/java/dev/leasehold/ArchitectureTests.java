@@ -148,13 +148,16 @@ class ArchitectureTests {
                 .check(MAIN);
     }
 
-    /** {@code config} wires: settings, one configuration per concern, the mode seam; behaviour lives elsewhere. */
+    /**
+     * {@code config} wires: settings, one configuration per concern, the mode seam, and the
+     * failure analyzers that turn start-up errors into Spring's report; behaviour lives elsewhere.
+     */
     @Test
     void configHoldsOnlyWiring() {
         classes().that().resideInAPackage("dev.leasehold.config").and().areTopLevelClasses()
                 .and().doNotHaveSimpleName("package-info")
                 .should().haveSimpleNameEndingWith("Properties").orShould().haveSimpleNameEndingWith("Configuration")
-                .orShould().haveSimpleName("NodeMode").orShould().haveSimpleName("DataDirectoryFailureAnalyzer")
+                .orShould().haveSimpleName("NodeMode").orShould().haveSimpleNameEndingWith("FailureAnalyzer")
                 .orShould().haveSimpleName("ConditionalOnClusterMode")
                 .check(MAIN);
     }

@@ -9,13 +9,12 @@ import java.io.UncheckedIOException;
 import java.util.ArrayList;
 import java.util.List;
 
-import dev.leasehold.registry.ReplicatedTable.Check;
-import dev.leasehold.registry.ReplicatedTable.Command;
-import dev.leasehold.registry.ReplicatedTable.Expire;
-import dev.leasehold.registry.ReplicatedTable.Extend;
-import dev.leasehold.registry.ReplicatedTable.Grant;
-import dev.leasehold.registry.ReplicatedTable.Kind;
-import dev.leasehold.registry.ReplicatedTable.Release;
+import dev.leasehold.cluster.Command.Check;
+import dev.leasehold.cluster.Command.Expire;
+import dev.leasehold.cluster.Command.Extend;
+import dev.leasehold.cluster.Command.Grant;
+import dev.leasehold.cluster.Command.Kind;
+import dev.leasehold.cluster.Command.Release;
 
 /**
  * The binary form of a batch of commands, one Raft log entry: a version byte, then per command

@@ -32,7 +32,7 @@ import org.apache.ratis.util.MD5FileUtil;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
-import dev.leasehold.registry.ReplicatedTable;
+import dev.leasehold.registry.HeldGrant;
 
 /**
  * The Raft state machine: applies committed batches to the {@link ReplicatedTable} in log order
@@ -152,11 +152,11 @@ final class LockStateMachine extends BaseStateMachine {
                     rosterStarted() ? "" : " (not started)");
             return CompletableFuture.completedFuture(Message.EMPTY);
         }
-        List<ReplicatedTable.Command> batch = CommandCodec.decode(data);
+        List<Command> batch = CommandCodec.decode(data);
         long rejected;
         synchronized (this) {
             long before = table.rejected();
-            for (ReplicatedTable.Command c : batch) {
+            for (Command c : batch) {
                 table.apply(c);
             }
             rejected = table.rejected() - before;
@@ -201,7 +201,7 @@ final class LockStateMachine extends BaseStateMachine {
     }
 
     /** A consistent read of the table. */
-    record Snapshot(List<ReplicatedTable.Held> held, long counter, TermIndex applied) {
+    record Snapshot(List<HeldGrant> held, long counter, TermIndex applied) {
     }
 
     /** The replicated token counter: the highest token of any grant applied. */

@@ -17,12 +17,11 @@ import org.slf4j.LoggerFactory;
 import dev.leasehold.registry.BusyReason;
 import dev.leasehold.registry.DecisionLog;
 import dev.leasehold.registry.NanoClock;
-import dev.leasehold.registry.ReplicatedTable.Check;
-import dev.leasehold.registry.ReplicatedTable.Command;
-import dev.leasehold.registry.ReplicatedTable.Expire;
-import dev.leasehold.registry.ReplicatedTable.Extend;
-import dev.leasehold.registry.ReplicatedTable.Grant;
-import dev.leasehold.registry.ReplicatedTable.Release;
+import dev.leasehold.cluster.Command.Check;
+import dev.leasehold.cluster.Command.Expire;
+import dev.leasehold.cluster.Command.Extend;
+import dev.leasehold.cluster.Command.Grant;
+import dev.leasehold.cluster.Command.Release;
 import dev.leasehold.registry.TokenSource;
 import dev.leasehold.server.ServingGate;
 

@@ -49,7 +49,8 @@ public class LeaseholdConfiguration {
     LockRegistry lockRegistry(NodeMode mode, LeaseholdProperties props, NanoClock clock,
             ObjectProvider<RegistryObserver> observer) {
         RegistryLimits limits = new RegistryLimits(props.maxWaitersPerKey(), props.maxWaitersTotal(),
-                props.maxPendingPerSession(), props.maxHeldKeys(), props.lockDelay().toNanos());
+                props.maxPendingPerSession(), props.maxHeldKeys(), props.lockDelay().toNanos(),
+                props.maxSharedHoldersPerKey(), props.maxSharedTotal());
         return NodeMode.registry(mode, limits, clock, observer.getIfAvailable(() -> RegistryObserver.NONE));
     }
 

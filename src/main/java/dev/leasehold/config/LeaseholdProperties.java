@@ -72,6 +72,11 @@ import dev.leasehold.store.RecoveryGrace;
  *        writes were still in flight cannot be overtaken at once (PROTOCOL.md section 12; Chubby's
  *        lock-delay). A Release ends a grant without delay. {@code 0s} (the default) = off; whole
  *        seconds up to {@code 60s}.
+ * @param maxSharedHoldersPerKey the largest limit of a shared acquire ({@code S}), and the number
+ *        of shared grants a read lock (limit 0) may have at once; a larger limit is {@code X 3}
+ *        (PROTOCOL.md section 13); 1..65535.
+ * @param maxSharedTotal shared grants plus queued shared acquires over all keys; one more
+ *        {@code S} gets {@code B}.
  * @param tls TLS on the protocol port from a Spring SSL bundle; off unless {@code tls.bundle} is set.
  * @param acl key ACLs for mutual-TLS clients: identity ({@code subject:<DN>}, {@code dns:<name>},
  *        {@code uri:<uri>}, {@code email:<address>} or {@code ip:<address>}; in YAML write the key in
@@ -99,6 +104,8 @@ public record LeaseholdProperties(
         @DefaultValue("2s") Duration recoveryClockSlack,
         @DefaultValue("10s") Duration drainTimeout,
         @DefaultValue("0s") Duration lockDelay,
+        @DefaultValue("1024") int maxSharedHoldersPerKey,
+        @DefaultValue("1000000") int maxSharedTotal,
         @DefaultValue Tls tls,
         Map<String, List<String>> acl,
         @DefaultValue Cluster cluster) {
@@ -144,6 +151,9 @@ public record LeaseholdProperties(
         check(lockDelay != null && !lockDelay.isNegative() && lockDelay.compareTo(Duration.ofSeconds(60)) <= 0
                 && lockDelay.toNanosPart() == 0, "leasehold.lock-delay", lockDelay,
                 "must be whole seconds from 0s (off) to 60s");
+        check(maxSharedHoldersPerKey >= 1 && maxSharedHoldersPerKey <= 65535, "leasehold.max-shared-holders-per-key",
+                maxSharedHoldersPerKey, "must be 1..65535");
+        check(maxSharedTotal >= 0, "leasehold.max-shared-total", maxSharedTotal, "must be >= 0");
         tls = tls != null ? tls : new Tls(null, ClientAuth.NONE);
         acl = acl == null ? Map.of() : Collections.unmodifiableMap(new LinkedHashMap<>(acl));
         for (String identity : acl.keySet()) {
@@ -203,12 +213,11 @@ public record LeaseholdProperties(
      * @param peers every node, this one included: id → {@code raft-address} (host:port of the Raft
      *        endpoint) and {@code client-address} (host:port clients use, named in {@code X 8})
      * @param electionTimeoutMin Raft election timeout, lower bound (randomised between min and max);
-     *        1 s by default: 150–300 ms caused spurious elections on loaded 2-core machines
+     *        Ratis's own 150–300 ms causes spurious elections on loaded machines (docs/cluster.md)
      * @param electionTimeoutMax upper bound; a new leader also runs every lease this much longer
      * @param maxBatch decisions per Raft log entry at most
-     * @param maxInFlight batches proposed and not yet committed at most; 1 by default: Ratis's cost is
-     *        per log entry, so one batch in flight lets the next one grow (measured on 2 cores, 3
-     *        nodes: W1 pipelined 3.6-8.3 k -> 7.6-15.3 k pairs/s against 8 in flight)
+     * @param maxInFlight batches proposed and not yet committed at most; Ratis's cost is per log
+     *        entry, so one batch in flight lets the next one grow (measurements: docs/cluster.md)
      * @param maxPending decisions waiting to be proposed; past it Acquires get {@code B}
      * @param snapshotEvery Raft log entries between snapshots; the log is purged up to each snapshot
      * @param tls mutual TLS on every Raft connection (docs/security.md); off unless {@code tls.bundle} is set

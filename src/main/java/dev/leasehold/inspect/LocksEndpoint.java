@@ -174,17 +174,35 @@ public final class LocksEndpoint implements DisposableBean {
             m.put("grantedAgoMs", ms(v.grantedAgoNanos()));
             m.put("leaseRemainingMs", ms(v.leaseRemainingNanos()));
             m.put("longestLeaseSeconds", v.longestLeaseSeconds());
-            SessionHandle.Peer h = v.holder();
-            Map<String, Object> holder = new LinkedHashMap<>();
-            holder.put("address", h.address());
-            if (h.identity() != null) {
-                holder.put("identity", h.identity());
-            }
-            m.put("holder", holder);
+            m.put("holder", holder(v.holder()));
         }
         if (v.delayedToken() != 0) {
             m.put("delayedToken", Long.toUnsignedString(v.delayedToken()));
             m.put("delayRemainingMs", ms(v.delayRemainingNanos()));
+        }
+        boolean exclusive = v.token() != 0 || v.delayedToken() != 0;
+        if (exclusive) {
+            m.put("mode", "exclusive");
+        } else if (!v.sharedHolders().isEmpty() || v.delayedSharedSlots() > 0) {
+            m.put("mode", "shared");
+        }
+        if (v.sharedLimit() >= 0) {
+            // PROTOCOL.md section 13.8: the shared limit (fixed by shared holders or shared waiters) and every holder
+            m.put("limit", v.sharedLimit());
+            List<Map<String, Object>> holders = new ArrayList<>(v.sharedHolders().size());
+            for (KeyView.SharedHolder g : v.sharedHolders()) {
+                Map<String, Object> one = new LinkedHashMap<>();
+                one.put("token", Long.toUnsignedString(g.token()));
+                one.put("grantedAgoMs", ms(g.grantedAgoNanos()));
+                one.put("leaseRemainingMs", ms(g.leaseRemainingNanos()));
+                one.put("longestLeaseSeconds", g.longestLeaseSeconds());
+                one.put("holder", holder(g.holder()));
+                holders.add(one);
+            }
+            m.put("sharedHolders", holders);
+            if (v.delayedSharedSlots() > 0) {
+                m.put("delayedSharedSlots", v.delayedSharedSlots());
+            }
         }
         Map<String, Object> waiters = new LinkedHashMap<>();
         waiters.put("count", v.waiters());
@@ -193,8 +211,18 @@ public final class LocksEndpoint implements DisposableBean {
             waits.add(ms(w));
         }
         waiters.put("oldestRemainingMs", waits);
+        waiters.put("oldestKinds", v.oldestWaiterKinds());
         m.put("waiters", waiters);
         return m;
+    }
+
+    private static Map<String, Object> holder(SessionHandle.Peer h) {
+        Map<String, Object> holder = new LinkedHashMap<>();
+        holder.put("address", h.address());
+        if (h.identity() != null) {
+            holder.put("identity", h.identity());
+        }
+        return holder;
     }
 
     private static long ms(long nanos) {

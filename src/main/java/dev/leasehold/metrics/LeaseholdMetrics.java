@@ -48,6 +48,12 @@ public final class LeaseholdMetrics implements MeterBinder {
         Gauge.builder("leasehold.locks.delayed", registry, LockRegistry::delayedKeys)
                 .description("Keys in lock-delay: their lease expired less than leasehold.lock-delay ago, granted to nobody")
                 .register(meters);
+        Gauge.builder("leasehold.shared.held", registry, LockRegistry::sharedHeld)
+                .description("Active shared grants (read locks and semaphore permits), all keys together")
+                .register(meters);
+        Gauge.builder("leasehold.shared.total", registry, LockRegistry::sharedTotal)
+                .description("Shared slots (active or in lock-delay) plus queued S, bounded by leasehold.max-shared-total")
+                .register(meters);
         Gauge.builder("leasehold.waiters", registry, LockRegistry::waiters)
                 .description("Acquires waiting in a queue, all keys together (queue depth)")
                 .baseUnit("waiters")

@@ -61,6 +61,12 @@ public final class RegistryEventMetrics implements RegistryObserver {
     private final Timer handoff;
     private final Counter checkCurrent;
     private final Counter checkNotCurrent;
+    /** Shared holds (PROTOCOL.md section 13), counted apart from exclusive grants. */
+    private final Counter sharedGranted;
+    private final Counter limitMismatches;
+    private final Timer sharedQueueWait;
+    private final Timer sharedHeldUntilRelease;
+    private final Timer sharedHeldUntilExpiry;
 
     public RegistryEventMetrics(MeterRegistry meters) {
         acquired = acquires(meters, "acquired");
@@ -90,6 +96,19 @@ public final class RegistryEventMetrics implements RegistryObserver {
         extendNotHeld = extendsCounter(meters, "not_held");
         checkCurrent = checks(meters, "current");
         checkNotCurrent = checks(meters, "not_current");
+        sharedGranted = Counter.builder("leasehold.shared.grants")
+                .description("Shared grants (S answered A): read locks and semaphore permits")
+                .baseUnit("grants")
+                .register(meters);
+        limitMismatches = Counter.builder("leasehold.shared.limit.mismatches")
+                .description("S answered L: its limit was not the key's")
+                .register(meters);
+        sharedQueueWait = Timer.builder("leasehold.shared.queue.wait")
+                .description("Time from receipt of an S to its grant, for S that waited in a queue")
+                .serviceLevelObjectives(QUEUE_WAIT_BUCKETS)
+                .register(meters);
+        sharedHeldUntilRelease = sharedHold(meters, "released");
+        sharedHeldUntilExpiry = sharedHold(meters, "expired");
         handoff = Timer.builder("leasehold.handoff")
                 .description("Hand-off gap: from reading a Release that grants a queued Acquire to that Acquire's A being"
                         + " flushed to its socket")
@@ -112,6 +131,14 @@ public final class RegistryEventMetrics implements RegistryObserver {
     private static Timer hold(MeterRegistry meters, String end) {
         return Timer.builder("leasehold.hold")
                 .description("Time from grant to the end of the grant, by Release (released) or lease end (expired)")
+                .serviceLevelObjectives(HOLD_BUCKETS)
+                .tag("end", end)
+                .register(meters);
+    }
+
+    private static Timer sharedHold(MeterRegistry meters, String end) {
+        return Timer.builder("leasehold.shared.hold")
+                .description("Time from a shared grant to its end, by Release (released) or lease end (expired)")
                 .serviceLevelObjectives(HOLD_BUCKETS)
                 .tag("end", end)
                 .register(meters);
@@ -162,6 +189,24 @@ public final class RegistryEventMetrics implements RegistryObserver {
         } else {
             heldUntilRelease.record(heldNanos, TimeUnit.NANOSECONDS);
         }
+    }
+
+    @Override
+    public void sharedGranted(long queuedNanos, boolean fromQueue) {
+        sharedGranted.increment();
+        if (fromQueue) {
+            sharedQueueWait.record(queuedNanos, TimeUnit.NANOSECONDS);
+        }
+    }
+
+    @Override
+    public void sharedEnded(long heldNanos, boolean expired) {
+        (expired ? sharedHeldUntilExpiry : sharedHeldUntilRelease).record(heldNanos, TimeUnit.NANOSECONDS);
+    }
+
+    @Override
+    public void limitMismatch() {
+        limitMismatches.increment();
     }
 
     @Override

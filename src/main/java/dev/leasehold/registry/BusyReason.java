@@ -20,7 +20,9 @@ public enum BusyReason {
      * reason because the cure differs from {@link #STORAGE}: the Raft log is slow to commit (a
      * slow follower disk or network, a starved leader), not this node's data directory.
      */
-    REPLICATION("replication");
+    REPLICATION("replication"),
+    /** Shared slots plus shared waiters over all keys are at {@code max-shared-total} (PROTOCOL.md 13.6). */
+    SHARED_TOTAL("shared_total");
 
     private final String tag;
 

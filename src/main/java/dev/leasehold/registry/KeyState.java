@@ -6,8 +6,6 @@ package dev.leasehold.registry;
  * the next token are inputs, and every transition returns what happened as a value. Nothing here
  * reads a clock, issues a token, touches a counter shared by other keys, a timer or a session:
  * that is the {@link LockRegistry} shell's work (lanes, global limits, timer wheel, delivery).
- * The same transitions are the apply function of the cluster's replicated table
- * ({@link ReplicatedTable}), where {@code now} is not used at all.
  *
  * <p>Present in its lane's table while the key is HELD or QUEUED, removed when it becomes FREE.
  * The timer node is the lease end. Guarded by the lock of the lane (or table) that holds it.
@@ -21,8 +19,13 @@ final class KeyState extends TimerNode {
         /** Taken and wait = 0: {@code T} at once. */
         TIMED_OUT,
         /** Taken and wait &gt; 0: join the queue (subject to the shell's limits). */
-        ENQUEUE
+        ENQUEUE,
+        /** A shared acquire whose limit is not the key's: {@code L} (PROTOCOL.md 13.2). */
+        MISMATCH
     }
+
+    /** {@link #sharedLimit} when the key has no shared slot and no shared waiter. */
+    static final int NO_LIMIT = -1;
 
     /** The key's exact bytes (compared byte for byte, no normalisation); never modified. */
     final byte[] key;
@@ -54,6 +57,16 @@ final class KeyState extends TimerNode {
     Waiter tail;
     int waiters;
 
+    /**
+     * Shared holds (PROTOCOL.md section 13): the key's limit while it has shared slots or shared
+     * waiters, else {@link #NO_LIMIT}; the slots (active shared grants and delayed ones), their
+     * count, and how many of the waiters are shared.
+     */
+    int sharedLimit = NO_LIMIT;
+    SharedGrant sharedFirst;
+    int sharedSlots;
+    int sharedWaiters;
+
     KeyState(byte[] key, int hash) {
         this.key = key;
         this.hash = hash;
@@ -68,9 +81,19 @@ final class KeyState extends TimerNode {
         return now - leaseEndNanos >= 0;
     }
 
-    /** FREE: no active grant, no lock-delay and nobody waiting. */
+    /** FREE: no active grant, no lock-delay, no shared slot and nobody waiting. */
     boolean isFree() {
-        return token == 0 && delayedToken == 0 && head == null;
+        return token == 0 && delayedToken == 0 && sharedSlots == 0 && head == null;
+    }
+
+    /** Held exclusively, or in an exclusive grant's lock-delay: no shared grant can be made. */
+    boolean exclusiveTaken() {
+        return token != 0 || delayedToken != 0;
+    }
+
+    /** Has no grant, slot or delay of any kind (waiters or not). */
+    boolean noGrants() {
+        return token == 0 && delayedToken == 0 && sharedSlots == 0;
     }
 
     /** In lock-delay: no grant, and none until the delay ends. */
@@ -108,6 +131,80 @@ final class KeyState extends TimerNode {
             return Admission.GRANT;
         }
         return waitSeconds == 0 ? Admission.TIMED_OUT : Admission.ENQUEUE;
+    }
+
+    /**
+     * The matrix row for a shared acquire with {@code limit} ({@code slots} = the slots it allows)
+     * on this (settled) key: the limit check first (13.2), then FIFO (13.3).
+     */
+    Admission admitShared(int limit, int slots, int waitSeconds, boolean heldByGrace) {
+        if (sharedLimit != NO_LIMIT && sharedLimit != limit) {
+            return Admission.MISMATCH;
+        }
+        if (!heldByGrace && head == null && !exclusiveTaken() && sharedSlots < slots) {
+            return Admission.GRANT;
+        }
+        return waitSeconds == 0 ? Admission.TIMED_OUT : Admission.ENQUEUE;
+    }
+
+    /** Adds an active shared slot. */
+    SharedGrant grantShared(long newToken, long now, int leaseSeconds, long leaseNanos, int limit) {
+        SharedGrant g = new SharedGrant(this, newToken, now, leaseSeconds, leaseNanos);
+        g.next = sharedFirst;
+        if (sharedFirst != null) {
+            sharedFirst.prev = g;
+        }
+        sharedFirst = g;
+        sharedSlots++;
+        sharedLimit = limit;
+        return g;
+    }
+
+    /** The active shared grant with token {@code t}, or null. */
+    SharedGrant activeShared(long t) {
+        if (t == 0) {
+            return null;
+        }
+        for (SharedGrant g = sharedFirst; g != null; g = g.next) {
+            if (g.token == t) {
+                return g;
+            }
+        }
+        return null;
+    }
+
+    /** Frees a shared slot (Release, expiry without delay, end of its delay). */
+    void removeShared(SharedGrant g) {
+        if (g.prev == null) {
+            sharedFirst = g.next;
+        } else {
+            g.prev.next = g.next;
+        }
+        if (g.next != null) {
+            g.next.prev = g.prev;
+        }
+        g.prev = null;
+        g.next = null;
+        sharedSlots--;
+        forgetLimitIfUnused();
+    }
+
+    /** One limit per key only while something shared uses it (13.2). */
+    void forgetLimitIfUnused() {
+        if (sharedSlots == 0 && sharedWaiters == 0) {
+            sharedLimit = NO_LIMIT;
+        }
+    }
+
+    /** Active shared grants (not delayed slots). */
+    int activeShared() {
+        int n = 0;
+        for (SharedGrant g = sharedFirst; g != null; g = g.next) {
+            if (g.isActive()) {
+                n++;
+            }
+        }
+        return n;
     }
 
     /** Makes the key HELD by a new grant: {@code newToken} is the next token, issued by the caller. */
@@ -159,9 +256,19 @@ final class KeyState extends TimerNode {
         return leaseEndNanos - grantNanos;
     }
 
-    /** The waiter to grant next: the head of the queue when no grant is active, else null. */
-    Waiter nextToGrant(boolean heldByGrace) {
-        return isHeld() || isDelayed() || heldByGrace ? null : head;
+    /**
+     * The waiter to grant next (13.3): an exclusive head once the key has no grant, slot or
+     * delay; a shared head while a slot is free ({@code maxSlots} = the slots of the key's
+     * limit); else null. Never a waiter behind the head.
+     */
+    Waiter nextToGrant(boolean heldByGrace, int maxSlots) {
+        if (heldByGrace || head == null || exclusiveTaken()) {
+            return null;
+        }
+        if (head.shared) {
+            return sharedSlots < maxSlots ? head : null;
+        }
+        return sharedSlots == 0 ? head : null;
     }
 
     // ------------------------------------------------------------------ the FIFO queue
@@ -176,6 +283,9 @@ final class KeyState extends TimerNode {
         }
         tail = w;
         waiters++;
+        if (w.shared) {
+            sharedWaiters++;
+        }
     }
 
     void unlink(Waiter w) {
@@ -192,5 +302,9 @@ final class KeyState extends TimerNode {
         w.prevInQueue = null;
         w.nextInQueue = null;
         waiters--;
+        if (w.shared) {
+            sharedWaiters--;
+            forgetLimitIfUnused();
+        }
     }
 }

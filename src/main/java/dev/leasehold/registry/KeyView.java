@@ -21,14 +21,36 @@ import java.util.List;
  *        number asked for)
  * @param delayedToken in lock-delay: the token whose lease expired; else 0
  * @param delayRemainingNanos in lock-delay: until the delay ends; else 0
+ * @param sharedLimit the key's shared limit (0 = read lock) while it has shared slots or shared
+ *        waiters (PROTOCOL.md section 13); else -1
+ * @param sharedHolders the active shared grants, oldest first
+ * @param delayedSharedSlots shared slots held by a lock-delay
+ * @param oldestWaiterKinds the kinds of the oldest waiters ({@code exclusive} or {@code shared}),
+ *        oldest first, as many as {@code oldestWaitsRemainingNanos}
  */
 public record KeyView(String key, State state, long token, long grantedAgoNanos, long leaseRemainingNanos,
         int longestLeaseSeconds, SessionHandle.Peer holder, int waiters, List<Long> oldestWaitsRemainingNanos,
-        long delayedToken, long delayRemainingNanos) {
+        long delayedToken, long delayRemainingNanos, int sharedLimit, List<SharedHolder> sharedHolders,
+        int delayedSharedSlots, List<String> oldestWaiterKinds) {
 
-    /** The key states of PROTOCOL.md section 5, and section 12's lock-delay. */
+    /**
+     * One active shared grant.
+     *
+     * @param token its fencing token
+     * @param grantedAgoNanos since its grant
+     * @param leaseRemainingNanos until its lease ends
+     * @param longestLeaseSeconds the longest lease requested for it
+     * @param holder the session that took it
+     */
+    public record SharedHolder(long token, long grantedAgoNanos, long leaseRemainingNanos, int longestLeaseSeconds,
+            SessionHandle.Peer holder) {
+    }
+
+    /** The key states of PROTOCOL.md section 5, section 12's lock-delay and section 13's shared holds. */
     public enum State {
-        FREE, HELD, QUEUED, DELAYED;
+        FREE, HELD, QUEUED, DELAYED,
+        /** Held by shared grants (or shared slots in lock-delay), with or without waiters. */
+        SHARED;
 
         /** Lower case, as the endpoint and the command line print it. */
         public String label() {
@@ -37,21 +59,36 @@ public record KeyView(String key, State state, long token, long grantedAgoNanos,
     }
 
     static KeyView free(byte[] key) {
-        return new KeyView(text(key), State.FREE, 0, 0, 0, 0, null, 0, List.of(), 0, 0);
+        return new KeyView(text(key), State.FREE, 0, 0, 0, 0, null, 0, List.of(), 0, 0, -1, List.of(), 0, List.of());
     }
 
     /** Lane lock held; {@code s} settled at {@code now}. */
     static KeyView of(KeyState s, long now, int maxWaits) {
         List<Long> waits = new ArrayList<>(Math.min(maxWaits, s.waiters));
+        List<String> kinds = new ArrayList<>(Math.min(maxWaits, s.waiters));
         for (Waiter w = s.head; w != null && waits.size() < maxWaits; w = w.nextInQueue) {
             waits.add(Math.max(0, w.deadline - now));
+            kinds.add(w.shared ? "shared" : "exclusive");
         }
+        List<SharedHolder> shared = new ArrayList<>();
+        int delayedShared = 0;
+        for (SharedGrant g = s.sharedFirst; g != null; g = g.next) {
+            if (g.isActive()) {
+                shared.add(new SharedHolder(g.token, now - g.grantNanos, Math.max(0, g.leaseEndNanos - now),
+                        g.maxLeaseSeconds, g.holder));
+            } else {
+                delayedShared++;
+            }
+        }
+        shared.sort(java.util.Comparator.comparingLong(SharedHolder::token));
         State state = s.isHeld() ? (s.waiters > 0 ? State.QUEUED : State.HELD)
-                : s.isDelayed() ? State.DELAYED : s.waiters > 0 ? State.QUEUED : State.FREE;
+                : s.isDelayed() ? State.DELAYED : s.sharedSlots > 0 ? State.SHARED
+                : s.waiters > 0 ? State.QUEUED : State.FREE;
         boolean held = s.isHeld();
         return new KeyView(text(s.key), state, held ? s.token : 0, held ? now - s.grantNanos : 0,
                 held ? Math.max(0, s.leaseEndNanos - now) : 0, held ? s.maxLeaseSeconds : 0, held ? s.holder : null,
-                s.waiters, List.copyOf(waits), s.delayedToken, s.isDelayed() ? Math.max(0, s.delayEndNanos - now) : 0);
+                s.waiters, List.copyOf(waits), s.delayedToken, s.isDelayed() ? Math.max(0, s.delayEndNanos - now) : 0,
+                s.sharedLimit, List.copyOf(shared), delayedShared, List.copyOf(kinds));
     }
 
     private static String text(byte[] key) {

@@ -16,13 +16,6 @@ final class Lane {
     final TimerWheel wheel;
     /** Set once this lane has promoted the waiters queued during a recovery grace. */
     boolean graceSettled;
-    /** Set by the last grant made under this lock if its answer must wait for the lease horizon. */
-    boolean grantAwaitsHorizon;
-    /**
-     * While a Release is being decided under the lock: when it was read (the start of the
-     * hand-off gap of the waiter it grants), else {@link Waiter#NO_HANDOFF}.
-     */
-    long releaseReadNanos = Waiter.NO_HANDOFF;
     private long lastNow;
     /**
      * Waiters whose answers were decided by the operation holding the lock; handed out by

@@ -1,10 +1,18 @@
 package dev.leasehold.registry;
 
 import java.util.ArrayList;
+import java.util.Collections;
+import java.util.Comparator;
+import java.util.EnumMap;
+import java.util.IdentityHashMap;
 import java.util.List;
+import java.util.Map;
 import java.util.OptionalLong;
+import java.util.PriorityQueue;
+import java.util.Set;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.function.Consumer;
 
 /**
  * The lock table: implements the request × key state matrix and the invariants of PROTOCOL.md
@@ -51,6 +59,10 @@ public final class LockRegistry {
     private final AtomicInteger heldKeys = new AtomicInteger();
     private final AtomicInteger delayedKeys = new AtomicInteger();
     private final AtomicInteger waiters = new AtomicInteger();
+    /** Shared slots plus shared waiters over all keys, bounded by {@code max-shared-total}. */
+    private final AtomicInteger sharedTotal = new AtomicInteger();
+    /** Active shared grants (not delayed slots), for the gauge. */
+    private final AtomicInteger sharedHeld = new AtomicInteger();
     private volatile long graceEndNanos;
     private volatile boolean graceActive;
     private volatile boolean draining;
@@ -128,6 +140,67 @@ public final class LockRegistry {
                     yield AcquireResult.TIMED_OUT;
                 }
                 case ENQUEUE -> enqueue(lane, k, owner, waitSeconds, leaseSeconds, receiptNanos, session);
+                case MISMATCH -> throw new IllegalStateException("an exclusive Acquire has no limit");
+            };
+        });
+    }
+
+    /**
+     * Decides a shared acquire ({@code S}, PROTOCOL.md section 13) at its receipt: {@code L} if
+     * the key's shared holds use another limit, else as {@link #acquire} with shared slots.
+     *
+     * @param limit 0 for a read lock, else the semaphore's permits; at most {@code maxSharedPerKey}
+     * @throws IllegalArgumentException if {@code limit} is outside 0..maxSharedPerKey (the
+     *         decoder answers {@code X 3} before this)
+     */
+    public AcquireResult acquireShared(byte[] key, int waitSeconds, int leaseSeconds, long owner, int limit,
+            long receiptNanos, SessionHandle session) {
+        if (!servesShared()) {
+            throw new IllegalStateException("shared holds are not replicated in cluster mode: the decoder refuses S");
+        }
+        if (limit < 0 || limit > limits.maxSharedPerKey()) {
+            throw new IllegalArgumentException("shared limit " + limit
+                    + " is above leasehold.max-shared-holders-per-key (" + limits.maxSharedPerKey() + ")");
+        }
+        if (draining) {
+            return busy(BusyReason.DRAINING);
+        }
+        return onKey(key, (lane, s, hash, now) -> {
+            if (draining) {
+                return busy(BusyReason.DRAINING);
+            }
+            KeyState k = s != null ? s : new KeyState(key, hash);
+            return switch (k.admitShared(limit, limits.sharedSlots(limit), waitSeconds, inGrace(now))) {
+                case MISMATCH -> {
+                    observer.limitMismatch();
+                    yield new AcquireResult.LimitMismatch(k.sharedLimit);
+                }
+                case GRANT -> {
+                    if (!tryIncrement(sharedTotal, limits.maxSharedTotal())) {
+                        yield busy(BusyReason.SHARED_TOTAL);
+                    }
+                    AcquireResult r = grantSharedNow(lane, k, now, leaseSeconds, owner, limit, receiptNanos, session);
+                    if (r instanceof AcquireResult.Busy) {
+                        sharedTotal.decrementAndGet();
+                    } else if (r instanceof AcquireResult.Queued deferred) {
+                        lane.answer(deferred.waiter());
+                    }
+                    yield r;
+                }
+                case TIMED_OUT -> {
+                    observer.timedOut();
+                    yield AcquireResult.TIMED_OUT;
+                }
+                case ENQUEUE -> {
+                    if (!tryIncrement(sharedTotal, limits.maxSharedTotal())) {
+                        yield busy(BusyReason.SHARED_TOTAL);
+                    }
+                    AcquireResult r = enqueue(lane, k, owner, waitSeconds, leaseSeconds, receiptNanos, session, limit);
+                    if (!(r instanceof AcquireResult.Queued q) || q.waiter().outcome() == Waiter.Outcome.DROPPED) {
+                        sharedTotal.decrementAndGet();
+                    }
+                    yield r;
+                }
             };
         });
     }
@@ -147,17 +220,21 @@ public final class LockRegistry {
     public ReleaseResult release(byte[] key, long token, long readNanos) {
         ReleaseResult result = onKey(key, (lane, s, hash, now) -> {
             decisions.released(key, token);
-            if (s == null || !s.release(token)) {
+            if (s == null) {
                 return ReleaseResult.NOT_HELD;
             }
-            observer.ended(now - s.grantNanos, false);
-            lane.wheel.cancel(s);
-            lane.releaseReadNanos = readNanos;
-            try {
-                settle(lane, s, now);
-            } finally {
-                lane.releaseReadNanos = Waiter.NO_HANDOFF;
+            SharedGrant g = s.activeShared(token);
+            if (g != null) {
+                observer.sharedEnded(now - g.grantNanos, false);
+                lane.wheel.cancel(g);
+                freeSharedSlot(s, g);
+            } else if (s.release(token)) {
+                observer.ended(now - s.grantNanos, false);
+                lane.wheel.cancel(s);
+            } else {
+                return ReleaseResult.NOT_HELD;
             }
+            settle(lane, s, now, readNanos);
             return ReleaseResult.RELEASED;
         });
         observer.released(result);
@@ -171,10 +248,12 @@ public final class LockRegistry {
     public ExtendResult extend(byte[] key, long token, int leaseSeconds) {
         ExtendResult result = onKey(key, (lane, s, hash, now) -> {
             decisions.extended(key, token, leaseSeconds);
-            if (s == null || !s.holds(token)) {
+            SharedGrant g = s == null ? null : s.activeShared(token);
+            if (g == null && (s == null || !s.holds(token))) {
                 return ExtendResult.NOT_HELD;
             }
-            long end = s.extendedEnd(now, TimeUnit.SECONDS.toNanos(leaseSeconds));
+            long end = g != null ? Math.max(g.leaseEndNanos, now + TimeUnit.SECONDS.toNanos(leaseSeconds))
+                    : s.extendedEnd(now, TimeUnit.SECONDS.toNanos(leaseSeconds));
             LeaseHorizon.Approval approval = horizon.approve(now, end);
             if (approval == LeaseHorizon.Approval.REFUSED) {
                 // The longer lease is not on disk (the data directory is failing, or the
@@ -186,7 +265,12 @@ public final class LockRegistry {
             }
             // The wheel still holds the old end; when it fires it sees the new one and re-arms.
             // AFTER_WRITE: extended now, answered once the horizon covers it (the caller waits).
-            s.extendTo(end, leaseSeconds);
+            if (g != null) {
+                g.leaseEndNanos = end;
+                g.maxLeaseSeconds = Math.max(g.maxLeaseSeconds, leaseSeconds);
+            } else {
+                s.extendTo(end, leaseSeconds);
+            }
             return approval == LeaseHorizon.Approval.ON_DISK ? ExtendResult.EXTENDED : ExtendResult.EXTENDED_AFTER_WRITE;
         });
         observer.extended(result);
@@ -202,7 +286,7 @@ public final class LockRegistry {
     public boolean check(byte[] key, long token) {
         boolean current = onKey(key, (lane, s, hash, now) -> {
             decisions.checked(key, token);
-            return s != null && s.holds(token);
+            return s != null && (s.holds(token) || s.activeShared(token) != null);
         });
         observer.checked(current);
         return current;
@@ -285,9 +369,7 @@ public final class LockRegistry {
         for (Lane l : lanes) {
             inLane(l, (lane, now) -> {
                 for (KeyState s : lane.keys.snapshot()) {
-                    while (s.head != null) {
-                        Waiter w = s.head;
-                        leaveQueue(lane, w);
+                    emptyQueue(lane, s, w -> {
                         if (w.session().isClosed()) {
                             w.finish(Waiter.Outcome.DROPPED);
                         } else {
@@ -295,7 +377,7 @@ public final class LockRegistry {
                             observer.busy(BusyReason.DRAINING);
                             lane.answer(w);
                         }
-                    }
+                    });
                     settle(lane, s, now);
                 }
                 return null;
@@ -309,8 +391,8 @@ public final class LockRegistry {
      * now, so no lease a previous leader granted can end early. Nothing is logged: these grants
      * are already in the replicated table. Call on an empty registry ({@link #reset()}).
      */
-    public void promote(List<ReplicatedTable.Held> held, long extraNanos) {
-        for (ReplicatedTable.Held h : held) {
+    public void promote(List<HeldGrant> held, long extraNanos) {
+        for (HeldGrant h : held) {
             onKey(h.key(), (lane, s, hash, now) -> {
                 KeyState k = s != null ? s : new KeyState(h.key(), hash);
                 if (k.isHeld()) {
@@ -347,11 +429,7 @@ public final class LockRegistry {
         for (Lane l : lanes) {
             inLane(l, (lane, now) -> {
                 for (KeyState s : lane.keys.snapshot()) {
-                    while (s.head != null) {
-                        Waiter w = s.head;
-                        leaveQueue(lane, w);
-                        w.finish(Waiter.Outcome.DROPPED);
-                    }
+                    emptyQueue(lane, s, w -> w.finish(Waiter.Outcome.DROPPED));
                     if (s.isHeld()) {
                         s.release(s.token);
                         lane.wheel.cancel(s);
@@ -360,6 +438,11 @@ public final class LockRegistry {
                         s.endDelay(s.delayEndNanos);
                         delayedKeys.decrementAndGet();
                         lane.wheel.cancel(s);
+                    }
+                    while (s.sharedFirst != null) {
+                        SharedGrant g = s.sharedFirst;
+                        lane.wheel.cancel(g);
+                        freeSharedSlot(s, g);
                     }
                     uncountIfFree(s);
                     lane.keys.remove(s);
@@ -467,10 +550,10 @@ public final class LockRegistry {
             throw new IllegalArgumentException("n and chunk must be at least 1: " + n + ", " + chunk);
         }
         long started = clock.nanoTime();
-        java.util.PriorityQueue<Candidate> queues = new java.util.PriorityQueue<>(
-                java.util.Comparator.comparingLong(Candidate::score));
-        java.util.PriorityQueue<Candidate> oldest = new java.util.PriorityQueue<>(
-                java.util.Comparator.comparingLong(Candidate::score));
+        PriorityQueue<Candidate> queues = new PriorityQueue<>(
+                Comparator.comparingLong(Candidate::score));
+        PriorityQueue<Candidate> oldest = new PriorityQueue<>(
+                Comparator.comparingLong(Candidate::score));
         long scanned = 0;
         for (Lane l : lanes) {
             int from = 0;
@@ -498,7 +581,7 @@ public final class LockRegistry {
     }
 
     /** Allocates only for a key that enters the top: a walk over a million keys makes a handful of objects. */
-    private static void offer(java.util.PriorityQueue<Candidate> top, KeyState s, long score, int n) {
+    private static void offer(PriorityQueue<Candidate> top, KeyState s, long score, int n) {
         if (top.size() < n) {
             top.add(new Candidate(s, score));
         } else if (score > top.peek().score()) {
@@ -508,10 +591,10 @@ public final class LockRegistry {
     }
 
     /** Best first, each key once, each read again under its lane lock. */
-    private List<KeyView> views(java.util.PriorityQueue<Candidate> top, int maxWaits) {
+    private List<KeyView> views(PriorityQueue<Candidate> top, int maxWaits) {
         List<Candidate> best = new ArrayList<>(top);
-        best.sort(java.util.Comparator.comparingLong(Candidate::score).reversed());
-        java.util.Set<KeyState> once = java.util.Collections.newSetFromMap(new java.util.IdentityHashMap<>());
+        best.sort(Comparator.comparingLong(Candidate::score).reversed());
+        Set<KeyState> once = Collections.newSetFromMap(new IdentityHashMap<>());
         List<KeyView> out = new ArrayList<>(best.size());
         for (Candidate c : best) {
             if (once.add(c.state())) {
@@ -612,14 +695,14 @@ public final class LockRegistry {
 
     private AcquireResult grantNow(Lane lane, KeyState s, long now, int leaseSeconds, long owner, long receiptNanos,
             SessionHandle session) {
-        BusyReason refused = takeGrant(lane, s, now, leaseSeconds);
-        if (refused != null) {
+        Taken taken = takeGrant(lane, s, now, leaseSeconds);
+        if (taken.refused() != null) {
             uncountIfFree(s);
-            return busy(refused);
+            return busy(taken.refused());
         }
         s.holder = session.peer();
         observer.granted(0, false);
-        if (lane.grantAwaitsHorizon) {
+        if (taken.awaitsHorizon()) {
             // Granted now; the A goes out through the notifier once the horizon covers the lease.
             // An immediate grant answers queued_ms 0 (PROTOCOL.md section 3), however long the frame
             // took from its decoding to this lane (a cold server: 2-13 ms): the waiter's "receipt"
@@ -637,28 +720,48 @@ public final class LockRegistry {
      * {@code max-held-keys} from its first grant until it has no grant left, so a hand-off from a
      * releaser to a waiter never competes with other keys for the slot.
      */
-    private BusyReason takeGrant(Lane lane, KeyState s, long now, int leaseSeconds) {
+    private Taken takeGrant(Lane lane, KeyState s, long now, int leaseSeconds) {
         if (!s.countedHeld) {
             if (!tryIncrement(heldKeys, limits.maxHeldKeys())) {
-                return BusyReason.HELD_KEYS;
+                return Taken.refused(BusyReason.HELD_KEYS);
             }
             s.countedHeld = true;
         }
         long leaseNanos = TimeUnit.SECONDS.toNanos(leaseSeconds);
         LeaseHorizon.Approval approval = horizon.approve(now, now + leaseNanos);
         if (approval == LeaseHorizon.Approval.REFUSED) {
-            return BusyReason.STORAGE;
+            return Taken.refused(BusyReason.STORAGE);
         }
         long token = tokens.next();
         if (token == TokenSource.NONE) {
-            return tokens.noneReason();
+            return Taken.refused(tokens.noneReason());
         }
-        lane.grantAwaitsHorizon = approval == LeaseHorizon.Approval.AFTER_WRITE;
         s.grant(token, now, leaseSeconds, leaseNanos);
         decisions.granted(s.key, token, leaseSeconds);
         lane.wheel.schedule(s, s.leaseEndNanos);
         lane.keys.putIfAbsent(s);
-        return null;
+        return approval == LeaseHorizon.Approval.AFTER_WRITE ? Taken.AFTER_HORIZON : Taken.NOW;
+    }
+
+    /**
+     * What {@link #takeGrant} did: granted, with the answer due now or once the lease horizon
+     * covers the lease ({@code awaitsHorizon}), or refused for a reason. Shared constants: taking
+     * a grant allocates nothing.
+     */
+    private record Taken(BusyReason refused, boolean awaitsHorizon) {
+        static final Taken NOW = new Taken(null, false);
+        static final Taken AFTER_HORIZON = new Taken(null, true);
+        private static final Map<BusyReason, Taken> REFUSED = new EnumMap<>(BusyReason.class);
+
+        static {
+            for (BusyReason r : BusyReason.values()) {
+                REFUSED.put(r, new Taken(r, false));
+            }
+        }
+
+        static Taken refused(BusyReason reason) {
+            return REFUSED.get(reason);
+        }
     }
 
     /**
@@ -667,13 +770,22 @@ public final class LockRegistry {
      */
     private AcquireResult enqueue(Lane lane, KeyState s, long owner, int waitSeconds, int leaseSeconds,
             long receiptNanos, SessionHandle session) {
+        return enqueue(lane, s, owner, waitSeconds, leaseSeconds, receiptNanos, session, EXCLUSIVE);
+    }
+
+    /** Marks an exclusive Acquire where a shared limit would go. */
+    private static final int EXCLUSIVE = -1;
+
+    /** @param sharedLimit the limit of a shared acquire, or {@link #EXCLUSIVE} */
+    private AcquireResult enqueue(Lane lane, KeyState s, long owner, int waitSeconds, int leaseSeconds,
+            long receiptNanos, SessionHandle session, int sharedLimit) {
         if (s.waiters >= limits.maxWaitersPerKey()) {
             return busy(BusyReason.KEY_QUEUE);
         }
         if (!tryIncrement(waiters, limits.maxWaitersTotal())) {
             return busy(BusyReason.TOTAL_WAITERS);
         }
-        Waiter w = new Waiter(owner, leaseSeconds, receiptNanos, session, s);
+        Waiter w = new Waiter(owner, leaseSeconds, receiptNanos, session, s, sharedLimit != EXCLUSIVE);
         if (session.isClosed()) {
             waiters.decrementAndGet();
             w.finish(Waiter.Outcome.DROPPED);
@@ -682,6 +794,9 @@ public final class LockRegistry {
         if (!session.tryAdd(w, limits.maxPendingPerSession())) {
             waiters.decrementAndGet();
             return busy(BusyReason.SESSION);
+        }
+        if (w.shared) {
+            s.sharedLimit = sharedLimit; // a queued S fixes the key's limit (13.2)
         }
         s.enqueue(w);
         lane.keys.putIfAbsent(s);
@@ -696,6 +811,14 @@ public final class LockRegistry {
      * @return false if the key is FREE and no longer in its lane's table
      */
     private boolean settle(Lane lane, KeyState s, long now) {
+        return settle(lane, s, now, Waiter.NO_HANDOFF);
+    }
+
+    /**
+     * As {@link #settle(Lane, KeyState, long)}; a waiter granted here was handed the key by a
+     * Release read at {@code handoffStartNanos} ({@link Waiter#NO_HANDOFF} if none).
+     */
+    private boolean settle(Lane lane, KeyState s, long now, long handoffStartNanos) {
         long expiring = s.token;
         long held = s.expire(now);
         if (held >= 0) {
@@ -717,29 +840,36 @@ public final class LockRegistry {
             decisions.delayEnded(s.key, delayedToken);
             lane.wheel.cancel(s);
         }
+        settleShared(lane, s, now);
         boolean grace = inGrace(now);
-        for (Waiter w = s.nextToGrant(grace); w != null; w = s.nextToGrant(grace)) {
+        for (Waiter w = s.nextToGrant(grace, limits.sharedSlots(s.sharedLimit));
+                w != null; w = s.nextToGrant(grace, limits.sharedSlots(s.sharedLimit))) {
+            int sharedLimit = s.sharedLimit; // read before the waiter leaves: the last one unsets it
             leaveQueue(lane, w);
             if (w.session().isClosed()) {
                 w.finish(Waiter.Outcome.DROPPED);
                 continue;
             }
-            BusyReason refused = takeGrant(lane, s, now, w.leaseSeconds());
-            if (refused != null) {
-                w.busy(refused);
-                observer.busy(refused);
+            if (w.shared) {
+                grantSharedWaiter(lane, s, w, now, sharedLimit, handoffStartNanos);
+                continue;
+            }
+            Taken taken = takeGrant(lane, s, now, w.leaseSeconds());
+            if (taken.refused() != null) {
+                w.busy(taken.refused());
+                observer.busy(taken.refused());
             } else {
-                w.handedOffBy(lane.releaseReadNanos);
+                w.handedOffBy(handoffStartNanos);
                 w.granted(s.token, now);
                 s.holder = w.session().peer();
-                if (lane.grantAwaitsHorizon) {
+                if (taken.awaitsHorizon()) {
                     w.awaitHorizon();
                 }
                 observer.granted(now - w.receiptNanos(), true);
             }
             lane.answer(w);
         }
-        if (!s.isHeld() && !s.isDelayed()) {
+        if (s.noGrants()) {
             uncountIfFree(s);
             if (s.head == null) {
                 lane.keys.remove(s); // by identity: a no-op if s is not (or no longer) in the table
@@ -750,9 +880,18 @@ public final class LockRegistry {
     }
 
     private void uncountIfFree(KeyState s) {
-        if (s.countedHeld && !s.isHeld() && !s.isDelayed()) {
+        if (s.countedHeld && s.noGrants()) {
             s.countedHeld = false;
             heldKeys.decrementAndGet();
+        }
+    }
+
+    /** Takes every waiter off {@code s}'s queue, in order, and hands each to {@code then}. */
+    private void emptyQueue(Lane lane, KeyState s, Consumer<Waiter> then) {
+        while (s.head != null) {
+            Waiter w = s.head;
+            leaveQueue(lane, w);
+            then.accept(w);
         }
     }
 
@@ -760,12 +899,21 @@ public final class LockRegistry {
         w.state.unlink(w);
         lane.wheel.cancel(w);
         waiters.decrementAndGet();
+        if (w.shared) {
+            sharedTotal.decrementAndGet(); // a grant from the queue counts its slot again
+        }
         w.session().remove(w);
     }
 
-    /** A timer of {@code lane} is due at {@code now}: a lease end or a wait end. */
+    /** A timer of {@code lane} is due at {@code now}: a lease end, a delay end or a wait end. */
     private void fire(Lane lane, TimerNode node, long now) {
-        if (node instanceof KeyState s) {
+        if (node instanceof SharedGrant g) {
+            if (g.nextEventNanos() - now > 0) {
+                lane.wheel.schedule(g, g.nextEventNanos()); // extended since it was armed
+            } else {
+                settle(lane, g.state, now);
+            }
+        } else if (node instanceof KeyState s) {
             if (s.isDelayed() && now - s.delayEndNanos < 0) {
                 lane.wheel.schedule(s, s.delayEndNanos); // not yet (cannot happen: armed at its end)
             } else if (s.isHeld() && !s.leaseOver(now)) {
@@ -784,6 +932,166 @@ public final class LockRegistry {
             }
             settle(lane, w.state, now);
         }
+    }
+
+    // ---------------------------------------------------------------- shared holds (lane lock held)
+
+    /**
+     * Ends every shared lease of {@code s} that is over at {@code now} (its slot freed, or held
+     * for the lock-delay from the lease's end) and every shared delay that is over.
+     */
+    private void settleShared(Lane lane, KeyState s, long now) {
+        long delay = limits.lockDelayNanos();
+        SharedGrant g = s.sharedFirst;
+        while (g != null) {
+            SharedGrant next = g.next;
+            if (g.isActive() && g.leaseOver(now)) {
+                observer.sharedEnded(g.leaseEndNanos - g.grantNanos, true);
+                sharedHeld.decrementAndGet();
+                lane.wheel.cancel(g);
+                if (delay > 0) {
+                    g.delayedToken = g.token;
+                    g.token = 0;
+                    g.delayEndNanos = g.leaseEndNanos + delay;
+                    g.maxLeaseSeconds = 0;
+                } else {
+                    g.token = 0;
+                    removeSlot(s, g);
+                    g = next;
+                    continue;
+                }
+            }
+            if (!g.isActive()) {
+                if (now - g.delayEndNanos >= 0) {
+                    lane.wheel.cancel(g);
+                    removeSlot(s, g);
+                } else if (!g.isScheduled()) {
+                    lane.wheel.schedule(g, g.delayEndNanos);
+                }
+            }
+            g = next;
+        }
+    }
+
+    /** Frees an active shared grant's slot at once (Release, reset). */
+    private void freeSharedSlot(KeyState s, SharedGrant g) {
+        if (g.isActive()) {
+            sharedHeld.decrementAndGet();
+            g.token = 0;
+        }
+        removeSlot(s, g);
+    }
+
+    private void removeSlot(KeyState s, SharedGrant g) {
+        s.removeShared(g);
+        sharedTotal.decrementAndGet();
+    }
+
+    private AcquireResult grantSharedNow(Lane lane, KeyState s, long now, int leaseSeconds, long owner, int limit,
+            long receiptNanos, SessionHandle session) {
+        SharedTaken taken = takeSharedGrant(lane, s, now, leaseSeconds, limit);
+        if (taken.refused() != null) {
+            uncountIfFree(s);
+            return busy(taken.refused());
+        }
+        SharedGrant g = taken.grant();
+        g.holder = session.peer();
+        observer.sharedGranted(0, false);
+        if (taken.awaitsHorizon()) {
+            // As for an exclusive grant: an immediate grant answers queued_ms 0, so its "receipt"
+            // is the grant itself.
+            Waiter w = new Waiter(owner, leaseSeconds, now, session, s, true);
+            w.granted(g.token, now);
+            w.awaitHorizon();
+            return new AcquireResult.Queued(w);
+        }
+        return new AcquireResult.Granted(g.token);
+    }
+
+    /**
+     * Grants the shared head waiter {@code w} (already out of the queue) a slot, or answers it
+     * {@code B}; a Release read at {@code handoffStartNanos} handed it the key
+     * ({@link Waiter#NO_HANDOFF} if none).
+     */
+    private void grantSharedWaiter(Lane lane, KeyState s, Waiter w, long now, int limit, long handoffStartNanos) {
+        sharedTotal.incrementAndGet(); // its count as a waiter moves to its slot (or is undone below)
+        SharedTaken taken = takeSharedGrant(lane, s, now, w.leaseSeconds(), limit);
+        if (taken.refused() != null) {
+            sharedTotal.decrementAndGet();
+            w.busy(taken.refused());
+            observer.busy(taken.refused());
+        } else {
+            SharedGrant g = taken.grant();
+            w.handedOffBy(handoffStartNanos);
+            w.granted(g.token, now);
+            g.holder = w.session().peer();
+            if (taken.awaitsHorizon()) {
+                w.awaitHorizon();
+            }
+            observer.sharedGranted(now - w.receiptNanos(), true);
+        }
+        lane.answer(w);
+    }
+
+    /**
+     * Adds a shared grant to {@code s} (its caller counted it in {@link #sharedTotal}), or says
+     * why it cannot be. A key held shared counts once against {@code max-held-keys}, from its
+     * first slot until it has none.
+     */
+    private SharedTaken takeSharedGrant(Lane lane, KeyState s, long now, int leaseSeconds, int limit) {
+        if (!s.countedHeld) {
+            if (!tryIncrement(heldKeys, limits.maxHeldKeys())) {
+                return SharedTaken.refused(BusyReason.HELD_KEYS);
+            }
+            s.countedHeld = true;
+        }
+        long leaseNanos = TimeUnit.SECONDS.toNanos(leaseSeconds);
+        LeaseHorizon.Approval approval = horizon.approve(now, now + leaseNanos);
+        if (approval == LeaseHorizon.Approval.REFUSED) {
+            return SharedTaken.refused(BusyReason.STORAGE);
+        }
+        long token = tokens.next();
+        if (token == TokenSource.NONE) {
+            return SharedTaken.refused(tokens.noneReason());
+        }
+        SharedGrant g = s.grantShared(token, now, leaseSeconds, leaseNanos, limit);
+        sharedHeld.incrementAndGet();
+        lane.wheel.schedule(g, g.leaseEndNanos);
+        lane.keys.putIfAbsent(s);
+        return new SharedTaken(g, null, approval == LeaseHorizon.Approval.AFTER_WRITE);
+    }
+
+    /**
+     * What {@link #takeSharedGrant} did: the grant, with its answer due now or once the lease
+     * horizon covers it ({@code awaitsHorizon}), or the reason it was refused.
+     */
+    private record SharedTaken(SharedGrant grant, BusyReason refused, boolean awaitsHorizon) {
+        static SharedTaken refused(BusyReason reason) {
+            return new SharedTaken(null, reason, false);
+        }
+    }
+
+    /**
+     * True if this registry decides shared acquires: on a single node. In cluster mode shared
+     * grants are not replicated yet, so the server refuses {@code S} (PROTOCOL.md section 13.9).
+     */
+    public boolean servesShared() {
+        return decisions == DecisionLog.NONE;
+    }
+
+    /** {@code leasehold.max-shared-holders-per-key}: the largest shared limit ({@code X 3} above it). */
+    public int maxSharedPerKey() {
+        return limits.maxSharedPerKey();
+    }
+
+    /** Shared slots plus shared waiters over all keys (bounded by {@code max-shared-total}). */
+    public int sharedTotal() {
+        return sharedTotal.get();
+    }
+
+    /** Active shared grants over all keys (delayed shared slots not counted). */
+    public int sharedHeld() {
+        return sharedHeld.get();
     }
 
     private AcquireResult busy(BusyReason reason) {

@@ -9,9 +9,26 @@ package dev.leasehold.registry;
  * @param maxHeldKeys keys with an active grant (a key in lock-delay keeps its slot)
  * @param lockDelayNanos after a lease <em>expires</em>, the key is granted to nobody for this long
  *        (PROTOCOL.md section 12); 0 = off. Whole seconds, at most 60 s.
+ * @param maxSharedPerKey the largest shared limit, and the slots of a read lock (limit 0)
+ *        (PROTOCOL.md section 13.6); 1..65535
+ * @param maxSharedTotal shared slots plus shared waiters over all keys; an {@code S} past it gets {@code B}
  */
 public record RegistryLimits(int maxWaitersPerKey, int maxWaitersTotal, int maxPendingPerSession, int maxHeldKeys,
-        long lockDelayNanos) {
+        long lockDelayNanos, int maxSharedPerKey, int maxSharedTotal) {
+
+    /** Default of {@code leasehold.max-shared-holders-per-key}. */
+    public static final int DEFAULT_MAX_SHARED_PER_KEY = 1024;
+    /** Default of {@code leasehold.max-shared-total}. */
+    public static final int DEFAULT_MAX_SHARED_TOTAL = 1_000_000;
+    /** The largest shared limit the wire can carry (u16). */
+    public static final int MAX_SHARED_LIMIT = 65535;
+
+    /** Limits with the default shared capacities. */
+    public RegistryLimits(int maxWaitersPerKey, int maxWaitersTotal, int maxPendingPerSession, int maxHeldKeys,
+            long lockDelayNanos) {
+        this(maxWaitersPerKey, maxWaitersTotal, maxPendingPerSession, maxHeldKeys, lockDelayNanos,
+                DEFAULT_MAX_SHARED_PER_KEY, DEFAULT_MAX_SHARED_TOTAL);
+    }
 
     /** The largest lock-delay: 60 s. */
     public static final long MAX_LOCK_DELAY_NANOS = 60_000_000_000L;
@@ -19,6 +36,11 @@ public record RegistryLimits(int maxWaitersPerKey, int maxWaitersTotal, int maxP
     /** Limits without lock-delay. */
     public RegistryLimits(int maxWaitersPerKey, int maxWaitersTotal, int maxPendingPerSession, int maxHeldKeys) {
         this(maxWaitersPerKey, maxWaitersTotal, maxPendingPerSession, maxHeldKeys, 0);
+    }
+
+    /** The slots a shared limit allows: {@code limit}, or {@link #maxSharedPerKey} for a read lock (0). */
+    public int sharedSlots(int limit) {
+        return limit == 0 ? maxSharedPerKey : limit;
     }
 
     public RegistryLimits {
@@ -32,6 +54,10 @@ public record RegistryLimits(int maxWaitersPerKey, int maxWaitersTotal, int maxP
             // whole seconds: the cluster's expiry entry carries the delay in its one-byte duration field
             throw new IllegalArgumentException("lock-delay must be whole seconds from 0 to 60 s, not "
                     + lockDelayNanos + " ns");
+        }
+        if (maxSharedPerKey < 1 || maxSharedPerKey > MAX_SHARED_LIMIT || maxSharedTotal < 0) {
+            throw new IllegalArgumentException("maxSharedPerKey must be 1..65535 and maxSharedTotal >= 0: "
+                    + maxSharedPerKey + ", " + maxSharedTotal);
         }
     }
 }

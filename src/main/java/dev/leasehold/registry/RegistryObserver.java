@@ -14,6 +14,18 @@ public interface RegistryObserver {
     default void ended(long heldNanos, boolean expired) {
     }
 
+    /** A shared grant ({@code S}, PROTOCOL.md section 13) was made; as {@link #granted}. */
+    default void sharedGranted(long queuedNanos, boolean fromQueue) {
+    }
+
+    /** A shared grant ended after {@code heldNanos}, by Release or by its lease running out. */
+    default void sharedEnded(long heldNanos, boolean expired) {
+    }
+
+    /** A shared acquire was answered {@code L}: its limit is not the key's. */
+    default void limitMismatch() {
+    }
+
     /** An Acquire was answered {@code T} (at once, or when its wait ran out). */
     default void timedOut() {
     }

@@ -25,6 +25,8 @@ public final class Waiter extends TimerNode {
     private final long receiptNanos;
     private final SessionHandle session;
     final KeyState state;
+    /** A shared acquire ({@code S}, PROTOCOL.md section 13) rather than an exclusive one. */
+    final boolean shared;
 
     Waiter prevInQueue;
     Waiter nextInQueue;
@@ -41,6 +43,11 @@ public final class Waiter extends TimerNode {
     public static final long NO_HANDOFF = Long.MIN_VALUE;
 
     Waiter(long owner, int leaseSeconds, long receiptNanos, SessionHandle session, KeyState state) {
+        this(owner, leaseSeconds, receiptNanos, session, state, false);
+    }
+
+    Waiter(long owner, int leaseSeconds, long receiptNanos, SessionHandle session, KeyState state, boolean shared) {
+        this.shared = shared;
         this.owner = owner;
         this.leaseSeconds = leaseSeconds;
         this.receiptNanos = receiptNanos;
@@ -54,6 +61,11 @@ public final class Waiter extends TimerNode {
 
     public SessionHandle session() {
         return session;
+    }
+
+    /** True for a shared acquire ({@code S}). */
+    public boolean isShared() {
+        return shared;
     }
 
     public Outcome outcome() {

@@ -8,8 +8,9 @@
  * limits, timer wheel, delivery). Answers owed to <em>other</em> requests (a waiter granted on a
  * release, a wait that ran out) are handed to a {@link dev.leasehold.registry.WaiterNotifier}
  * after the lane lock is released. Every state-changing decision also goes to a
- * {@link dev.leasehold.registry.DecisionLog}, which cluster mode turns into Raft log entries; the
- * replicated copy of the grant table applies them with the same {@code KeyState} transitions
- * ({@link dev.leasehold.registry.ReplicatedTable}).
+ * {@link dev.leasehold.registry.DecisionLog}, which cluster mode turns into Raft log entries; a
+ * new cluster leader installs the grants it did not decide with
+ * {@link dev.leasehold.registry.LockRegistry#promote} ({@link dev.leasehold.registry.HeldGrant}).
+ * Nothing here knows Raft, the log format or the replicated table.
  */
 package dev.leasehold.registry;

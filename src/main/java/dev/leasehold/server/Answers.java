@@ -21,6 +21,11 @@ final class Answers {
         b.writeInt((int) Math.min(queuedMillis, 0xFFFF_FFFFL)).writeByte(Wire.TERMINATOR);
     }
 
+    /** {@code L owner limit}: a shared acquire's limit is not the key's (PROTOCOL.md 13.1). */
+    static void appendLimitMismatch(ByteBuf b, long owner, int limit) {
+        b.writeByte(AnswerType.LIMIT_MISMATCH.op()).writeLong(owner).writeShort(limit).writeByte(Wire.TERMINATOR);
+    }
+
     static void appendWithLong(ByteBuf b, AnswerType type, long value) {
         b.writeByte(type.op()).writeLong(value).writeByte(Wire.TERMINATOR);
     }

@@ -115,7 +115,8 @@ public final class LeaseholdServer implements SmartLifecycle {
                 .doOnConnection(conn -> {
                     if (limiter.admit(conn.channel())) {
                         sessions.add(conn.channel());
-                        RequestDecoder decoder = new RequestDecoder(settings.maxKeyBytes(), frameTimeoutNanos, clock);
+                        RequestDecoder decoder = new RequestDecoder(settings.maxKeyBytes(), frameTimeoutNanos, clock,
+                                registry.maxSharedPerKey(), registry.servesShared());
                         conn.addHandlerLast(DECODER, decoder).addHandlerLast(SESSION, new SessionHandler(shared, decoder));
                         // Reactor Netty reads on demand of a reactive subscriber; there is none here:
                         // SessionHandler consumes every frame and manages reads itself (backpressure).

@@ -6,6 +6,7 @@ import java.util.concurrent.TimeUnit;
 
 import dev.leasehold.protocol.ErrorCode;
 import dev.leasehold.registry.NanoClock;
+import dev.leasehold.registry.RegistryLimits;
 import dev.leasehold.protocol.Request;
 import dev.leasehold.protocol.RequestType;
 import dev.leasehold.protocol.Utf8;
@@ -47,11 +48,17 @@ final class RequestDecoder extends ByteToMessageDecoder {
     private final int maxKeyBytes;
     private final long frameTimeoutNanos;
     private final NanoClock clock;
+    /** {@code leasehold.max-shared-holders-per-key}: an {@code S} with a larger limit is {@code X 3}. */
+    private final int maxSharedLimit;
+    /** False in cluster mode, where {@code S} is not served yet: its op byte is {@code X 1} (PROTOCOL.md 13.9). */
+    private final boolean sharedServed;
 
     private State state = State.OP;
     private RequestType type;
     private int wait;
     private int lease;
+    /** A shared acquire's limit. */
+    private int limit;
     /** Owner (Acquire), token (Release, Extend) or nonce (Ping): the header's u64, by op. */
     private long number;
     private int keyBytesScanned;
@@ -68,6 +75,17 @@ final class RequestDecoder extends ByteToMessageDecoder {
      * @param clock the time the frame timer counts in (the event loop's time in production)
      */
     RequestDecoder(int maxKeyBytes, long frameTimeoutNanos, NanoClock clock) {
+        this(maxKeyBytes, frameTimeoutNanos, clock, RegistryLimits.DEFAULT_MAX_SHARED_PER_KEY, true);
+    }
+
+    /**
+     * @param maxSharedLimit the largest limit of a shared acquire ({@code X 3} above it)
+     * @param sharedServed false on a cluster node: {@code S} is then an unknown op ({@code X 1})
+     */
+    RequestDecoder(int maxKeyBytes, long frameTimeoutNanos, NanoClock clock, int maxSharedLimit,
+            boolean sharedServed) {
+        this.maxSharedLimit = maxSharedLimit;
+        this.sharedServed = sharedServed;
         this.maxKeyBytes = maxKeyBytes;
         this.frameTimeoutNanos = frameTimeoutNanos;
         this.clock = clock;
@@ -122,6 +140,11 @@ final class RequestDecoder extends ByteToMessageDecoder {
                 fail(in, out, ErrorCode.UNKNOWN_OP, String.format("unknown op 0x%02X", op));
                 return;
             }
+            if (type == RequestType.SHARED_ACQUIRE && !sharedServed) {
+                // Not replicated yet: refused as a revision 1.2 server refuses it, before anything runs.
+                fail(in, out, ErrorCode.UNKNOWN_OP, "S is not served in cluster mode");
+                return;
+            }
             state = State.HEADER;
         }
         if (state == State.HEADER && !readHeader(in, out)) {
@@ -150,14 +173,27 @@ final class RequestDecoder extends ByteToMessageDecoder {
                 lease = in.readUnsignedByte();
                 yield in.readLong();
             }
+            case SHARED_ACQUIRE -> {
+                wait = in.readUnsignedByte();
+                lease = in.readUnsignedByte();
+                long owner = in.readLong();
+                limit = in.readUnsignedShort();
+                yield owner;
+            }
             case EXTEND -> {
                 lease = in.readUnsignedByte();
                 yield in.readLong();
             }
             case RELEASE, CHECK, PING -> in.readLong();
         };
-        if ((type == RequestType.ACQUIRE || type == RequestType.EXTEND) && lease == 0) {
+        if ((type == RequestType.ACQUIRE || type == RequestType.SHARED_ACQUIRE || type == RequestType.EXTEND)
+                && lease == 0) {
             fail(in, out, ErrorCode.BAD_ARGUMENT, "lease 0 in " + name(type) + ": lease must be 1..255 seconds");
+            return true;
+        }
+        if (type == RequestType.SHARED_ACQUIRE && limit > maxSharedLimit) {
+            fail(in, out, ErrorCode.BAD_ARGUMENT, "limit " + limit + " in Shared acquire is above "
+                    + "leasehold.max-shared-holders-per-key (" + maxSharedLimit + ")");
             return true;
         }
         state = type.hasKey() ? State.KEY : State.TERMINATOR;
@@ -191,6 +227,7 @@ final class RequestDecoder extends ByteToMessageDecoder {
         }
         out.add(switch (type) {
             case ACQUIRE -> new Request.Acquire(wait, lease, number, key);
+            case SHARED_ACQUIRE -> new Request.SharedAcquire(wait, lease, number, limit, key);
             case RELEASE -> new Request.Release(number, key);
             case EXTEND -> new Request.Extend(lease, number, key);
             case CHECK -> new Request.Check(number, key);
@@ -272,6 +309,7 @@ final class RequestDecoder extends ByteToMessageDecoder {
             case EXTEND -> "Extend";
             case CHECK -> "Check";
             case PING -> "Ping";
+            case SHARED_ACQUIRE -> "Shared acquire";
         };
     }
 }

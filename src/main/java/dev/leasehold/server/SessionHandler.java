@@ -121,6 +121,7 @@ final class SessionHandler extends ChannelInboundHandlerAdapter {
         // No default: a new RequestType does not compile until it is served here.
         boolean waitsForHorizon = switch (request.type()) {
             case ACQUIRE -> acquire((Request.Acquire) request);
+            case SHARED_ACQUIRE -> sharedAcquire((Request.SharedAcquire) request);
             case RELEASE -> release((Request.Release) request);
             case EXTEND -> extend(ctx, (Request.Extend) request);
             case CHECK -> check((Request.Check) request);
@@ -170,6 +171,23 @@ final class SessionHandler extends ChannelInboundHandlerAdapter {
             Answers.appendWithLong(session.batch(), AnswerType.TIMED_OUT, a.owner());
         } else if (result instanceof AcquireResult.Busy) {
             Answers.appendWithLong(session.batch(), AnswerType.BUSY, a.owner());
+        }
+        // Queued: SessionNotifier answers when the registry decides.
+        return false;
+    }
+
+    /** A shared acquire (PROTOCOL.md section 13): answered like an Acquire, or {@code L}. */
+    private boolean sharedAcquire(Request.SharedAcquire a) {
+        AcquireResult result = registry.acquireShared(a.key(), a.waitSeconds(), a.leaseSeconds(), a.owner(), a.limit(),
+                clock.nanoTime(), session);
+        if (result instanceof AcquireResult.Granted g) {
+            Answers.appendAcquired(session.batch(), a.owner(), g.token(), 0);
+        } else if (result instanceof AcquireResult.TimedOut) {
+            Answers.appendWithLong(session.batch(), AnswerType.TIMED_OUT, a.owner());
+        } else if (result instanceof AcquireResult.Busy) {
+            Answers.appendWithLong(session.batch(), AnswerType.BUSY, a.owner());
+        } else if (result instanceof AcquireResult.LimitMismatch m) {
+            Answers.appendLimitMismatch(session.batch(), a.owner(), m.limit());
         }
         // Queued: SessionNotifier answers when the registry decides.
         return false;

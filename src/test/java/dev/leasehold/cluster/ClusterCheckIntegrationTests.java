@@ -22,7 +22,6 @@ import dev.leasehold.protocol.Answer;
 import dev.leasehold.protocol.Request;
 import dev.leasehold.testing.RawClient;
 import dev.leasehold.testing.ServerProcess;
-import dev.leasehold.testing.support.Ports;
 import dev.leasehold.testing.support.Wait;
 
 /**
@@ -38,14 +37,14 @@ class ClusterCheckIntegrationTests {
     @TempDir
     Path dir;
 
-    private final String[] ids = {"n1", "n2", "n3"};
-    private final int[] clientPorts = new int[3];
-    private final int[] raftPorts = new int[3];
-    private final ServerProcess[] nodes = new ServerProcess[3];
+    private ThreeNodeProcesses cluster;
 
     @AfterEach
     void stop() throws Exception {
-        for (ServerProcess p : nodes) {
+        if (cluster == null) {
+            return; // the test stopped before it picked ports
+        }
+        for (ServerProcess p : cluster.nodes) {
             if (p != null) {
                 p.signal("CONT"); // a paused process cannot be stopped gracefully
                 p.close();
@@ -55,12 +54,9 @@ class ClusterCheckIntegrationTests {
 
     @Test
     void onlyTheServingLeaderSaysCurrentAcrossAFailover() throws Exception {
+        cluster = new ThreeNodeProcesses(dir);
         for (int i = 0; i < 3; i++) {
-            clientPorts[i] = Ports.free();
-            raftPorts[i] = Ports.free();
-        }
-        for (int i = 0; i < 3; i++) {
-            nodes[i] = ServerProcess.launch(dir.resolve(ids[i]), nodeProps(i));
+            cluster.launch(i, nodeProps(i));
         }
         for (int i = 0; i < 3; i++) {
             awaitLog(i, "Leasehold protocol listening", 120_000);
@@ -69,7 +65,7 @@ class ClusterCheckIntegrationTests {
         int leader = leaderIndex(60_000);
         int follower = (leader + 1) % 3;
         long token;
-        try (RawClient c = new RawClient(clientPorts[leader])) {
+        try (RawClient c = new RawClient(cluster.clientPorts[leader])) {
             c.send(new Request.Acquire(0, 120, 1, key));
             token = ((Answer.Acquired) c.next()).token();
             c.send(new Request.Check(token, key));
@@ -77,29 +73,29 @@ class ClusterCheckIntegrationTests {
             c.send(new Request.Check(token + 1, key));
             assertThat(c.next()).isEqualTo(new Answer.NotHeld(token + 1));
         }
-        try (RawClient c = new RawClient(clientPorts[follower])) {
+        try (RawClient c = new RawClient(cluster.clientPorts[follower])) {
             c.send(new Request.Check(token, key));
             Answer a = c.next();
             assertThat(a).isInstanceOf(Answer.Error.class);
             assertThat(((Answer.Error) a).code()).isEqualTo(8);
-            assertThat(((Answer.Error) a).message()).isEqualTo("leader=127.0.0.1:" + clientPorts[leader]);
+            assertThat(((Answer.Error) a).message()).isEqualTo("leader=127.0.0.1:" + cluster.clientPorts[leader]);
             assertThat(c.closedByServer(5000)).isTrue();
         }
         System.out.printf("C outcomes before the failover: leader C, follower X 8 (token %d)%n", token);
 
         List<InetSocketAddress> seeds = new ArrayList<>();
-        for (int port : clientPorts) {
+        for (int port : cluster.clientPorts) {
             seeds.add(new InetSocketAddress(InetAddress.getLoopbackAddress(), port));
         }
         try (LeaseholdClient client = LeaseholdClient.create(dev.leasehold.client.ClientOptions.builder().build(),
                 seeds);
-                RawClient stale = new RawClient(clientPorts[leader])) {
+                RawClient stale = new RawClient(cluster.clientPorts[leader])) {
             assertThat(client.check("fenced/1", token, Duration.ofSeconds(10))).isInstanceOf(
                     CheckOutcome.Current.class);
             stale.send(new Request.Ping(1));
             assertThat(stale.next()).isEqualTo(new Answer.Pong(1)); // served by the leader before its pause
 
-            nodes[leader].signal("STOP");
+            cluster.nodes[leader].signal("STOP");
             long t0 = System.nanoTime();
             // Sent while the old leader sleeps: it sits in that process's socket buffer.
             stale.send(new Request.Check(token, key));
@@ -112,7 +108,7 @@ class ClusterCheckIntegrationTests {
             assertThat(client.check("fenced/1", token, Duration.ofSeconds(10))).isInstanceOf(
                     CheckOutcome.NotCurrent.class);
 
-            nodes[leader].signal("CONT");
+            cluster.nodes[leader].signal("CONT");
             // The old leader still believes the grant runs (its lease is 120 s); only the barrier
             // keeps it from saying so. Whatever comes must not be C: X 9, or the session closes.
             Answer fromStale;
@@ -131,32 +127,27 @@ class ClusterCheckIntegrationTests {
     }
 
     private Map<String, String> nodeProps(int i) {
-        Map<String, String> p = ServerProcess.props("leasehold.port", String.valueOf(clientPorts[i]),
-                "leasehold.cluster.node-id", ids[i], "logging.level.org.apache.ratis", "WARN");
-        for (int j = 0; j < 3; j++) {
-            p.put("leasehold.cluster.peers." + ids[j] + ".raft-address", "127.0.0.1:" + raftPorts[j]);
-            p.put("leasehold.cluster.peers." + ids[j] + ".client-address", "127.0.0.1:" + clientPorts[j]);
-        }
-        return p;
+        return cluster.props(i, "WARN", Map.of());
     }
 
     /** The node that grants a wait=0 probe Acquire (bounded). */
     private int leaderIndex(long timeoutMs) throws Exception {
         long[] owner = {100};
         // No node grants yet: an election takes real time, poll again.
-        return Wait.until("a node of " + String.join(", ", ids) + " to grant a probe", Duration.ofMillis(timeoutMs),
+        return Wait.until("a node of " + String.join(", ", cluster.ids) + " to grant a probe",
+                Duration.ofMillis(timeoutMs),
                 Duration.ofMillis(100), () -> {
                     StringBuilder seen = new StringBuilder();
                     for (int i = 0; i < 3; i++) {
-                        try (RawClient c = new RawClient(clientPorts[i])) {
+                        try (RawClient c = new RawClient(cluster.clientPorts[i])) {
                             c.send(new Request.Acquire(0, 1, owner[0], Request.key("leader-probe-" + owner[0]++)));
                             Answer a = c.poll(2000);
                             if (a instanceof Answer.Acquired) {
-                                return new Wait.Seen<>(i, ids[i] + " granted");
+                                return new Wait.Seen<>(i, cluster.ids[i] + " granted");
                             }
-                            seen.append(ids[i]).append(" answered ").append(a).append("; ");
+                            seen.append(cluster.ids[i]).append(" answered ").append(a).append("; ");
                         } catch (IOException e) {
-                            seen.append(ids[i]).append(' ').append(e).append("; "); // not up, or X 8 and closed: the next node
+                            seen.append(cluster.ids[i]).append(' ').append(e).append("; "); // not up, or X 8 and closed: the next node
                         }
                     }
                     return Wait.Seen.<Integer>nothing(seen.toString());
@@ -164,6 +155,6 @@ class ClusterCheckIntegrationTests {
     }
 
     private void awaitLog(int i, String text, long timeoutMs) throws Exception {
-        nodes[i].awaitOutput(ids[i], text, timeoutMs);
+        cluster.awaitLog(i, text, timeoutMs);
     }
 }

@@ -20,7 +20,6 @@ import dev.leasehold.cluster.ClusterWire.Answer;
 import dev.leasehold.cluster.ClusterWire.Conn;
 import dev.leasehold.testing.FaultRun;
 import dev.leasehold.testing.ServerProcess;
-import dev.leasehold.testing.support.Ports;
 
 /**
  * Three real server processes (PROTOCOL.md section 10) under lock traffic from several client
@@ -59,10 +58,7 @@ class ClusterFaultIntegrationTests {
     @TempDir
     Path dir;
 
-    private final String[] ids = {"n1", "n2", "n3"};
-    private final int[] clientPorts = new int[3];
-    private final int[] raftPorts = new int[3];
-    private final ServerProcess[] nodes = new ServerProcess[3];
+    private ThreeNodeProcesses cluster;
 
     private final ClusterHistory history = new ClusterHistory();
     /** Owners of the failover probes (fresh sessions, so any unique number will do). */
@@ -71,14 +67,11 @@ class ClusterFaultIntegrationTests {
     @Test
     void noOverlapNoLostTokenAndBoundedFailoverUnderCrashPauseAndRestart() throws Exception {
         System.out.println("ClusterFaultIntegrationTests seed " + SEED + ", failovers " + FAILOVERS);
-        for (int i = 0; i < 3; i++) {
-            clientPorts[i] = Ports.free();
-            raftPorts[i] = Ports.free();
-        }
+        cluster = new ThreeNodeProcesses(dir);
         ClusterLoad load = null;
         try {
             for (int i = 0; i < 3; i++) {
-                nodes[i] = ServerProcess.launch(dir.resolve(ids[i]), nodeProps(i));
+                cluster.launch(i, nodeProps(i));
             }
             for (int i = 0; i < 3; i++) {
                 awaitLog(i, "Leasehold protocol listening", 120_000);
@@ -87,7 +80,7 @@ class ClusterFaultIntegrationTests {
             firstGrant(60_000);
             System.out.printf("cluster up, first grant %d ms after the last node listened%n", ms(System.nanoTime() - t));
 
-            load = new ClusterLoad(ClusterWire.loopback(clientPorts), history, 1);
+            load = new ClusterLoad(ClusterWire.loopback(cluster.clientPorts), history, 1);
             load.start(6, SEED);
             awaitMoreGrants(50, 60_000); // real traffic before the first fault
 
@@ -102,14 +95,14 @@ class ClusterFaultIntegrationTests {
                 switch (fault) {
                     case "restart" -> {
                         int f = (leader(load, 10_000) + 1) % 3;
-                        nodes[f].kill9();
+                        cluster.nodes[f].kill9();
                         restart(f);
                         awaitLog(f, "leader is now", 120_000);
                     }
                     case "kill9" -> {
                         int l = leader(load, 30_000);
                         long t0 = System.nanoTime();
-                        nodes[l].kill9();
+                        cluster.nodes[l].kill9();
                         took = ms(firstGrant(30_000) - t0);
                         restart(l);
                         awaitLog(l, "leader is now", 120_000);
@@ -117,7 +110,7 @@ class ClusterFaultIntegrationTests {
                     case "stop" -> {
                         int l = leader(load, 30_000);
                         long t0 = System.nanoTime();
-                        nodes[l].signal("STOP");
+                        cluster.nodes[l].signal("STOP");
                         took = ms(firstGrant(30_000) - t0);
                         // Paused for longer than the election timeout (real time must pass for the
                         // others to elect), then woken: it must find the new leader and grant nothing.
@@ -125,15 +118,15 @@ class ClusterFaultIntegrationTests {
                         if (pausedMs < ELECTION_MAX_MS + 1500) {
                             Thread.sleep(ELECTION_MAX_MS + 1500 - pausedMs);
                         }
-                        nodes[l].signal("CONT");
+                        cluster.nodes[l].signal("CONT");
                     }
                     case "term" -> {
                         // What Kubernetes does on a rolling update: the drain hands leadership over.
                         int l = leader(load, 30_000);
                         long t0 = System.nanoTime();
-                        nodes[l].signal("TERM");
+                        cluster.nodes[l].signal("TERM");
                         took = ms(firstGrant(30_000) - t0);
-                        assertThat(nodes[l].awaitExit(30_000)).as("a drained node exits").isNotNull();
+                        assertThat(cluster.nodes[l].awaitExit(30_000)).as("a drained node exits").isNotNull();
                         restart(l);
                         awaitLog(l, "leader is now", 120_000);
                     }
@@ -176,9 +169,9 @@ class ClusterFaultIntegrationTests {
                 load.stop();
             }
             for (int i = 0; i < 3; i++) {
-                if (nodes[i] != null) {
+                if (cluster.nodes[i] != null) {
                     try {
-                        nodes[i].signal("CONT");
+                        cluster.nodes[i].signal("CONT");
                     } catch (IOException | InterruptedException ignored) {
                         // already gone
                     }
@@ -191,33 +184,28 @@ class ClusterFaultIntegrationTests {
     /** Replaces node i (already killed) by a new process on the same data dir and ports. */
     private void restart(int i) throws IOException {
         retire(i);
-        nodes[i] = ServerProcess.launch(dir.resolve(ids[i]), nodeProps(i));
+        cluster.launch(i, nodeProps(i));
     }
 
     /** Stops node i's process if still alive, keeps its output if asked to, removes its temp log. */
     private void retire(int i) throws IOException {
-        ServerProcess p = nodes[i];
+        ServerProcess p = cluster.nodes[i];
         if (KEEP_LOGS != null) {
             Path keep = Path.of(KEEP_LOGS);
             java.nio.file.Files.createDirectories(keep);
-            java.nio.file.Files.writeString(keep.resolve(ids[i] + "-pid" + p.pid() + ".log"), p.output());
+            java.nio.file.Files.writeString(keep.resolve(cluster.ids[i] + "-pid" + p.pid() + ".log"), p.output());
         }
         p.close();
     }
 
     private Map<String, String> nodeProps(int i) {
-        Map<String, String> p = ServerProcess.props("leasehold.port", String.valueOf(clientPorts[i]),
-                "leasehold.cluster.node-id", ids[i], "logging.level.org.apache.ratis", RATIS_LOG);
+        Map<String, String> extra = new java.util.LinkedHashMap<>();
         for (String kv : System.getProperty("leasehold.cluster.node-props", "").split(";")) {
             if (!kv.isBlank()) {
-                p.put(kv.substring(0, kv.indexOf('=')), kv.substring(kv.indexOf('=') + 1));
+                extra.put(kv.substring(0, kv.indexOf('=')), kv.substring(kv.indexOf('=') + 1));
             }
         }
-        for (int j = 0; j < 3; j++) {
-            p.put("leasehold.cluster.peers." + ids[j] + ".raft-address", "127.0.0.1:" + raftPorts[j]);
-            p.put("leasehold.cluster.peers." + ids[j] + ".client-address", "127.0.0.1:" + clientPorts[j]);
-        }
-        return p;
+        return cluster.props(i, RATIS_LOG, extra);
     }
 
     /**
@@ -235,7 +223,7 @@ class ClusterFaultIntegrationTests {
             int node = i;
             Thread t = new Thread(() -> {
                 while (!granted.isDone()) {
-                    try (Conn c = new Conn(clientPorts[node])) {
+                    try (Conn c = new Conn(cluster.clientPorts[node])) {
                         open.add(c);
                         long owner = probeOwner.getAndIncrement();
                         c.send(acquire(0, 1, owner, "failover-probe-" + owner));
@@ -245,9 +233,9 @@ class ClusterFaultIntegrationTests {
                             history.granted(node, seen, a.token());
                             granted.complete(seen);
                         }
-                        lastSeen.put(ids[node], "answered " + a);
+                        lastSeen.put(cluster.ids[node], "answered " + a);
                     } catch (IOException e) {
-                        lastSeen.put(ids[node], e.toString()); // down, paused, not yet serving, or closed because another probe won
+                        lastSeen.put(cluster.ids[node], e.toString()); // down, paused, not yet serving, or closed because another probe won
                     }
                     try {
                         Thread.sleep(20); // between attempts on a node that refused or said X 8
@@ -255,7 +243,7 @@ class ClusterFaultIntegrationTests {
                         return;
                     }
                 }
-            }, "failover-probe-" + ids[i]);
+            }, "failover-probe-" + cluster.ids[i]);
             t.setDaemon(true);
             t.start();
             probes.add(t);
@@ -291,7 +279,7 @@ class ClusterFaultIntegrationTests {
     }
 
     private void awaitLog(int i, String text, long timeoutMs) throws Exception {
-        nodes[i].awaitOutput(ids[i], text, timeoutMs);
+        cluster.awaitLog(i, text, timeoutMs);
     }
 
     private static long ms(long nanos) {

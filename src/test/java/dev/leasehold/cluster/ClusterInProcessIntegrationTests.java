@@ -2,22 +2,19 @@ package dev.leasehold.cluster;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.stream.IntStream;
 
-import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
-import org.junit.jupiter.api.io.TempDir;
+import org.junit.jupiter.api.extension.RegisterExtension;
 
 import dev.leasehold.client.AcquireOutcome;
 import dev.leasehold.client.LeaseholdClient;
 import dev.leasehold.client.ReleaseOutcome;
 import dev.leasehold.cluster.ClusterWire.Answer;
 import dev.leasehold.cluster.ClusterWire.Conn;
-import dev.leasehold.testing.support.Ports;
 import dev.leasehold.testing.support.Wait;
 
 /**
@@ -28,33 +25,21 @@ import dev.leasehold.testing.support.Wait;
  */
 class ClusterInProcessIntegrationTests {
 
-    @TempDir
-    Path dir;
+    @RegisterExtension
+    final InProcessClusters clusters = new InProcessClusters();
 
     private InProcessCluster cluster;
 
-    @AfterEach
-    void stopAll() {
-        if (cluster != null) {
-            cluster.close();
-            assertThat(cluster.logFailed()).as("no node reported a failed log").isFalse();
-        }
-    }
-
     @Test
     void grantsReplicateFollowersNameTheLeaderAndANewLeaderKeepsEveryLease() throws Exception {
-        int[] client = {Ports.free(), Ports.free(), Ports.free()};
-        String[] advertised = InProcessCluster.loopback(client);
-        cluster = InProcessCluster.start(dir, client, advertised, Duration.ofMillis(1000), Duration.ofMillis(2000));
+        cluster = clusters.start(Duration.ofMillis(1000), Duration.ofMillis(2000));
+        int[] client = clusters.clientPorts();
         int leader = cluster.awaitServingLeader(-1);
 
         // A grant on the leader, answered after it committed, is in every node's table.
         long token;
         try (Conn c = new Conn(client[leader])) {
-            c.send(ClusterWire.acquire(0, 8, 1, "orders/42"));
-            Answer a = c.read(5000);
-            assertThat((char) a.op()).isEqualTo('A');
-            token = a.token();
+            token = c.grant(8, 1, "orders/42");
         }
         Wait.until("the held key in every node's table (held keys of n0, n1, n2)", Duration.ofSeconds(10),
                 () -> IntStream.range(0, 3).map(i -> cluster.node(i).status().replicatedHeldKeys()).boxed().toList(),
@@ -111,10 +96,8 @@ class ClusterInProcessIntegrationTests {
      */
     @Test
     void snapshotsAreTakenOnEveryNodeAndANewLeaderServesFromThem() throws Exception {
-        int[] client = {Ports.free(), Ports.free(), Ports.free()};
-        String[] advertised = InProcessCluster.loopback(client);
-        cluster = InProcessCluster.start(dir, client, advertised, Duration.ofMillis(1000), Duration.ofMillis(2000),
-                Duration.ZERO, 10);
+        cluster = clusters.start(Duration.ofMillis(1000), Duration.ofMillis(2000), Duration.ZERO, 10);
+        int[] client = clusters.clientPorts();
         int leader = cluster.awaitServingLeader(-1);
         long last = 0;
         try (Conn c = new Conn(client[leader])) {
@@ -128,7 +111,7 @@ class ClusterInProcessIntegrationTests {
         Wait.until("a snapshot and the 40 held keys on every node", Duration.ofSeconds(20), () -> {
             List<String> seen = new ArrayList<>();
             for (int i = 0; i < 3; i++) {
-                try (var files = java.nio.file.Files.walk(dir.resolve("n" + i))) {
+                try (var files = java.nio.file.Files.walk(clusters.dir().resolve("n" + i))) {
                     boolean snapshot = files.anyMatch(f -> f.getFileName().toString().startsWith("snapshot."));
                     seen.add("n" + i + (snapshot ? " snapshot, " : " no snapshot, ")
                             + cluster.node(i).status().replicatedHeldKeys() + " held");

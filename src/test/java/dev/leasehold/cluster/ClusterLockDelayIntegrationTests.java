@@ -2,19 +2,16 @@ package dev.leasehold.cluster;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import java.nio.file.Path;
 import java.time.Duration;
 import java.util.stream.IntStream;
 
-import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
-import org.junit.jupiter.api.io.TempDir;
+import org.junit.jupiter.api.extension.RegisterExtension;
 
 import dev.leasehold.cluster.ClusterWire.Answer;
 import dev.leasehold.cluster.ClusterWire.Conn;
 import dev.leasehold.protocol.Request;
 import dev.leasehold.registry.KeyView;
-import dev.leasehold.testing.support.Ports;
 import dev.leasehold.testing.support.Wait;
 
 /**
@@ -24,32 +21,20 @@ import dev.leasehold.testing.support.Wait;
  */
 class ClusterLockDelayIntegrationTests {
 
-    @TempDir
-    Path dir;
+    @RegisterExtension
+    final InProcessClusters clusters = new InProcessClusters();
 
     private InProcessCluster cluster;
 
-    @AfterEach
-    void stopAll() {
-        if (cluster != null) {
-            cluster.close();
-            assertThat(cluster.logFailed()).as("no node reported a failed log").isFalse();
-        }
-    }
-
     @Test
     void theDelayIsReplicatedAndRunsAgainInFullOnANewLeader() throws Exception {
-        int[] client = {Ports.free(), Ports.free(), Ports.free()};
-        String[] advertised = InProcessCluster.loopback(client);
-        cluster = InProcessCluster.start(dir, client, advertised, Duration.ofMillis(1000), Duration.ofMillis(2000),
-                Duration.ofSeconds(8)); // 3 s ran out once between promotion and the check at load 20
+        // Lock-delay 8 s: 3 s ran out once between promotion and the check at load 20.
+        cluster = clusters.start(Duration.ofMillis(1000), Duration.ofMillis(2000), Duration.ofSeconds(8), 100_000);
+        int[] client = clusters.clientPorts();
         int leader = cluster.awaitServingLeader(-1);
         long token;
         try (Conn c = new Conn(client[leader])) {
-            c.send(ClusterWire.acquire(0, 1, 1, "delayed/1"));
-            Answer a = c.read(5000);
-            assertThat((char) a.op()).isEqualTo('A');
-            token = a.token();
+            token = c.grant(1, 1, "delayed/1");
         }
         // The lease ends after 1 s; the key is then in lock-delay on the leader and in every table.
         // 5 s: the key must still be in its 8 s lock-delay when it is inspected below.

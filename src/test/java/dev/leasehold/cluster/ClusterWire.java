@@ -107,6 +107,19 @@ final class ClusterWire {
             raw.sendBytes(frame);
         }
 
+        /**
+         * Sends an Acquire with wait 0 and returns the token of its {@code A}; any other answer
+         * (within 5 s) fails the test, naming it.
+         */
+        long grant(int lease, long owner, String key) throws IOException {
+            send(acquire(0, lease, owner, key));
+            Answer a = read(5000);
+            if (a.op() != 'A') {
+                throw new AssertionError("expected A for " + key + ", got " + (char) a.op() + " " + a);
+            }
+            return a.token();
+        }
+
         /** The next answer within {@code timeoutMs}; a timeout or a closed session throws. */
         Answer read(int timeoutMs) throws IOException {
             return Answer.of(raw.next(timeoutMs));

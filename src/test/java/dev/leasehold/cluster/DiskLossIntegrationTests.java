@@ -14,7 +14,6 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
 import dev.leasehold.testing.FaultRun;
-import dev.leasehold.testing.support.Ports;
 import dev.leasehold.testing.support.Seeds;
 import dev.leasehold.testing.ServerProcess;
 
@@ -34,22 +33,16 @@ class DiskLossIntegrationTests {
     @TempDir
     Path dir;
 
-    private final String[] ids = {"n1", "n2", "n3"};
-    private final int[] clientPorts = new int[3];
-    private final int[] raftPorts = new int[3];
-    private final ServerProcess[] nodes = new ServerProcess[3];
+    private ThreeNodeProcesses cluster;
 
     @Test
     void aWipedNodeRefusesToVoteAndTheClusterLosesNoGrantOrToken() throws Exception {
-        for (int i = 0; i < 3; i++) {
-            clientPorts[i] = Ports.free();
-            raftPorts[i] = Ports.free();
-        }
+        cluster = new ThreeNodeProcesses(dir);
         ClusterHistory history = new ClusterHistory();
-        ClusterLoad load = new ClusterLoad(ClusterWire.loopback(clientPorts), history, 1);
+        ClusterLoad load = new ClusterLoad(ClusterWire.loopback(cluster.clientPorts), history, 1);
         try {
             for (int i = 0; i < 3; i++) {
-                nodes[i] = ServerProcess.launch(dir.resolve(ids[i]), nodeProps(i));
+                cluster.launch(i, nodeProps(i));
             }
             for (int i = 0; i < 3; i++) {
                 awaitLog(i, "first formation of the cluster", 120_000);
@@ -61,16 +54,17 @@ class DiskLossIntegrationTests {
             int leader = load.leader(30_000);
             int wiped = (leader + 1) % 3;
             int other = (leader + 2) % 3;
-            nodes[wiped].kill9();
-            deleteTree(dir.resolve(ids[wiped]).resolve("raft"));
+            cluster.nodes[wiped].kill9();
+            deleteTree(dir.resolve(cluster.ids[wiped]).resolve("raft"));
             restart(wiped);
             awaitLog(wiped, "REFUSES to vote or serve", 60_000);
-            System.out.println("DiskLossIntegrationTests: " + ids[wiped] + " refused: " + line(wiped, "REFUSES"));
+            System.out.println("DiskLossIntegrationTests: " + cluster.ids[wiped] + " refused: " + line(wiped, "REFUSES"));
             // It still names the leader in its X 8 (as its formation probes saw it), so clients move on.
-            try (ClusterWire.Conn c = new ClusterWire.Conn(clientPorts[wiped])) {
+            try (ClusterWire.Conn c = new ClusterWire.Conn(cluster.clientPorts[wiped])) {
                 c.send(ClusterWire.acquire(0, 5, 1, "wiped/probe"));
                 assertThat(c.read(5_000).toString()).as("the refusing node's answer to an Acquire")
-                        .isIn("X 8 leader=127.0.0.1:" + clientPorts[leader], "X 8 leader=127.0.0.1:" + clientPorts[other]);
+                        .isIn("X 8 leader=127.0.0.1:" + cluster.clientPorts[leader],
+                                "X 8 leader=127.0.0.1:" + cluster.clientPorts[other]);
             }
             assertThat(history.awaitMoreGrants(50, 60_000)).as("grants from the two remaining members").isTrue();
             long maxBefore = history.maxToken();
@@ -78,11 +72,11 @@ class DiskLossIntegrationTests {
             assertThat(grantsBefore).as("grants before the leader is killed").isPositive();
 
             // The leader dies: the other member alone is no majority, and the wiped node gives no vote.
-            nodes[leader].kill9();
+            cluster.nodes[leader].kill9();
             long downAt = System.nanoTime();
             Thread.sleep(6000); // real time: several election timeouts pass, and no node may be elected in them
             assertThat(load.leader(500)).as("no node may serve without the wiped node's vote").isNegative();
-            assertThat(nodes[other].output()).as(ids[other] + " is never elected with the wiped node's vote")
+            assertThat(cluster.nodes[other].output()).as(cluster.ids[other] + " is never elected with the wiped node's vote")
                     .doesNotContain("serves as leader (term");
             restart(leader);
             int back = load.leader(60_000);
@@ -92,9 +86,9 @@ class DiskLossIntegrationTests {
             assertThat(history.awaitMoreGrants(50, 60_000)).as("grants after the leader is back").isTrue();
             load.stop();
 
-            assertThat(nodes[wiped].isAlive()).as("the refusing node stays up (health DOWN, storage REFUSED)").isTrue();
-            assertThat(nodes[wiped].output()).doesNotContain("serves as leader").doesNotContain("first formation");
-            assertThat(Formation.hasStorage(dir.resolve(ids[wiped]).resolve("raft"),
+            assertThat(cluster.nodes[wiped].isAlive()).as("the refusing node stays up (health DOWN, storage REFUSED)").isTrue();
+            assertThat(cluster.nodes[wiped].output()).doesNotContain("serves as leader").doesNotContain("first formation");
+            assertThat(Formation.hasStorage(dir.resolve(cluster.ids[wiped]).resolve("raft"),
                     ClusterNode.GROUP_ID.getUuid().toString())).as("nothing formatted").isFalse();
             assertThat(history.maxToken()).as("tokens continue above every token seen").isGreaterThan(maxBefore);
             List<String> violations = history.check();
@@ -103,7 +97,7 @@ class DiskLossIntegrationTests {
             assertThat(violations).isEmpty();
         } finally {
             load.stop();
-            for (ServerProcess p : nodes) {
+            for (ServerProcess p : cluster.nodes) {
                 if (p != null) {
                     p.close();
                 }
@@ -112,26 +106,20 @@ class DiskLossIntegrationTests {
     }
 
     private String line(int i, String text) throws IOException {
-        return nodes[i].output().lines().filter(l -> l.contains(text)).findFirst().orElse("");
+        return cluster.nodes[i].output().lines().filter(l -> l.contains(text)).findFirst().orElse("");
     }
 
     private void restart(int i) throws IOException {
-        nodes[i].close();
-        nodes[i] = ServerProcess.launch(dir.resolve(ids[i]), nodeProps(i));
+        cluster.nodes[i].close();
+        cluster.launch(i, nodeProps(i));
     }
 
     private Map<String, String> nodeProps(int i) {
-        Map<String, String> p = ServerProcess.props("leasehold.port", String.valueOf(clientPorts[i]),
-                "leasehold.cluster.node-id", ids[i], "logging.level.org.apache.ratis", "WARN");
-        for (int j = 0; j < 3; j++) {
-            p.put("leasehold.cluster.peers." + ids[j] + ".raft-address", "127.0.0.1:" + raftPorts[j]);
-            p.put("leasehold.cluster.peers." + ids[j] + ".client-address", "127.0.0.1:" + clientPorts[j]);
-        }
-        return p;
+        return cluster.props(i, "WARN", Map.of());
     }
 
     private void awaitLog(int i, String text, long timeoutMs) throws Exception {
-        nodes[i].awaitOutput(ids[i], text, timeoutMs);
+        cluster.awaitLog(i, text, timeoutMs);
     }
 
     private static void deleteTree(Path p) throws IOException {

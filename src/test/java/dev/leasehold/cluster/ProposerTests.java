@@ -20,7 +20,6 @@ import dev.leasehold.registry.LockRegistry;
 import dev.leasehold.registry.NanoClock;
 import dev.leasehold.registry.RegistryLimits;
 import dev.leasehold.registry.RegistryObserver;
-import dev.leasehold.registry.ReplicatedTable;
 import dev.leasehold.registry.SessionHandle;
 import dev.leasehold.registry.TokenSource;
 import dev.leasehold.testing.support.Wait;
@@ -33,7 +32,7 @@ import dev.leasehold.testing.support.Wait;
 class ProposerTests {
 
     private final LinkedBlockingQueue<CompletableFuture<Object>> proposals = new LinkedBlockingQueue<>();
-    private final List<List<ReplicatedTable.Command>> batches = new CopyOnWriteArrayList<>();
+    private final List<List<Command>> batches = new CopyOnWriteArrayList<>();
     private final List<Throwable> failures = new CopyOnWriteArrayList<>();
     private final Proposer proposer = new Proposer(bytes -> {
         batches.add(CommandCodec.decode(bytes));
@@ -68,7 +67,7 @@ class ProposerTests {
         long barrier = proposer.barrier();
         assertThat(proposer.committed(barrier)).as("the C must not leave before a fresh commit").isFalse();
         CompletableFuture<Object> entry = proposals.poll(5, TimeUnit.SECONDS);
-        assertThat(batches.get(1)).hasSize(1).first().isInstanceOf(ReplicatedTable.Check.class);
+        assertThat(batches.get(1)).hasSize(1).first().isInstanceOf(Command.Check.class);
         entry.complete("ok");
         Wait.until("barrier " + barrier + " committed after the Check's entry (committed?)", Duration.ofSeconds(10),
                 () -> proposer.committed(barrier), committed -> committed);
@@ -92,15 +91,15 @@ class ProposerTests {
 
     @Test
     void theCheckCommandSurvivesTheLogCodec() {
-        List<ReplicatedTable.Command> back = CommandCodec.decode(
-                CommandCodec.encode(List.of(new ReplicatedTable.Check(key("orders/42"), 1000))));
+        List<Command> back = CommandCodec.decode(
+                CommandCodec.encode(List.of(new Command.Check(key("orders/42"), 1000))));
         assertThat(back).hasSize(1);
-        ReplicatedTable.Check c = (ReplicatedTable.Check) back.get(0);
+        Command.Check c = (Command.Check) back.get(0);
         assertThat(c.token()).isEqualTo(1000);
         assertThat(new String(c.key(), UTF_8)).isEqualTo("orders/42");
         ReplicatedTable table = new ReplicatedTable();
-        table.apply(new ReplicatedTable.Grant(key("k"), 5, 10));
-        assertThat(table.apply(new ReplicatedTable.Check(key("k"), 5))).isEqualTo(ReplicatedTable.Outcome.CHECKED);
+        table.apply(new Command.Grant(key("k"), 5, 10));
+        assertThat(table.apply(new Command.Check(key("k"), 5))).isEqualTo(ReplicatedTable.Outcome.CHECKED);
         assertThat(table.size()).as("a check changes nothing").isEqualTo(1);
     }
 

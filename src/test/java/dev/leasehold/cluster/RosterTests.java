@@ -11,7 +11,6 @@ import java.util.List;
 
 import org.junit.jupiter.api.Test;
 
-import dev.leasehold.registry.ReplicatedTable;
 
 /** The replicated roster of members that have stored the log: entries, answers, snapshots. */
 class RosterTests {

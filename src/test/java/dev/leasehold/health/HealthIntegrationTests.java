@@ -10,9 +10,9 @@ import java.util.Optional;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicReference;
 
-import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 
 import dev.leasehold.protocol.Answer;
 import dev.leasehold.protocol.Request;
@@ -35,20 +35,13 @@ class HealthIntegrationTests {
 
     private static final Duration AWAIT = Duration.ofSeconds(10);
 
-    private static TestServer server;
+    @RegisterExtension
+    static final TestServer.PerClass server = TestServer.perClass();
     private static Actuator actuator;
 
     @BeforeAll
-    static void start() {
-        server = TestServer.start();
+    static void actuator() {
         actuator = new Actuator(server.httpPort());
-    }
-
-    @AfterAll
-    static void stop() {
-        if (server != null) {
-            server.close();
-        }
     }
 
     @Test

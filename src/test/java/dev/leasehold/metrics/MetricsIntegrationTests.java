@@ -7,9 +7,9 @@ import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.Map;
 
-import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 
 import dev.leasehold.protocol.Answer;
 import dev.leasehold.protocol.ErrorCode;
@@ -30,20 +30,14 @@ class MetricsIntegrationTests {
 
     private static final Duration AWAIT = Duration.ofSeconds(10);
 
-    private static TestServer server;
+    @RegisterExtension
+    static final TestServer.PerClass server = TestServer.perClass(
+            Map.of("leasehold.max-waiters-per-key", "1", "leasehold.token-block-size", "100"));
     private static Actuator actuator;
 
     @BeforeAll
-    static void start() {
-        server = TestServer.start(Map.of("leasehold.max-waiters-per-key", "1", "leasehold.token-block-size", "100"));
+    static void actuator() {
         actuator = new Actuator(server.httpPort());
-    }
-
-    @AfterAll
-    static void stop() {
-        if (server != null) {
-            server.close();
-        }
     }
 
     @Test

@@ -64,6 +64,27 @@ class RegistryEventMetricsTests {
     }
 
     @Test
+    void sharedGrantsAreCountedApartFromExclusiveOnes() {
+        SessionHandle session = new SessionHandle();
+        long r = granted(registry.acquireShared(key("s"), 0, 30, 1, 0, now.get(), session));
+        granted(registry.acquireShared(key("s"), 0, 30, 2, 0, now.get(), session));
+        assertThat(registry.acquireShared(key("s"), 0, 30, 3, 2, now.get(), session))
+                .isEqualTo(new AcquireResult.LimitMismatch(0));
+        assertThat(meters.get("leasehold.shared.grants").counter().count()).isEqualTo(2);
+        assertThat(meters.get("leasehold.shared.limit.mismatches").counter().count()).isEqualTo(1);
+        assertThat(count("leasehold.acquires", "outcome", "acquired")).as("exclusive grants only").isZero();
+        now.addAndGet(SECOND);
+        registry.release(key("s"), r);
+        assertThat(meters.get("leasehold.shared.hold").tag("end", "released").timer().totalTime(TimeUnit.SECONDS))
+                .isEqualTo(1.0);
+        assertThat(meters.get("leasehold.hold").tag("end", "released").timer().count()).isZero();
+        now.addAndGet(30 * SECOND);
+        registry.advance();
+        assertThat(meters.get("leasehold.shared.hold").tag("end", "expired").timer().count()).isEqualTo(1);
+        assertThat(meters.get("leasehold.lease.expirations").counter().count()).as("exclusive expiries only").isZero();
+    }
+
+    @Test
     void immediateGrantTimeoutAndRelease() {
         long token = granted(registry.acquire(key("a"), 0, 30, 1, now.get(), new SessionHandle()));
         assertThat(registry.acquire(key("a"), 0, 30, 2, now.get(), new SessionHandle()))

@@ -36,6 +36,10 @@ final class RegistryHarness {
         return registry.acquire(key(key), wait, lease, owner, clock.nanoTime(), session);
     }
 
+    AcquireResult acquireShared(String key, int wait, int lease, long owner, int limit, SessionHandle session) {
+        return registry.acquireShared(key(key), wait, lease, owner, limit, clock.nanoTime(), session);
+    }
+
     ReleaseResult release(String key, long token) {
         return registry.release(key(key), token);
     }

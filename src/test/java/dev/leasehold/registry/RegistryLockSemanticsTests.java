@@ -94,7 +94,24 @@ class RegistryLockSemanticsTests implements LockSemanticsContract {
             case EXTEND -> extend((Request.Extend) r);
             case CHECK -> check((Request.Check) r);
             case PING -> new Answer.Pong(((Request.Ping) r).nonce());
+            case SHARED_ACQUIRE -> sharedAcquire((Request.SharedAcquire) r, session);
         };
+    }
+
+    /** As {@link #acquire}, plus {@code L}. */
+    private Answer sharedAcquire(Request.SharedAcquire a, SessionHandle session) {
+        AcquireResult result = h.registry.acquireShared(a.key(), a.waitSeconds(), a.leaseSeconds(), a.owner(),
+                a.limit(), h.clock.nanoTime(), session);
+        if (result instanceof AcquireResult.Granted g) {
+            return new Answer.Acquired(a.owner(), g.token(), 0);
+        }
+        if (result instanceof AcquireResult.Queued) {
+            return null;
+        }
+        if (result instanceof AcquireResult.LimitMismatch m) {
+            return new Answer.LimitMismatch(a.owner(), m.limit());
+        }
+        return result instanceof AcquireResult.TimedOut ? new Answer.TimedOut(a.owner()) : new Answer.Busy(a.owner());
     }
 
     /** The answer due now, or null while queued. */

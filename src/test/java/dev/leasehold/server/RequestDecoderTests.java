@@ -36,7 +36,12 @@ class RequestDecoderTests {
                         new Request.Check(1000, Request.key("orders/42"))},
                 new Object[] {"43 00 00 00 00 00 00 00 0A 6B 0A", new Request.Check(10, Request.key("k"))},
                 new Object[] {"41 00 05 00 00 00 00 00 00 00 01 63 61 66 C3 A9 0A",
-                        new Request.Acquire(0, 5, 1, Request.key("café"))});
+                        new Request.Acquire(0, 5, 1, Request.key("café"))},
+                // section 13.10
+                new Object[] {"53 0A 1E 00 00 00 00 00 00 00 01 00 00 63 66 67 0A",
+                        new Request.SharedAcquire(10, 30, 1, 0, Request.key("cfg"))},
+                new Object[] {"53 00 05 0A 0A 0A 0A 0A 0A 0A 0A 00 04 61 70 69 0A",
+                        new Request.SharedAcquire(0, 5, 0x0A0A0A0A0A0A0A0AL, 4, Request.key("api"))});
     }
 
     @ParameterizedTest
@@ -132,6 +137,28 @@ class RequestDecoderTests {
     }
 
     @Test
+    void aSharedAcquiresLeaseZeroOrLimitAboveTheMaximumIsErrorThree() {
+        assertError("53 05 00 00 00 00 00 00 00 00 01 00 00 6B 0A", ErrorCode.BAD_ARGUMENT, "lease");
+        EmbeddedChannel ch = new EmbeddedChannel(new RequestDecoder(512, TIMEOUT_NANOS, System::nanoTime, 16, true));
+        ch.writeInbound(buf(bytes("53 05 05 00 00 00 00 00 00 00 01 00 11 6B 0A")));
+        ProtocolError e = ch.readInbound();
+        assertThat(e.code()).isEqualTo(ErrorCode.BAD_ARGUMENT);
+        assertThat(e.message()).contains("max-shared-holders-per-key").contains("16").contains("17");
+        ch = new EmbeddedChannel(new RequestDecoder(512, TIMEOUT_NANOS, System::nanoTime, 16, true));
+        ch.writeInbound(buf(bytes("53 05 05 00 00 00 00 00 00 00 01 00 10 6B 0A")));
+        assertThat((Object) ch.readInbound()).isEqualTo(new Request.SharedAcquire(5, 5, 1, 16, Request.key("k")));
+    }
+
+    @Test
+    void aClusterNodeRefusesTheSharedOpByteAsUnknown() {
+        EmbeddedChannel ch = new EmbeddedChannel(new RequestDecoder(512, TIMEOUT_NANOS, System::nanoTime, 16, false));
+        ch.writeInbound(buf(bytes("53")));
+        ProtocolError e = ch.readInbound();
+        assertThat(e.code()).isEqualTo(ErrorCode.UNKNOWN_OP);
+        assertThat(e.message()).isEqualTo("S is not served in cluster mode");
+    }
+
+    @Test
     void headerErrorWinsOverAKeyError() {
         // lease 0 (code 3) comes before the empty key (code 2) in byte order
         assertError("41 05 00 00 00 00 00 00 00 00 01 0A", ErrorCode.BAD_ARGUMENT, "lease");
@@ -173,11 +200,7 @@ class RequestDecoderTests {
         ch.writeInbound(buf(bytes("41 0A 1E 00")));
         advance(ch, 49);
         assertThat((Object) ch.readInbound()).isNull();
-        advance(ch, 1);
-        ProtocolError e = ch.readInbound();
-        assertThat(e).isNotNull();
-        assertThat(e.code()).isEqualTo(ErrorCode.INCOMPLETE_FRAME);
-        ch.finishAndReleaseAll();
+        assertTimesOutAtTheNextMillisecond(ch);
     }
 
     @Test
@@ -191,11 +214,7 @@ class RequestDecoderTests {
         assertThat((Object) ch.readInbound()).isNull();
         advance(ch, 79);
         assertThat((Object) ch.readInbound()).isNull();
-        advance(ch, 1);
-        ProtocolError e = ch.readInbound();
-        assertThat(e).isNotNull();
-        assertThat(e.code()).isEqualTo(ErrorCode.INCOMPLETE_FRAME);
-        ch.finishAndReleaseAll();
+        assertTimesOutAtTheNextMillisecond(ch);
     }
 
     @Test
@@ -310,6 +329,15 @@ class RequestDecoderTests {
         ch.pipeline().addLast(new RequestDecoder(512, TimeUnit.MILLISECONDS.toNanos(frameTimeoutMillis),
                 () -> ch.eventLoop().ticker().nanoTime()));
         return ch;
+    }
+
+    /** One more millisecond on the frozen clock ends the frame in progress with {@code X 5}. */
+    private static void assertTimesOutAtTheNextMillisecond(EmbeddedChannel ch) {
+        advance(ch, 1);
+        ProtocolError e = ch.readInbound();
+        assertThat(e).as("X 5 after the frame timeout").isNotNull();
+        assertThat(e.code()).isEqualTo(ErrorCode.INCOMPLETE_FRAME);
+        ch.finishAndReleaseAll();
     }
 
     private static void advance(EmbeddedChannel ch, long millis) {

@@ -8,9 +8,8 @@ import java.util.HexFormat;
 import java.util.List;
 import java.util.concurrent.atomic.AtomicLong;
 
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 
 import dev.leasehold.protocol.Answer;
 import dev.leasehold.protocol.FrameWriter;
@@ -27,19 +26,10 @@ import dev.leasehold.testing.TestServer;
  */
 class ServerIntegrationTests {
 
-    static TestServer server;
+    @RegisterExtension
+    static final TestServer.PerClass server = TestServer.perClass();
     static final AtomicLong owners = new AtomicLong(1000);
     static final AtomicLong keys = new AtomicLong();
-
-    @BeforeAll
-    static void start() {
-        server = TestServer.start();
-    }
-
-    @AfterAll
-    static void stop() {
-        server.close();
-    }
 
     static RawClient session() throws IOException {
         return new RawClient(server.port());

@@ -6,8 +6,7 @@ import java.util.ArrayDeque;
 import java.util.Deque;
 import java.util.concurrent.atomic.AtomicLong;
 
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.extension.RegisterExtension;
 
 import dev.leasehold.protocol.Answer;
 import dev.leasehold.protocol.Request;
@@ -28,18 +27,9 @@ import dev.leasehold.testing.support.Wait;
  */
 class ServerLockSemanticsIntegrationTests implements LockSemanticsContract {
 
-    private static TestServer server;
+    @RegisterExtension
+    static final TestServer.PerClass server = TestServer.perClass();
     private static final AtomicLong NONCES = new AtomicLong(1);
-
-    @BeforeAll
-    static void start() {
-        server = TestServer.start();
-    }
-
-    @AfterAll
-    static void stop() {
-        server.close();
-    }
 
     private final LockDriver driver = new LockDriver() {
         @Override
@@ -55,10 +45,10 @@ class ServerLockSemanticsIntegrationTests implements LockSemanticsContract {
                     while (true) {
                         Answer a = raw.next();
                         if (a.equals(new Answer.Pong(nonce)) && !(r instanceof Request.Ping p && p.nonce() == nonce)) {
-                            if (immediate == null && r instanceof Request.Acquire q && q.waitSeconds() == 0) {
+                            if (immediate == null && waitSeconds(r) == 0) {
                                 // wait 0 never queues: its A may only be waiting for the lease
                                 // horizon's fsync (PROTOCOL.md 8), which a Pong can overtake
-                                immediate = awaitAnswerTo(q);
+                                immediate = awaitAnswerTo(r);
                             }
                             return immediate;
                         }
@@ -70,7 +60,7 @@ class ServerLockSemanticsIntegrationTests implements LockSemanticsContract {
                     }
                 }
 
-                private Answer awaitAnswerTo(Request.Acquire q) throws Exception {
+                private Answer awaitAnswerTo(Request q) throws Exception {
                     while (true) {
                         Answer a = raw.next();
                         if (answers(q, a)) {
@@ -129,13 +119,25 @@ class ServerLockSemanticsIntegrationTests implements LockSemanticsContract {
         return driver;
     }
 
-    /** Whether {@code a} is the immediate answer to {@code r} (Acquire by owner, the others by token or nonce). */
+    /** An Acquire's or shared acquire's wait; -1 for other requests. */
+    private static int waitSeconds(Request r) {
+        return r instanceof Request.Acquire q ? q.waitSeconds()
+                : r instanceof Request.SharedAcquire s ? s.waitSeconds() : -1;
+    }
+
+    /**
+     * Whether {@code a} is the immediate answer to {@code r} (Acquire and shared acquire by
+     * owner, the others by token or nonce).
+     */
     private static boolean answers(Request r, Answer a) {
-        if (r instanceof Request.Acquire q) {
-            return a instanceof Answer.Acquired g && g.owner() == q.owner()
-                    || a instanceof Answer.TimedOut t && t.owner() == q.owner()
-                    || a instanceof Answer.Busy b && b.owner() == q.owner();
+        long owner = r instanceof Request.Acquire q ? q.owner() : r instanceof Request.SharedAcquire s ? s.owner() : -1;
+        if (owner != -1) {
+            return a instanceof Answer.Acquired g && g.owner() == owner
+                    || a instanceof Answer.TimedOut t && t.owner() == owner
+                    || a instanceof Answer.Busy b && b.owner() == owner
+                    || a instanceof Answer.LimitMismatch m && m.owner() == owner;
         }
-        return !(a instanceof Answer.Acquired || a instanceof Answer.TimedOut || a instanceof Answer.Busy);
+        return !(a instanceof Answer.Acquired || a instanceof Answer.TimedOut || a instanceof Answer.Busy
+                || a instanceof Answer.LimitMismatch);
     }
 }

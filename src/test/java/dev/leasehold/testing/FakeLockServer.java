@@ -174,6 +174,8 @@ public final class FakeLockServer implements AutoCloseable {
             case EXTEND -> extend((Request.Extend) r);
             case CHECK -> check((Request.Check) r);
             case PING -> new Answer.Pong(((Request.Ping) r).nonce());
+            // The fake speaks revision 1.2: it knows no S, as a 1.2 server answers it (PROTOCOL.md 13.9).
+            case SHARED_ACQUIRE -> new Answer.Error(1, "unknown op 0x53");
         };
         if (now != null) {
             c.send(now);

@@ -239,7 +239,7 @@ public final class FaultProxy implements AutoCloseable {
         return List.copyOf(requests);
     }
 
-    /** Acquire frames of which at least the op byte was forwarded to the server. */
+    /** Acquire frames ({@code A} or {@code S}) of which at least the op byte was forwarded to the server. */
     public int acquireStarts() {
         return acquireStarts.get();
     }
@@ -480,7 +480,8 @@ public final class FaultProxy implements AutoCloseable {
             ByteBuffer in = ByteBuffer.wrap(bytes, 0, len);
             // one byte at a time so that an Acquire is counted as started at its first byte
             while (in.hasRemaining() && !broken) {
-                if (!reader.hasPartialFrame() && in.get(in.position()) == RequestType.ACQUIRE.op()) {
+                byte op = in.get(in.position());
+                if (!reader.hasPartialFrame() && (op == RequestType.ACQUIRE.op() || op == RequestType.SHARED_ACQUIRE.op())) {
                     acquireStarts.incrementAndGet();
                 }
                 int limit = in.limit();
@@ -506,8 +507,12 @@ public final class FaultProxy implements AutoCloseable {
                 case EXTEND -> ((Request.Extend) r).token();
                 case CHECK -> ((Request.Check) r).token();
                 case PING -> ((Request.Ping) r).nonce();
+                case SHARED_ACQUIRE -> ((Request.SharedAcquire) r).owner();
             };
             if (r instanceof Request.Acquire a) {
+                acquires.add(new SeenAcquire(connection, a.waitSeconds(), a.leaseSeconds(), a.owner(), key, now));
+            } else if (r instanceof Request.SharedAcquire a) {
+                // a shared acquire obeys every client rule of an Acquire (PROTOCOL.md 13.1): seen as one
                 acquires.add(new SeenAcquire(connection, a.waitSeconds(), a.leaseSeconds(), a.owner(), key, now));
             }
             requests.add(new SeenRequest(connection, r.type(), number, key, now));

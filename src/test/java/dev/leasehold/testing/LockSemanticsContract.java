@@ -43,6 +43,89 @@ public interface LockSemanticsContract {
         return ((Answer.Acquired) a).token();
     }
 
+    private static Request.SharedAcquire shared(String key, int wait, int lease, int limit) {
+        return new Request.SharedAcquire(wait, lease, NEXT.getAndIncrement(), limit, key(key));
+    }
+
+    // ---------------------------------------------------------------- shared holds (section 13)
+
+    @Test
+    default void readersShareAWriterWaitsForThemAndReadersBehindItWaitForTheWriter() throws Exception {
+        String key = newKey();
+        try (LockDriver.Conn r1 = driver().open(); LockDriver.Conn r2 = driver().open();
+                LockDriver.Conn writer = driver().open(); LockDriver.Conn late1 = driver().open();
+                LockDriver.Conn late2 = driver().open()) {
+            Answer.Acquired a1 = (Answer.Acquired) r1.call(shared(key, 0, 30, 0));
+            Answer.Acquired a2 = (Answer.Acquired) r2.call(shared(key, 0, 30, 0));
+            assertThat(a2.token()).isGreaterThan(a1.token());
+            Request.Acquire w = acquire(key, 30, 30);
+            assertThat(writer.call(w)).as("the writer waits for the readers").isNull();
+            Request.SharedAcquire l1 = shared(key, 30, 30, 0);
+            Request.SharedAcquire l2 = shared(key, 30, 30, 0);
+            assertThat(late1.call(l1)).as("a reader never overtakes a waiting writer").isNull();
+            assertThat(late2.call(l2)).isNull();
+            assertThat(r1.call(new Request.Release(a1.token(), key(key)))).isEqualTo(new Answer.Released(a1.token()));
+            assertThat(writer.nothingYet()).as("one reader still holds").isTrue();
+            assertThat(r2.call(new Request.Release(a2.token(), key(key)))).isEqualTo(new Answer.Released(a2.token()));
+            Answer.Acquired wg = (Answer.Acquired) writer.await(1000);
+            assertThat(wg.owner()).isEqualTo(w.owner());
+            assertThat(wg.token()).isGreaterThan(a2.token());
+            assertThat(late1.nothingYet()).isTrue();
+            assertThat(writer.call(new Request.Release(wg.token(), key(key)))).isEqualTo(new Answer.Released(wg.token()));
+            Answer.Acquired g1 = (Answer.Acquired) late1.await(1000);
+            Answer.Acquired g2 = (Answer.Acquired) late2.await(1000);
+            assertThat(g1.owner()).isEqualTo(l1.owner());
+            assertThat(g2.token()).as("one decision, tokens in queue order").isGreaterThan(g1.token());
+            assertThat(g1.token()).isGreaterThan(wg.token());
+            assertThat(late1.call(new Request.Check(g1.token(), key(key)))).isEqualTo(new Answer.Current(g1.token()));
+            late1.call(new Request.Release(g1.token(), key(key)));
+            late2.call(new Request.Release(g2.token(), key(key)));
+        }
+    }
+
+    @Test
+    default void aSharedAcquireWithAnotherLimitGetsLAndTheSessionStaysOpen() throws Exception {
+        String key = newKey();
+        try (LockDriver.Conn c = driver().open()) {
+            Answer.Acquired p = (Answer.Acquired) c.call(shared(key, 0, 30, 2));
+            Request.SharedAcquire other = shared(key, 0, 30, 3);
+            assertThat(c.call(other)).isEqualTo(new Answer.LimitMismatch(other.owner(), 2));
+            Request.SharedAcquire read = shared(key, 10, 30, 0);
+            assertThat(c.call(read)).as("0 is a limit of its own").isEqualTo(new Answer.LimitMismatch(read.owner(), 2));
+            assertThat(c.call(new Request.Ping(77))).as("still open").isEqualTo(new Answer.Pong(77));
+            Answer.Acquired q = (Answer.Acquired) c.call(shared(key, 0, 30, 2));
+            Request.SharedAcquire third = shared(key, 0, 30, 2);
+            assertThat(c.call(third)).as("two permits taken").isEqualTo(new Answer.TimedOut(third.owner()));
+            c.call(new Request.Release(p.token(), key(key)));
+            c.call(new Request.Release(q.token(), key(key)));
+        }
+    }
+
+    @Test
+    default void aPermitsLeaseEndGrantsExactlyOneWaiter() throws Exception {
+        String key = newKey();
+        try (LockDriver.Conn holder = driver().open(); LockDriver.Conn w1 = driver().open();
+                LockDriver.Conn w2 = driver().open()) {
+            long start = driver().nowMillis();
+            Answer.Acquired shortOne = (Answer.Acquired) holder.call(shared(key, 0, 1, 2));
+            Answer.Acquired longOne = (Answer.Acquired) holder.call(shared(key, 0, 30, 2));
+            Request.SharedAcquire a = shared(key, 10, 30, 2);
+            assertThat(w1.call(a)).isNull();
+            assertThat(w2.call(shared(key, 10, 30, 2))).isNull();
+            Answer.Acquired g = (Answer.Acquired) w1.await(1000 + driver().lateSlackMillis());
+            assertThat(driver().nowMillis() - start).as("the 1 s lease never ends early").isGreaterThanOrEqualTo(1000);
+            assertThat(g.owner()).isEqualTo(a.owner());
+            assertThat(g.token()).isGreaterThan(longOne.token());
+            assertThat(w2.nothingYet()).as("exactly one slot was freed").isTrue();
+            assertThat(holder.call(new Request.Check(shortOne.token(), key(key)))).isEqualTo(new Answer.NotHeld(shortOne.token()));
+            assertThat(holder.call(new Request.Check(longOne.token(), key(key)))).isEqualTo(new Answer.Current(longOne.token()));
+            holder.call(new Request.Release(longOne.token(), key(key)));
+            Answer.Acquired g2 = (Answer.Acquired) w2.await(1000);
+            w1.call(new Request.Release(g.token(), key(key)));
+            w2.call(new Request.Release(g2.token(), key(key)));
+        }
+    }
+
     @Test
     default void waitersAreGrantedInArrivalOrderWithNewTokens() throws Exception {
         String key = newKey();

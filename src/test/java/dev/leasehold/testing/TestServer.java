@@ -1,6 +1,8 @@
 package dev.leasehold.testing;
 
 import java.io.IOException;
+import java.net.InetAddress;
+import java.net.InetSocketAddress;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
@@ -10,11 +12,16 @@ import java.util.List;
 import java.util.Map;
 import java.util.stream.Stream;
 
+import org.junit.jupiter.api.extension.AfterAllCallback;
+import org.junit.jupiter.api.extension.BeforeAllCallback;
+import org.junit.jupiter.api.extension.ExtensionContext;
 import org.springframework.boot.SpringApplication;
 import org.springframework.boot.builder.SpringApplicationBuilder;
 import org.springframework.context.ConfigurableApplicationContext;
 
 import dev.leasehold.LeaseholdApplication;
+import dev.leasehold.client.ClientOptions;
+import dev.leasehold.client.LeaseholdClient;
 import dev.leasehold.server.LeaseholdServer;
 
 /**
@@ -122,6 +129,78 @@ public final class TestServer implements AutoCloseable {
             walk.sorted(Comparator.reverseOrder()).forEach(p -> p.toFile().delete());
         } catch (IOException e) {
             throw new IllegalStateException(e);
+        }
+    }
+
+    /**
+     * One server for a whole test class: started before its first test, closed after its last.
+     * Register it as {@code @RegisterExtension static final TestServer.PerClass server =
+     * TestServer.perClass();}; it answers the same questions as the server it holds.
+     */
+    public static PerClass perClass() {
+        return new PerClass(Map.of());
+    }
+
+    /** As {@link #perClass()}, started with {@code extraProperties}. */
+    public static PerClass perClass(Map<String, String> extraProperties) {
+        return new PerClass(extraProperties);
+    }
+
+    /** See {@link #perClass()}. */
+    public static final class PerClass implements BeforeAllCallback, AfterAllCallback {
+
+        private final Map<String, String> extraProperties;
+        private TestServer server;
+        private LeaseholdClient client;
+
+        private PerClass(Map<String, String> extraProperties) {
+            this.extraProperties = extraProperties;
+        }
+
+        @Override
+        public void beforeAll(ExtensionContext context) {
+            server = TestServer.start(extraProperties);
+        }
+
+        @Override
+        public void afterAll(ExtensionContext context) {
+            if (client != null) {
+                client.close();
+                client = null;
+            }
+            if (server != null) {
+                server.close();
+                server = null;
+            }
+        }
+
+        public int port() {
+            return server.port();
+        }
+
+        /** A client of this server (default options), made on first use and closed with the server. */
+        public synchronized LeaseholdClient client() {
+            if (client == null) {
+                client = LeaseholdClient.create(ClientOptions.defaults(),
+                        List.of(new InetSocketAddress(InetAddress.getLoopbackAddress(), port())));
+            }
+            return client;
+        }
+
+        public int httpPort() {
+            return server.httpPort();
+        }
+
+        public Path dataDir() {
+            return server.dataDir();
+        }
+
+        public <T> T bean(Class<T> type) {
+            return server.bean(type);
+        }
+
+        public ConfigurableApplicationContext context() {
+            return server.context();
         }
     }
 }

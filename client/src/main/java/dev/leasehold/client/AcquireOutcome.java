@@ -10,6 +10,8 @@ package dev.leasehold.client;
  * <li>{@link TimedOut} and {@link Busy} — definitive: the server did not and will not grant this
  *     call.</li>
  * <li>{@link Unavailable} — definitive: the request was never sent, no grant exists.</li>
+ * <li>{@link LimitMismatch} — definitive, shared acquires only: the key's shared holds use
+ *     another limit; no grant exists, and retrying will not help.</li>
  * <li>{@link Indeterminate} — the request may have reached the server and no definitive answer
  *     can be delivered. Do <b>not</b> enter the critical section. A grant you did not observe
  *     is released by the client when it can, and ends with its lease at the latest, so
@@ -17,12 +19,16 @@ package dev.leasehold.client;
  * </ul>
  */
 public sealed interface AcquireOutcome permits AcquireOutcome.Acquired, AcquireOutcome.TimedOut,
-        AcquireOutcome.Busy, AcquireOutcome.Indeterminate, AcquireOutcome.Unavailable, AcquireOutcome.Forbidden {
+        AcquireOutcome.Busy, AcquireOutcome.Indeterminate, AcquireOutcome.Unavailable, AcquireOutcome.Forbidden,
+        AcquireOutcome.LimitMismatch {
 
-    /** True for {@link TimedOut}, {@link Busy}, {@link Unavailable} and {@link Forbidden}: no grant exists. */
+    /**
+     * True for {@link TimedOut}, {@link Busy}, {@link Unavailable}, {@link Forbidden} and
+     * {@link LimitMismatch}: no grant exists.
+     */
     default boolean isDefinitiveRefusal() {
         return this instanceof TimedOut || this instanceof Busy || this instanceof Unavailable
-                || this instanceof Forbidden;
+                || this instanceof Forbidden || this instanceof LimitMismatch;
     }
 
     /**
@@ -71,5 +77,17 @@ public sealed interface AcquireOutcome permits AcquireOutcome.Acquired, AcquireO
      * @param reason the server's message, for logs
      */
     record Forbidden(String reason) implements AcquireOutcome {
+    }
+
+    /**
+     * A shared acquire ({@link LeaseholdClient#acquireShared}) was answered {@code L}
+     * (PROTOCOL.md section 13.2): the key's shared holds use {@code keyLimit}, this call asked
+     * for {@code requested}. Neither granted nor queued; a configuration error to fix (two
+     * deployments disagree on a semaphore's size, or one uses the key as a read lock).
+     *
+     * @param requested the limit this call asked for (0 = read lock)
+     * @param keyLimit the limit the key's shared holds use
+     */
+    record LimitMismatch(int requested, int keyLimit) implements AcquireOutcome {
     }
 }

@@ -29,4 +29,12 @@ final class Arguments {
         }
         return lease;
     }
+
+    /** A shared acquire's limit: 0 (read lock) to 65535 (the wire's u16); the server may allow fewer. */
+    static int sharedLimit(int limit) {
+        if (limit < 0 || limit > 65535) {
+            throw new IllegalArgumentException("shared limit is " + limit + "; it must be 0 (read lock) to 65535");
+        }
+        return limit;
+    }
 }

@@ -172,9 +172,62 @@ public final class LeaseholdClient implements AutoCloseable {
      * @throws IllegalStateException if the client is closed
      */
     public AcquireOutcome acquire(String key, int waitSeconds, int leaseSeconds) {
+        return acquire(key, AcquireCall.EXCLUSIVE, waitSeconds, leaseSeconds);
+    }
+
+    /**
+     * Takes a <b>shared grant</b> on {@code key} (PROTOCOL.md section 13), blocking as
+     * {@link #acquire} does, under the same rules (one deadline, Indeterminate, the ticket gate):
+     * a read lock when {@code limit} is 0 ({@link #acquire} is its write lock), else one of
+     * {@code limit} semaphore permits. The {@link Ticket} is a ticket like any other: its own
+     * fencing token and lease, release, extend, check and keep-alive.
+     *
+     * @param limit 0 (read lock) or the semaphore's permits, up to the server's
+     *        {@code max-shared-holders-per-key}; every user of the key must pass the same
+     * @return as {@link #acquire}, plus {@link AcquireOutcome.LimitMismatch} (definitive) when the
+     *         key's shared holds use another limit
+     * @throws IllegalArgumentException for a bad argument (a limit outside 0..65535), before anything is sent
+     * @throws IllegalStateException if the client is closed
+     */
+    public AcquireOutcome acquireShared(String key, int limit, int waitSeconds, int leaseSeconds) {
+        return acquire(key, Arguments.sharedLimit(limit), waitSeconds, leaseSeconds);
+    }
+
+    /**
+     * Like {@link #acquireShared}, without blocking, as {@link #acquireAsync} is to {@link #acquire}.
+     *
+     * @throws IllegalArgumentException for a bad argument, before anything is sent
+     * @throws IllegalStateException if the client is closed
+     */
+    public CompletableFuture<AcquireOutcome> acquireSharedAsync(String key, int limit, int waitSeconds,
+            int leaseSeconds) {
+        return acquireAsync(key, Arguments.sharedLimit(limit), waitSeconds, leaseSeconds);
+    }
+
+    /**
+     * A fenced read/write lock on {@code key}: read = shared grants (limit 0), write = an
+     * exclusive grant, each hold leased for {@code leaseSeconds} (docs/shared.md).
+     */
+    public FencedReadWriteLock readWriteLock(String key, int leaseSeconds) {
+        checked(key, 0, leaseSeconds);
+        return new FencedReadWriteLock(this, key, leaseSeconds);
+    }
+
+    /**
+     * A fenced semaphore of {@code permits} on {@code key}, each permit leased for
+     * {@code leaseSeconds} (docs/shared.md).
+     *
+     * @throws IllegalArgumentException for a bad key, lease or a permits count outside 1..65535
+     */
+    public FencedSemaphore semaphore(String key, int permits, int leaseSeconds) {
+        checked(key, 0, leaseSeconds);
+        return new FencedSemaphore(this, key, permits, leaseSeconds);
+    }
+
+    private AcquireOutcome acquire(String key, int sharedLimit, int waitSeconds, int leaseSeconds) {
         byte[] bytes = checked(key, waitSeconds, leaseSeconds);
         // This thread waits for the outcome anyway: it may write the request itself (one thread hop fewer).
-        AcquireCall call = engine.acquire(bytes, waitSeconds, leaseSeconds, tickets(key, bytes), true);
+        AcquireCall call = engine.acquire(bytes, waitSeconds, leaseSeconds, sharedLimit, tickets(key, bytes), true);
         long bound = call.deadline() + options.responseGrace().toNanos();
         AcquireOutcome r = Blocking.await(call.result(), bound - engine.ticker().nanoTime(), () -> {
             call.expireNow(); // the timer runs late: decide now, as it would have
@@ -195,8 +248,13 @@ public final class LeaseholdClient implements AutoCloseable {
      * @throws IllegalStateException if the client is closed
      */
     public CompletableFuture<AcquireOutcome> acquireAsync(String key, int waitSeconds, int leaseSeconds) {
+        return acquireAsync(key, AcquireCall.EXCLUSIVE, waitSeconds, leaseSeconds);
+    }
+
+    private CompletableFuture<AcquireOutcome> acquireAsync(String key, int sharedLimit, int waitSeconds,
+            int leaseSeconds) {
         byte[] bytes = checked(key, waitSeconds, leaseSeconds);
-        AcquireCall call = engine.acquire(bytes, waitSeconds, leaseSeconds, tickets(key, bytes));
+        AcquireCall call = engine.acquire(bytes, waitSeconds, leaseSeconds, sharedLimit, tickets(key, bytes), false);
         CompletableFuture<AcquireOutcome> future = new CompletableFuture<>();
         call.result().whenCompleteAsync((r, e) -> {
             AcquireOutcome o = e != null ? new AcquireOutcome.Indeterminate(String.valueOf(e)) : call.deliver(r);

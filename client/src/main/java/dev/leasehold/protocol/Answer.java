@@ -5,7 +5,7 @@ package dev.leasehold.protocol;
  * answers by {@code token}, Pongs by {@code nonce}.
  */
 public sealed interface Answer permits Answer.Acquired, Answer.TimedOut, Answer.Busy, Answer.Released,
-        Answer.Extended, Answer.NotHeld, Answer.Current, Answer.Pong, Answer.Error {
+        Answer.Extended, Answer.NotHeld, Answer.Current, Answer.Pong, Answer.Error, Answer.LimitMismatch {
 
     AnswerType type();
 
@@ -22,6 +22,17 @@ public sealed interface Answer permits Answer.Acquired, Answer.TimedOut, Answer.
         @Override
         public AnswerType type() {
             return AnswerType.TIMED_OUT;
+        }
+    }
+
+    /**
+     * A shared acquire was neither granted nor queued: the key's shared holds use {@code limit}
+     * (PROTOCOL.md section 13.2). Definitive; the session stays open.
+     */
+    record LimitMismatch(long owner, int limit) implements Answer {
+        @Override
+        public AnswerType type() {
+            return AnswerType.LIMIT_MISMATCH;
         }
     }
 

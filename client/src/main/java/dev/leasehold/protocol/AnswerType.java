@@ -22,7 +22,9 @@ public enum AnswerType {
     /** {@code P nonce:u64 \n}. */
     PONG('P', 10),
     /** {@code X code:u8 message \n}; the server closes the session after it. */
-    ERROR('X', -1);
+    ERROR('X', -1),
+    /** {@code L owner:u64 limit:u16 \n}: a shared acquire's limit is not the key's (PROTOCOL.md 13.2). */
+    LIMIT_MISMATCH('L', 12);
 
     private static final AnswerType[] BY_BYTE = new AnswerType[256];
 

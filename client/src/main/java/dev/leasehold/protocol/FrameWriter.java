@@ -21,6 +21,8 @@ public final class FrameWriter {
             case EXTEND -> RequestType.EXTEND.headerBytes() + ((Request.Extend) request).key().length + 1;
             case CHECK -> RequestType.CHECK.headerBytes() + ((Request.Check) request).key().length + 1;
             case PING -> RequestType.PING.headerBytes() + 1;
+            case SHARED_ACQUIRE -> RequestType.SHARED_ACQUIRE.headerBytes()
+                    + ((Request.SharedAcquire) request).key().length + 1;
         };
     }
 
@@ -42,12 +44,18 @@ public final class FrameWriter {
             case EXTEND -> extendBody((Request.Extend) request, out);
             case CHECK -> checkBody((Request.Check) request, out);
             case PING -> out.putLong(((Request.Ping) request).nonce());
+            case SHARED_ACQUIRE -> sharedAcquireBody((Request.SharedAcquire) request, out);
         };
         body.put(Wire.TERMINATOR);
     }
 
     private static ByteBuffer acquireBody(Request.Acquire a, ByteBuffer out) {
         return out.put((byte) a.waitSeconds()).put((byte) a.leaseSeconds()).putLong(a.owner()).put(a.key());
+    }
+
+    private static ByteBuffer sharedAcquireBody(Request.SharedAcquire a, ByteBuffer out) {
+        return out.put((byte) a.waitSeconds()).put((byte) a.leaseSeconds()).putLong(a.owner())
+                .putShort((short) a.limit()).put(a.key());
     }
 
     private static ByteBuffer releaseBody(Request.Release r, ByteBuffer out) {
@@ -81,6 +89,8 @@ public final class FrameWriter {
             case CURRENT -> out.putLong(((Answer.Current) answer).token());
             case PONG -> out.putLong(((Answer.Pong) answer).nonce());
             case ERROR -> out.put((byte) ((Answer.Error) answer).code()).put(message);
+            case LIMIT_MISMATCH -> out.putLong(((Answer.LimitMismatch) answer).owner())
+                    .putShort((short) ((Answer.LimitMismatch) answer).limit());
         };
         body.put(Wire.TERMINATOR);
         return out.array();

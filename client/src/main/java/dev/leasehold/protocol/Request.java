@@ -16,7 +16,7 @@ public sealed interface Request permits Request.Keyed, Request.Ping {
      * session's ACL (PROTOCOL.md section 4), and in cluster mode only the leader serves it
      * (section 10).
      */
-    sealed interface Keyed extends Request permits Acquire, Release, Extend, Check {
+    sealed interface Keyed extends Request permits Acquire, SharedAcquire, Release, Extend, Check {
 
         /** The key, as the exact bytes received. */
         byte[] key();
@@ -47,6 +47,35 @@ public sealed interface Request permits Request.Keyed, Request.Ping {
         public String toString() {
             return "Acquire[wait=" + waitSeconds + "s, lease=" + leaseSeconds + "s, owner=" + owner + ", key="
                     + Keys.printable(key) + "]";
+        }
+    }
+
+    /**
+     * Ask for a shared grant on {@code key} (PROTOCOL.md section 13): {@code limit} 0 is a read
+     * lock (beside {@link Acquire} as the write lock), N a semaphore of N permits. Answered like
+     * an Acquire, or {@code L} when the key's shared holds use another limit.
+     */
+    record SharedAcquire(int waitSeconds, int leaseSeconds, long owner, int limit, byte[] key) implements Keyed {
+        @Override
+        public RequestType type() {
+            return RequestType.SHARED_ACQUIRE;
+        }
+
+        @Override
+        public boolean equals(Object o) {
+            return o instanceof SharedAcquire a && a.waitSeconds == waitSeconds && a.leaseSeconds == leaseSeconds
+                    && a.owner == owner && a.limit == limit && Arrays.equals(a.key, key);
+        }
+
+        @Override
+        public int hashCode() {
+            return Long.hashCode(owner) * 31 + Arrays.hashCode(key);
+        }
+
+        @Override
+        public String toString() {
+            return "SharedAcquire[wait=" + waitSeconds + "s, lease=" + leaseSeconds + "s, owner=" + owner + ", limit="
+                    + limit + ", key=" + Keys.printable(key) + "]";
         }
     }
 

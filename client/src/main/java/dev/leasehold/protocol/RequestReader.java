@@ -15,7 +15,7 @@ import java.util.Arrays;
  */
 public final class RequestReader {
 
-    private static final int MAX_HEADER = 11;
+    private static final int MAX_HEADER = 13;
 
     private final int maxKeyBytes;
     /** Grows on demand up to header + key limit + terminator, so a large limit costs nothing until used. */
@@ -94,6 +94,8 @@ public final class RequestReader {
             case EXTEND -> new Request.Extend(f.get() & 0xFF, f.getLong(), key);
             case CHECK -> new Request.Check(f.getLong(), key);
             case PING -> new Request.Ping(f.getLong());
+            case SHARED_ACQUIRE -> new Request.SharedAcquire(f.get() & 0xFF, f.get() & 0xFF, f.getLong(),
+                    Short.toUnsignedInt(f.getShort()), key);
         };
     }
 }

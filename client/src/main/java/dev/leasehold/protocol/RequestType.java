@@ -15,7 +15,12 @@ public enum RequestType {
     /** {@code C token:u64 key \n}: is {@code token} the key's active grant? Changes nothing. */
     CHECK('C', 9, true),
     /** {@code P nonce:u64 \n}. */
-    PING('P', 9, false);
+    PING('P', 9, false),
+    /**
+     * {@code S wait:u8 lease:u8 owner:u64 limit:u16 key \n}: a shared acquire (PROTOCOL.md
+     * section 13), a read lock (limit 0) or a semaphore permit (limit N).
+     */
+    SHARED_ACQUIRE('S', 13, true);
 
     private static final RequestType[] BY_BYTE = new RequestType[256];
 

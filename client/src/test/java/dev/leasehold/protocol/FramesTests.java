@@ -51,10 +51,28 @@ class FramesTests {
     }
 
     @Test
+    void sharedAcquireAndLimitMismatchMatchTheExamplesOfSection13() throws Exception {
+        assertThat(hex(FrameWriter.encode(new Request.SharedAcquire(10, 30, 1, 0, Request.key("cfg")))))
+                .isEqualTo("530a1e00000000000000010000636667" + "0a");
+        assertThat(hex(FrameWriter.encode(new Request.SharedAcquire(0, 5, 0x0A0A0A0A0A0A0A0AL, 4, Request.key("api")))))
+                .isEqualTo("5300050a0a0a0a0a0a0a0a0004617069" + "0a");
+        byte[] l = HexFormat.of().parseHex("4c0000000000000001" + "00040a");
+        for (int cut = 0; cut < l.length; cut++) {
+            AnswerDecoder d = new AnswerDecoder();
+            assertThat(d.next(ByteBuffer.wrap(l, 0, cut))).isNull();
+            assertThat(d.next(ByteBuffer.wrap(l, cut, l.length - cut))).isEqualTo(new Answer.LimitMismatch(1, 4));
+        }
+        assertThat(FrameWriter.encode(new Answer.LimitMismatch(1, 4))).isEqualTo(l);
+        RequestReader reader = new RequestReader();
+        assertThat(reader.next(ByteBuffer.wrap(HexFormat.of().parseHex("5300050a0a0a0a0a0a0a0a00046170690a"))))
+                .isEqualTo(new Request.SharedAcquire(0, 5, 0x0A0A0A0A0A0A0A0AL, 4, Request.key("api")));
+    }
+
+    @Test
     void roundTripsEveryAnswer() throws Exception {
         Answer[] all = {new Answer.Acquired(1, 2, 4_000_000_000L), new Answer.TimedOut(3), new Answer.Busy(4),
                 new Answer.Released(5), new Answer.Extended(6), new Answer.NotHeld(7), new Answer.Current(9), new Answer.Pong(8),
-                new Answer.Error(2, "key of 3 bytes is not valid UTF-8")};
+                new Answer.Error(2, "key of 3 bytes is not valid UTF-8"), new Answer.LimitMismatch(10, 65535)};
         ByteBuffer buf = ByteBuffer.allocate(1024);
         for (Answer a : all) {
             buf.put(FrameWriter.encode(a));

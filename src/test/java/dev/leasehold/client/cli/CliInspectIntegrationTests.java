@@ -2,20 +2,14 @@ package dev.leasehold.client.cli;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import java.net.InetAddress;
-import java.net.InetSocketAddress;
 import java.nio.file.Path;
-import java.util.List;
 import java.util.Map;
 
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 import org.junit.jupiter.api.io.TempDir;
 
 import dev.leasehold.client.AcquireOutcome;
-import dev.leasehold.client.ClientOptions;
-import dev.leasehold.client.LeaseholdClient;
 import dev.leasehold.client.Ticket;
 import dev.leasehold.testing.TestServer;
 
@@ -26,24 +20,12 @@ import dev.leasehold.testing.TestServer;
  */
 class CliInspectIntegrationTests {
 
-    private static TestServer server;
-    private static LeaseholdClient client;
+    @RegisterExtension
+    static final TestServer.PerClass server = TestServer.perClass(
+            Map.of("management.endpoints.web.exposure.include", "health,locks"));
 
     @TempDir
     Path dir;
-
-    @BeforeAll
-    static void startServer() {
-        server = TestServer.start(Map.of("management.endpoints.web.exposure.include", "health,locks"));
-        client = LeaseholdClient.create(ClientOptions.defaults(),
-                List.of(new InetSocketAddress(InetAddress.getLoopbackAddress(), server.port())));
-    }
-
-    @AfterAll
-    static void stopServer() {
-        client.close();
-        server.close();
-    }
 
     private Map<String, String> env() {
         return Map.of("LEASEHOLD_SERVER", "127.0.0.1:" + server.port());
@@ -54,9 +36,25 @@ class CliInspectIntegrationTests {
     }
 
     @Test
+    void inspectShowsTheSharedModeTheLimitEveryHolderAndTheWaiterKinds() throws Exception {
+        CliProcess cli = new CliProcess(dir);
+        Ticket r1 = ((AcquireOutcome.Acquired) server.client().acquireShared("cfg/shared", 3, 0, 60)).ticket();
+        Ticket r2 = ((AcquireOutcome.Acquired) server.client().acquireShared("cfg/shared", 3, 0, 60)).ticket();
+        var inspect = cli.run(env(), "inspect", "cfg/shared", "--http", http());
+        assertThat(inspect.exitCode()).as(inspect.err()).isZero();
+        assertThat(inspect.out()).startsWith("\"cfg/shared\" shared\n  shared, limit 3, 2 holders\n    token "
+                + Long.toUnsignedString(r1.token()) + ", granted ")
+                .contains("    token " + Long.toUnsignedString(r2.token()) + ", granted ");
+        var json = cli.run(env(), "inspect", "--key", "cfg/shared", "--http", http(), "--json");
+        assertThat(json.out()).contains("\"mode\":\"shared\"").contains("\"limit\":3").contains("\"sharedHolders\":[");
+        r1.release();
+        r2.release();
+    }
+
+    @Test
     void inspectTopAndCheckForPeopleAndScripts() throws Exception {
         CliProcess cli = new CliProcess(dir);
-        Ticket ticket = ((AcquireOutcome.Acquired) client.acquire("orders/42", 0, 60)).ticket();
+        Ticket ticket = ((AcquireOutcome.Acquired) server.client().acquire("orders/42", 0, 60)).ticket();
         String token = Long.toUnsignedString(ticket.token());
 
         var inspect = cli.run(env(), "inspect", "orders/42", "--http", http());

@@ -2,8 +2,6 @@ package dev.leasehold.client.cli;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import java.net.InetAddress;
-import java.net.InetSocketAddress;
 import java.net.ServerSocket;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -18,15 +16,13 @@ import java.util.concurrent.atomic.AtomicLong;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 
-import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 import org.junit.jupiter.api.io.TempDir;
 
 import dev.leasehold.client.AcquireOutcome;
-import dev.leasehold.client.ClientOptions;
 import dev.leasehold.client.LeaseholdClient;
 import dev.leasehold.client.Ticket;
 import dev.leasehold.testing.FaultProxy;
@@ -40,27 +36,14 @@ import dev.leasehold.testing.support.Wait;
  */
 class CliIntegrationTests {
 
-    private static TestServer server;
-    private static LeaseholdClient client;
+    @RegisterExtension
+    static final TestServer.PerClass server = TestServer.perClass();
 
     @TempDir
     Path dir;
 
     private CliProcess cli;
     private final List<Long> childPids = new ArrayList<>();
-
-    @BeforeAll
-    static void startServer() {
-        server = TestServer.start();
-        client = LeaseholdClient.create(ClientOptions.defaults(),
-                List.of(new InetSocketAddress(InetAddress.getLoopbackAddress(), server.port())));
-    }
-
-    @AfterAll
-    static void stopServer() {
-        client.close();
-        server.close();
-    }
 
     @BeforeEach
     void setUp() {
@@ -113,6 +96,31 @@ class CliIntegrationTests {
     }
 
     @Test
+    void sharedRunsHoldTogetherUpToTheirLimitAndAnotherLimitIsExit73() throws Exception {
+        String script = String.join("\n",
+                "echo \"in $LEASEHOLD_TOKEN\" >> \"$DIR/shared\"",
+                "while [ ! -f \"$DIR/go\" ]; do sleep 0.05; done");
+        var a = cli.start(env(), "run", "--shared", "--limit", "2", "--key", "sem", "--wait", "20s", "--lease", "10s",
+                "--kill-grace", "1s", "--", "/bin/sh", "-c", script);
+        var b = cli.start(env(), "run", "--shared", "--limit", "2", "--key", "sem", "--wait", "20s", "--lease", "10s",
+                "--kill-grace", "1s", "--", "/bin/sh", "-c", script);
+        Wait.until("both --shared --limit 2 runs inside their command at once (lines in " + dir.resolve("shared") + ")",
+                Duration.ofSeconds(30), () -> Files.exists(dir.resolve("shared")) ? Files.readAllLines(dir.resolve("shared")).size() : 0,
+                n -> n == 2);
+        var third = cli.run(env(), "acquire", "--shared", "--limit", "2", "--key", "sem", "--wait", "0s", "--json");
+        assertThat(third.exitCode()).as("both permits held at once: the third times out").isEqualTo(65);
+        var mismatch = cli.run(env(), "acquire", "--shared", "--limit", "3", "--key", "sem", "--wait", "0s");
+        assertThat(mismatch.exitCode()).as(mismatch.err()).isEqualTo(74);
+        assertThat(mismatch.err()).contains("--limit 2").contains("not 3");
+        Files.createFile(dir.resolve("go"));
+        assertThat(a.await().exitCode()).isZero();
+        assertThat(b.await().exitCode()).isZero();
+        var usage = cli.run(env(), "acquire", "--limit", "2", "--key", "sem");
+        assertThat(usage.exitCode()).isEqualTo(64);
+        assertThat(usage.err()).contains("--limit goes with --shared");
+    }
+
+    @Test
     void theCommandSeesKeyTokenAndValidityAndItsExitCodePassesThroughAndTheLockIsReleased() throws Exception {
         long before = System.currentTimeMillis();
         var r = cli.run(env(), "run", "--key", "env/ü", "--lease", "20s", "--", "/bin/sh", "-c",
@@ -127,7 +135,7 @@ class CliIntegrationTests {
         long validUntil = Long.parseLong(seen[2]);
         assertThat(validUntil).isBetween(before + 20_000 - 3_000, System.currentTimeMillis() + 20_000);
         // released when the command exited: free at once, with a later token
-        var again = client.acquire("env/ü", 0, 5);
+        var again = server.client().acquire("env/ü", 0, 5);
         assertThat(again).isInstanceOf(AcquireOutcome.Acquired.class);
         try (Ticket t = ((AcquireOutcome.Acquired) again).ticket()) {
             assertThat(t.token()).isGreaterThan(token);
@@ -150,7 +158,7 @@ class CliIntegrationTests {
             proxy.stallServerToClient(true);
             // Someone else waits for the key, directly: the server grants it when the lease ends.
             AtomicLong grantedAt = new AtomicLong();
-            CompletableFuture<AcquireOutcome> next = client.acquireAsync("lost", 15, 5)
+            CompletableFuture<AcquireOutcome> next = server.client().acquireAsync("lost", 15, 5)
                     .whenComplete((o, e) -> grantedAt.set(System.currentTimeMillis()));
 
             ProcessHandle child = ProcessHandle.of(pid).orElseThrow();
@@ -188,12 +196,12 @@ class CliIntegrationTests {
 
         assertThat(r.exitCode()).isEqualTo(143);
         assertThat(ProcessHandle.of(pid).map(ProcessHandle::isAlive).orElse(false)).isFalse();
-        assertThat(client.acquire("signal", 0, 5)).as("released").isInstanceOf(AcquireOutcome.Acquired.class);
+        assertThat(server.client().acquire("signal", 0, 5)).as("released").isInstanceOf(AcquireOutcome.Acquired.class);
     }
 
     @Test
     void runExitCodes() throws Exception {
-        try (Ticket held = ((AcquireOutcome.Acquired) client.acquire("taken", 0, 30)).ticket()) {
+        try (Ticket held = ((AcquireOutcome.Acquired) server.client().acquire("taken", 0, 30)).ticket()) {
             var timedOut = cli.run(env(), "run", "--key", "taken", "--wait", "1s", "--", "/bin/sh", "-c",
                     "touch \"$DIR/ran\"");
             assertThat(timedOut.exitCode()).isEqualTo(65);
@@ -204,7 +212,7 @@ class CliIntegrationTests {
         var cannotStart = cli.run(env(), "run", "--key", "nostart", "--", dir.resolve("missing").toString());
         assertThat(cannotStart.exitCode()).isEqualTo(127);
         assertThat(cannotStart.err()).contains("cannot start");
-        assertThat(client.acquire("nostart", 0, 5)).as("released after the failed start")
+        assertThat(server.client().acquire("nostart", 0, 5)).as("released after the failed start")
                 .isInstanceOf(AcquireOutcome.Acquired.class);
 
         int closedPort;
@@ -268,7 +276,7 @@ class CliIntegrationTests {
                 + "\"valid_until_ms\":(\\d+),\"lease_s\":10}\n").matcher(acquired.out());
         assertThat(m.matches()).as(acquired.out()).isTrue();
         String token = m.group(1);
-        assertThat(client.acquire("script", 0, 5)).as("still held after the CLI exited")
+        assertThat(server.client().acquire("script", 0, 5)).as("still held after the CLI exited")
                 .isInstanceOf(AcquireOutcome.TimedOut.class);
 
         var timedOut = cli.run(env(), "acquire", "--key", "script", "--wait", "0", "--json");

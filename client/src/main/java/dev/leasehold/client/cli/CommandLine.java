@@ -28,8 +28,8 @@ final class CommandLine {
             "--cert-key");
     private static final Set<String> GLOBAL_SWITCHES = Set.of("--verbose", "--help", "--tls");
     private static final Map<String, Set<String>> VALUED = Map.of(
-            "run", Set.of("--key", "--wait", "--lease", "--kill-grace"),
-            "acquire", Set.of("--key", "--wait", "--lease"),
+            "run", Set.of("--key", "--wait", "--lease", "--kill-grace", "--limit"),
+            "acquire", Set.of("--key", "--wait", "--lease", "--limit"),
             "release", Set.of("--key", "--token"),
             "extend", Set.of("--key", "--token", "--lease"),
             "ping", Set.of(),
@@ -205,7 +205,8 @@ final class CommandLine {
 
     private static boolean isSwitch(String command, String name) {
         return GLOBAL_SWITCHES.contains(name) || (name.equals("--json") && (command == null
-                || JSON_COMMANDS.contains(command)));
+                || JSON_COMMANDS.contains(command)))
+                || (name.equals("--shared") && ("run".equals(command) || "acquire".equals(command)));
     }
 
     private static String unknownOption(String command, String name) {

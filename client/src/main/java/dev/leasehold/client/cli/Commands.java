@@ -25,8 +25,9 @@ final class Commands {
         String key = ctx.key();
         int wait = ctx.waitSeconds();
         int lease = ctx.leaseSeconds();
+        int limit = ctx.sharedLimit();
         try (LeaseholdClient client = ctx.client()) {
-            AcquireOutcome outcome = client.acquire(key, wait, lease);
+            AcquireOutcome outcome = Context.acquire(client, key, limit, wait, lease);
             if (!(outcome instanceof AcquireOutcome.Acquired acquired)) {
                 return ctx.acquireFailure(key, wait, lease, outcome);
             }
@@ -37,7 +38,10 @@ final class Commands {
             m.put("token", Context.unsigned(ticket.token()));
             m.put("valid_until_ms", validUntil);
             m.put("lease_s", lease);
-            return ctx.report(ExitCode.OK, "acquired " + Context.quote(key) + " token "
+            if (limit >= 0) {
+                m.put("shared_limit", limit);
+            }
+            return ctx.report(ExitCode.OK, "acquired " + (limit < 0 ? "" : "shared ") + Context.quote(key) + " token "
                     + Long.toUnsignedString(ticket.token()) + ", valid until " + Context.instant(validUntil)
                     + " (" + remaining(validUntil) + ")", m);
         }

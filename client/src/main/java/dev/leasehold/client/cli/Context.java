@@ -183,6 +183,37 @@ final class Context {
         return v == null ? 30 : Durations.seconds("--wait", v, 0, Wire.MAX_SECONDS);
     }
 
+    /**
+     * {@code --shared [--limit N]}: the shared limit (0 = read lock, the default), or -1 without
+     * {@code --shared} (an exclusive lock). {@code --limit} without {@code --shared} is a usage error.
+     */
+    int sharedLimit() throws UsageException {
+        String v = line.value("--limit");
+        if (!line.has("--shared")) {
+            if (v != null) {
+                throw new UsageException("--limit goes with --shared, as in --shared --limit 4");
+            }
+            return -1;
+        }
+        if (v == null) {
+            return 0;
+        }
+        try {
+            int n = Integer.parseInt(v.trim());
+            if (n >= 0 && n <= 65535) {
+                return n;
+            }
+        } catch (NumberFormatException e) {
+            // reported below
+        }
+        throw new UsageException("--limit " + v + " is not a number of permits from 0 (read lock) to 65535");
+    }
+
+    /** Acquires exclusively, or shared with {@code limit} (see {@link #sharedLimit()}). */
+    static AcquireOutcome acquire(LeaseholdClient client, String key, int limit, int wait, int lease) {
+        return limit < 0 ? client.acquire(key, wait, lease) : client.acquireShared(key, limit, wait, lease);
+    }
+
     /** {@code --lease}, 1 to 255 whole seconds. */
     int leaseSeconds() throws UsageException {
         String v = line.value("--lease");
@@ -280,6 +311,14 @@ final class Context {
             m.put("reason", f.reason());
             return report(ExitCode.FORBIDDEN, "forbidden: the server does not let this client use " + quote(key)
                     + " (" + f.reason() + "; see its leasehold.acl); no grant exists", m);
+        }
+        if (outcome instanceof AcquireOutcome.LimitMismatch lm) {
+            m = fields("limit_mismatch");
+            m.put("key", key);
+            m.put("limit", lm.requested());
+            m.put("key_limit", lm.keyLimit());
+            return report(ExitCode.LIMIT_MISMATCH, "limit mismatch: " + quote(key) + " is shared with --limit "
+                    + lm.keyLimit() + ", not " + lm.requested() + " (0 = read lock); no grant", m);
         }
         String reason = ((AcquireOutcome.Unavailable) outcome).reason();
         m = fields("unavailable");

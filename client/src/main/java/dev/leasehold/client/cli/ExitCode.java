@@ -36,6 +36,11 @@ enum ExitCode {
      * trying again will not help until the ACL or the client certificate changes.
      */
     FORBIDDEN(73),
+    /**
+     * {@code --shared}: the key's shared holds use another {@code --limit} ({@code L}); no grant
+     * exists. A configuration error: retrying will not help.
+     */
+    LIMIT_MISMATCH(74),
     /** {@code run}: the command could not be started (not found, not executable). */
     CANNOT_START(127);
 

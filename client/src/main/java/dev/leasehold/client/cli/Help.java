@@ -29,7 +29,9 @@ final class Help {
             Exit codes: 0 done, 64 usage error, 65 timed out, 66 busy, 67 indeterminate,
               68 unavailable (server unreachable, nothing sent), 69 lock lost (run),
               70 not held (release, extend) or not current (check), 71 internal error,
-              72 refused (cluster change; nothing changed),
+              72 refused (cluster change; nothing changed), 73 forbidden (the server's
+              ACL refuses this key; no grant), 74 limit mismatch (--shared: the key is
+              shared with another --limit; no grant),
               127 command not startable (run).
             """;
 
@@ -54,7 +56,8 @@ final class Help {
             + DURATIONS + "\n" + EXIT_CODES;
 
     static final String RUN = """
-            usage: leasehold run --key KEY [--wait 30s] [--lease 30s] [--kill-grace 5s] -- CMD [ARGS...]
+            usage: leasehold run --key KEY [--shared [--limit N]] [--wait 30s] [--lease 30s] [--kill-grace 5s]
+                                 -- CMD [ARGS...]
 
             Acquires KEY, runs CMD while holding it, and releases when CMD exits. CMD gets
               LEASEHOLD_KEY             the key
@@ -73,11 +76,16 @@ final class Help {
               --lease DUR        lease, 1s to 255s, whole seconds (default 30s)
               --kill-grace DUR   time between SIGTERM and SIGKILL (default 5s); at most 2/3 of the
                                  lease minus a safety of lease/10 (200ms to 1s)
+              --shared           take a shared grant instead of the exclusive lock: a read lock
+                                 (many holders; the exclusive lock is its write lock), or with
+                                 --limit N one of N semaphore permits (docs/shared.md)
+              --limit N          with --shared: the permits, 1 to 65535 (default 0 = read lock);
+                                 every user of the key must pass the same (else exit 74)
 
             """ + GLOBAL + DURATIONS + "\n" + EXIT_CODES;
 
     static final String ACQUIRE = """
-            usage: leasehold acquire --key KEY [--wait 30s] [--lease 30s] [--json]
+            usage: leasehold acquire --key KEY [--shared [--limit N]] [--wait 30s] [--lease 30s] [--json]
 
             Acquires KEY and prints its fencing token and validity. The lock stays held after this
             command exits, until 'leasehold release' or the end of the lease.
@@ -87,6 +95,11 @@ final class Help {
               --wait DUR         how long to wait for the key, 0s to 255s, whole seconds
                                  (default 30s; 0 = one attempt)
               --lease DUR        lease, 1s to 255s, whole seconds (default 30s)
+              --shared           take a shared grant instead of the exclusive lock: a read lock
+                                 (many holders; the exclusive lock is its write lock), or with
+                                 --limit N one of N semaphore permits (docs/shared.md)
+              --limit N          with --shared: the permits, 1 to 65535 (default 0 = read lock);
+                                 every user of the key must pass the same (else exit 74)
               --json             print {"outcome":"acquired","key":..,"token":..,"valid_until_ms":..,
                                  "lease_s":..} (or the failure's outcome) on stdout
 

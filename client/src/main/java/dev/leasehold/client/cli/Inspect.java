@@ -184,6 +184,29 @@ final class Inspect {
                 b.append('\n');
             }
         }
+        if (v.get("limit") != null) {
+            Object limit = v.get("limit");
+            b.append("  shared, ").append(Long.valueOf(0).equals(limit) ? "read lock" : "limit " + limit);
+            List<?> holders = v.get("sharedHolders") instanceof List<?> l ? l : List.of();
+            b.append(", ").append(holders.size()).append(holders.size() == 1 ? " holder" : " holders");
+            if (v.get("delayedSharedSlots") != null) {
+                b.append(", ").append(v.get("delayedSharedSlots")).append(" slot(s) in lock-delay");
+            }
+            b.append('\n');
+            for (Object o : holders) {
+                if (o instanceof Map<?, ?> g) {
+                    b.append("    token ").append(g.get("token")).append(", granted ").append(ms(g.get("grantedAgoMs")))
+                            .append(" ago, lease ").append(ms(g.get("leaseRemainingMs"))).append(" left");
+                    if (g.get("holder") instanceof Map<?, ?> h) {
+                        b.append(", holder ").append(h.get("address"));
+                        if (h.get("identity") != null) {
+                            b.append(" (").append(h.get("identity")).append(')');
+                        }
+                    }
+                    b.append('\n');
+                }
+            }
+        }
         if (v.get("delayedToken") != null) {
             b.append("  lock-delay after the expiry of token ").append(v.get("delayedToken")).append(": ")
                     .append(ms(v.get("delayRemainingMs"))).append(" left\n");
@@ -193,8 +216,12 @@ final class Inspect {
             b.append("  ").append(count).append(Long.valueOf(1).equals(count) ? " waiter" : " waiters");
             if (w.get("oldestRemainingMs") instanceof List<?> waits && !waits.isEmpty()) {
                 b.append("; oldest waits left: ");
+                List<?> kinds = w.get("oldestKinds") instanceof List<?> k ? k : List.of();
                 for (int i = 0; i < waits.size(); i++) {
                     b.append(i > 0 ? ", " : "").append(ms(waits.get(i)));
+                    if (i < kinds.size() && "shared".equals(kinds.get(i))) {
+                        b.append(" (shared)");
+                    }
                 }
             }
             b.append('\n');

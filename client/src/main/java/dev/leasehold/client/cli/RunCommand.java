@@ -44,6 +44,8 @@ final class RunCommand {
     private final String key;
     private final int wait;
     private final int lease;
+    /** {@code --shared [--limit N]}: the shared limit, or -1 for an exclusive lock. */
+    private final int sharedLimit;
     private final long killGraceNanos;
     private final long safetyNanos;
     private final long intervalNanos;
@@ -61,6 +63,7 @@ final class RunCommand {
         this.key = ctx.key();
         this.wait = ctx.waitSeconds();
         this.lease = ctx.leaseSeconds();
+        this.sharedLimit = ctx.sharedLimit();
         String grace = ctx.line().value("--kill-grace");
         long graceMs = grace == null ? 5_000 : Durations.millis("--kill-grace", grace);
         long leaseMs = lease * 1000L;
@@ -84,7 +87,7 @@ final class RunCommand {
 
     int execute() throws UsageException, InterruptedException {
         try (LeaseholdClient client = ctx.client()) {
-            AcquireOutcome outcome = client.acquire(key, wait, lease);
+            AcquireOutcome outcome = Context.acquire(client, key, sharedLimit, wait, lease);
             if (!(outcome instanceof AcquireOutcome.Acquired acquired)) {
                 return ctx.acquireFailure(key, wait, lease, outcome);
             }

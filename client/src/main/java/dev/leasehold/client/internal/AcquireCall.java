@@ -32,6 +32,11 @@ public final class AcquireCall extends Outbound<AcquireOutcome> {
     private final byte[] key;
     private final int waitSeconds;
     private final int leaseSeconds;
+    /** The limit of a shared acquire ({@code S}, PROTOCOL.md section 13), or {@link #EXCLUSIVE}. */
+    private final int sharedLimit;
+
+    /** {@link #sharedLimit} of an exclusive Acquire ({@code A}). */
+    public static final int EXCLUSIVE = -1;
     private final long owner;
     private final long deadline;
     private final Tickets tickets;
@@ -43,7 +48,14 @@ public final class AcquireCall extends Outbound<AcquireOutcome> {
     private int notLeaderResends;
 
     AcquireCall(Engine engine, byte[] key, int waitSeconds, int leaseSeconds, long owner, long start, Tickets tickets) {
+        this(engine, key, waitSeconds, leaseSeconds, EXCLUSIVE, owner, start, tickets);
+    }
+
+    /** @param sharedLimit the limit of a shared acquire (0 = read lock), or {@link #EXCLUSIVE} */
+    AcquireCall(Engine engine, byte[] key, int waitSeconds, int leaseSeconds, int sharedLimit, long owner, long start,
+            Tickets tickets) {
         super(engine);
+        this.sharedLimit = sharedLimit;
         this.key = key;
         this.waitSeconds = waitSeconds;
         this.leaseSeconds = leaseSeconds;
@@ -81,7 +93,8 @@ public final class AcquireCall extends Outbound<AcquireOutcome> {
 
     @Override
     byte[] encode(long now) {
-        return FrameWriter.encode(new Request.Acquire(wireWait(now), leaseSeconds, owner, key));
+        return FrameWriter.encode(sharedLimit == EXCLUSIVE ? new Request.Acquire(wireWait(now), leaseSeconds, owner, key)
+                : new Request.SharedAcquire(wireWait(now), leaseSeconds, owner, sharedLimit, key));
     }
 
     /** A correlated {@code A}, {@code T} or {@code B} arrived on {@code s} at {@code receivedAt}. */
@@ -95,6 +108,9 @@ public final class AcquireCall extends Outbound<AcquireOutcome> {
                 case ACQUIRED -> granted((Answer.Acquired) a, receivedAt);
                 case TIMED_OUT -> new AcquireOutcome.TimedOut();
                 case BUSY -> new AcquireOutcome.Busy();
+                // Definitive, like B (PROTOCOL.md 13.1): names both limits, never Indeterminate.
+                case LIMIT_MISMATCH -> new AcquireOutcome.LimitMismatch(Math.max(0, sharedLimit),
+                        ((Answer.LimitMismatch) a).limit());
                 case RELEASED, EXTENDED, NOT_HELD, CURRENT, PONG, ERROR ->
                         throw new IllegalArgumentException("not an answer to an Acquire: " + a);
             };

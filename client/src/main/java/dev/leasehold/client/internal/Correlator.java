@@ -82,6 +82,7 @@ final class Correlator {
             case ACQUIRED -> acquireAnswer(((Answer.Acquired) a).owner(), a, receivedAt);
             case TIMED_OUT -> acquireAnswer(((Answer.TimedOut) a).owner(), a, receivedAt);
             case BUSY -> acquireAnswer(((Answer.Busy) a).owner(), a, receivedAt);
+            case LIMIT_MISMATCH -> acquireAnswer(((Answer.LimitMismatch) a).owner(), a, receivedAt);
             case RELEASED -> tokenAnswer(((Answer.Released) a).token(), a, receivedAt);
             case EXTENDED -> tokenAnswer(((Answer.Extended) a).token(), a, receivedAt);
             case NOT_HELD -> tokenAnswer(((Answer.NotHeld) a).token(), a, receivedAt);

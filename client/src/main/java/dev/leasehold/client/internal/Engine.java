@@ -102,8 +102,18 @@ public final class Engine implements AutoCloseable {
      */
     public AcquireCall acquire(byte[] key, int waitSeconds, int leaseSeconds, AcquireCall.Tickets tickets,
             boolean callerWaits) {
+        return acquire(key, waitSeconds, leaseSeconds, AcquireCall.EXCLUSIVE, tickets, callerWaits);
+    }
+
+    /**
+     * As {@link #acquire(byte[], int, int, AcquireCall.Tickets, boolean)}, for a shared acquire
+     * ({@code S}) when {@code sharedLimit} is 0 or more (PROTOCOL.md section 13); the same call
+     * under every rule of section 9.
+     */
+    public AcquireCall acquire(byte[] key, int waitSeconds, int leaseSeconds, int sharedLimit,
+            AcquireCall.Tickets tickets, boolean callerWaits) {
         checkOpen();
-        AcquireCall call = new AcquireCall(this, key, waitSeconds, leaseSeconds, owners.getAndIncrement(),
+        AcquireCall call = new AcquireCall(this, key, waitSeconds, leaseSeconds, sharedLimit, owners.getAndIncrement(),
                 ticker.nanoTime(), tickets);
         track(call);
         call.start();

@@ -193,6 +193,7 @@ public final class StubWire implements AutoCloseable {
             case ACQUIRED -> ((Answer.Acquired) a).owner();
             case TIMED_OUT -> ((Answer.TimedOut) a).owner();
             case BUSY -> ((Answer.Busy) a).owner();
+            case LIMIT_MISMATCH -> ((Answer.LimitMismatch) a).owner();
             case RELEASED -> ((Answer.Released) a).token();
             case EXTENDED -> ((Answer.Extended) a).token();
             case NOT_HELD -> ((Answer.NotHeld) a).token();

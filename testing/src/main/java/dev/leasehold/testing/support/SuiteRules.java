@@ -63,6 +63,23 @@ public final class SuiteRules {
                 .importPackages(packages));
     }
 
+    /**
+     * The whole architecture check of a Spring adapter module, one line in its test: the main
+     * classes under {@code adapterPackage} use the client's public API only (not its internals,
+     * not the wire protocol, nothing of the server, which is not even on an adapter's class path
+     * at run time), and its unit tests stay in process ({@link #checkTestsOf}).
+     */
+    public static void checkAdapter(String adapterPackage) {
+        ArchRuleDefinition.noClasses().should().dependOnClassesThat().resideInAnyPackage(
+                        "dev.leasehold.client.internal..", "dev.leasehold.protocol..", "dev.leasehold.server..",
+                        "dev.leasehold.registry..", "dev.leasehold.store..", "dev.leasehold.config..")
+                .because("an adapter stands on the client's public API only")
+                .check(new ClassFileImporter()
+                        .withImportOption(ImportOption.Predefined.DO_NOT_INCLUDE_TESTS)
+                        .importPackages(adapterPackage));
+        checkTestsOf(adapterPackage);
+    }
+
     /** {@code *Tests} (not {@code *IntegrationTests}) open no socket and start no process or application. */
     public static ArchRule unitTestsStayInProcess() {
         return ArchRuleDefinition.classes().that(areUnitTests())

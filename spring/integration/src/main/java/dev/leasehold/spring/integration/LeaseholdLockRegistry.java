@@ -183,6 +183,33 @@ public class LeaseholdLockRegistry implements ExpirableLockRegistry<LeaseholdLoc
         }
     }
 
+    /**
+     * A fenced read/write lock on {@code lockKey} (PROTOCOL.md section 13, docs/shared.md): its
+     * read lock is a shared grant (many readers), its write lock an exclusive one, on the same
+     * server key as {@link #obtain}'s lock, so {@code obtain(key)} and this write lock exclude
+     * each other and the readers. Each hold is leased for {@link #setLeaseDuration the lease} and
+     * exposes its fencing token; holds are <em>not</em> renewed (use
+     * {@code LeaseholdClient.keepAlive} on the hold's ticket for long reads). A new view per call:
+     * cheap, nothing cached.
+     *
+     * @throws IllegalArgumentException if the server key is refused ({@link #serverKey})
+     */
+    public dev.leasehold.client.FencedReadWriteLock obtainReadWriteLock(String lockKey) {
+        return client.readWriteLock(serverKey(lockKey), leaseSeconds(lease));
+    }
+
+    /**
+     * A fenced semaphore of {@code permits} on {@code lockKey} (docs/shared.md, "at most N at
+     * once"): each permit is a ticket with its own fencing token, leased for
+     * {@link #setLeaseDuration the lease}, not renewed. Every user of the key must pass the same
+     * {@code permits}.
+     *
+     * @throws IllegalArgumentException if the server key is refused or permits is outside 1..65535
+     */
+    public dev.leasehold.client.FencedSemaphore obtainSemaphore(String lockKey, int permits) {
+        return client.semaphore(serverKey(lockKey), permits, leaseSeconds(lease));
+    }
+
     /** Drops cached locks that are not held and were last used more than {@code age} ms ago. */
     @Override
     public void expireUnusedOlderThan(long age) {

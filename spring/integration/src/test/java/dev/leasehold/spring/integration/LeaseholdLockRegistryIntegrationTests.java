@@ -21,6 +21,7 @@ import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.AtomicReference;
 import java.util.concurrent.locks.Lock;
+import java.util.function.Supplier;
 
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.AfterEach;
@@ -82,6 +83,38 @@ class LeaseholdLockRegistryIntegrationTests {
         return new LeaseholdLockRegistry(otherClient, registryKey);
     }
 
+    @Test
+    void theReadWriteLockViewSharesReadsAndItsWriteLockIsObtainsLock() throws Exception {
+        LeaseholdLockRegistry registry = registry();
+        dev.leasehold.client.FencedReadWriteLock rw = registry.obtainReadWriteLock("rw");
+        dev.leasehold.client.FencedReadWriteLock other = otherRegistry().obtainReadWriteLock("rw");
+        assertThat(rw.readLock().tryLock()).isTrue();
+        assertThat(executor.submit(() -> other.readLock().tryLock()).get(10, TimeUnit.SECONDS))
+                .as("a second reader at once").isTrue();
+        LeaseholdLock exclusive = otherRegistry().obtain("rw");
+        assertThat(executor.submit(() -> exclusive.tryLock()).get(10, TimeUnit.SECONDS))
+                .as("obtain(key) is the write lock: no writer while readers hold").isFalse();
+        long readToken = rw.readLock().token();
+        rw.readLock().unlock();
+        executor.submit(() -> other.readLock().unlock()).get(10, TimeUnit.SECONDS);
+        assertThat(rw.writeLock().tryLock(3, TimeUnit.SECONDS)).isTrue();
+        assertThat(rw.writeLock().token()).isGreaterThan(readToken);
+        rw.writeLock().unlock();
+    }
+
+    @Test
+    void theSemaphoreViewHandsOutFencedPermits() {
+        dev.leasehold.client.FencedSemaphore sem = registry().obtainSemaphore("sem", 2);
+        dev.leasehold.client.Ticket a = sem.tryAcquire(java.time.Duration.ZERO).orElseThrow();
+        dev.leasehold.client.Ticket b = sem.tryAcquire(java.time.Duration.ZERO).orElseThrow();
+        assertThat(b.token()).isGreaterThan(a.token());
+        assertThat(otherRegistry().obtainSemaphore("sem", 2).tryAcquire(java.time.Duration.ZERO)).isEmpty();
+        assertThatThrownBy(() -> otherRegistry().obtainSemaphore("sem", 3).tryAcquire(java.time.Duration.ZERO))
+                .isInstanceOf(dev.leasehold.client.SharedLimitException.class);
+        a.close();
+        b.close();
+    }
+
     private void assertLocked(String key) {
         assertThat(probe.acquire("si/" + registryKey + "/" + key, 0, 1)).as("%s is held", key)
                 .isInstanceOf(AcquireOutcome.TimedOut.class);
@@ -128,14 +161,24 @@ class LeaseholdLockRegistryIntegrationTests {
     }
 
     @Test
-    void testReentrantLock() {
+    void testReentrantLock() throws Exception {
+        assertReentrant(Lock::lock);
+    }
+
+    @Test
+    void testReentrantLockInterruptibly() throws Exception {
+        assertReentrant(Lock::lockInterruptibly);
+    }
+
+    /** The thread holding a key's lock takes it again through {@code take}, and still holds it after one unlock. */
+    private void assertReentrant(LockCall take) throws Exception {
         LeaseholdLockRegistry registry = registry();
         Lock lock1 = registry.obtain("foo");
-        lock1.lock();
+        take.lock(lock1);
         try {
             Lock lock2 = registry.obtain("foo");
             assertThat(lock2).isSameAs(lock1);
-            lock2.lock();
+            take.lock(lock2);
             lock2.unlock();
             assertLocked("foo");
         } finally {
@@ -144,20 +187,9 @@ class LeaseholdLockRegistryIntegrationTests {
         assertUnlocked("foo");
     }
 
-    @Test
-    void testReentrantLockInterruptibly() throws Exception {
-        LeaseholdLockRegistry registry = registry();
-        Lock lock1 = registry.obtain("foo");
-        lock1.lockInterruptibly();
-        try {
-            Lock lock2 = registry.obtain("foo");
-            lock2.lockInterruptibly();
-            lock2.unlock();
-            assertLocked("foo");
-        } finally {
-            lock1.unlock();
-        }
-        assertUnlocked("foo");
+    /** {@code Lock::lock} or {@code Lock::lockInterruptibly}. */
+    private interface LockCall {
+        void lock(Lock lock) throws InterruptedException;
     }
 
     @Test
@@ -192,32 +224,7 @@ class LeaseholdLockRegistryIntegrationTests {
     @Test
     void testTwoThreads() throws Exception {
         LeaseholdLockRegistry registry = registry();
-        Lock lock1 = registry.obtain("foo");
-        AtomicBoolean locked = new AtomicBoolean();
-        CountDownLatch latch1 = new CountDownLatch(1);
-        CountDownLatch latch2 = new CountDownLatch(1);
-        CountDownLatch latch3 = new CountDownLatch(1);
-        lock1.lockInterruptibly();
-        Future<?> other = executor.submit(() -> {
-            Lock lock2 = registry.obtain("foo");
-            try {
-                latch1.countDown();
-                lock2.lockInterruptibly();
-                latch2.await(10, TimeUnit.SECONDS);
-                locked.set(true);
-            } finally {
-                lock2.unlock();
-                latch3.countDown();
-            }
-            return null;
-        });
-        assertThat(latch1.await(10, TimeUnit.SECONDS)).isTrue();
-        assertThat(locked.get()).isFalse();
-        lock1.unlock();
-        latch2.countDown();
-        assertThat(latch3.await(10, TimeUnit.SECONDS)).isTrue();
-        other.get(10, TimeUnit.SECONDS);
-        assertThat(locked.get()).isTrue();
+        assertOtherThreadWaitsForUnlock(registry.obtain("foo"), () -> registry.obtain("foo"));
         assertUnlocked("foo");
     }
 
@@ -225,30 +232,35 @@ class LeaseholdLockRegistryIntegrationTests {
     void testTwoThreadsDifferentRegistries() throws Exception {
         LeaseholdLockRegistry registry1 = registry();
         LeaseholdLockRegistry registry2 = otherRegistry();
-        Lock lock1 = registry1.obtain("foo");
+        assertOtherThreadWaitsForUnlock(registry1.obtain("foo"), () -> registry2.obtain("foo"));
+        assertUnlocked("foo");
+    }
+
+    /**
+     * The two-thread choreography of Spring Integration's own lock registry tests: this thread
+     * locks {@code held}; another thread obtains its lock on the same key and must not get it until
+     * this thread unlocks; then it gets it, and unlocks it.
+     */
+    private void assertOtherThreadWaitsForUnlock(Lock held, Supplier<Lock> other) throws Exception {
         AtomicBoolean locked = new AtomicBoolean();
-        CountDownLatch latch1 = new CountDownLatch(1);
-        CountDownLatch latch3 = new CountDownLatch(1);
-        lock1.lockInterruptibly();
-        Future<?> other = executor.submit(() -> {
-            Lock lock2 = registry2.obtain("foo");
-            latch1.countDown();
-            lock2.lockInterruptibly();
+        CountDownLatch started = new CountDownLatch(1);
+        held.lockInterruptibly();
+        Future<?> second = executor.submit(() -> {
+            Lock lock = other.get();
+            started.countDown();
+            lock.lockInterruptibly();
             try {
                 locked.set(true);
             } finally {
-                lock2.unlock();
-                latch3.countDown();
+                lock.unlock();
             }
             return null;
         });
-        assertThat(latch1.await(10, TimeUnit.SECONDS)).isTrue();
-        assertThat(locked.get()).isFalse();
-        lock1.unlock();
-        assertThat(latch3.await(10, TimeUnit.SECONDS)).isTrue();
-        other.get(10, TimeUnit.SECONDS);
-        assertThat(locked.get()).isTrue();
-        assertUnlocked("foo");
+        assertThat(started.await(10, TimeUnit.SECONDS)).as("the other thread started").isTrue();
+        assertThat(locked.get()).as("the other thread locked while this one held the key").isFalse();
+        held.unlock();
+        second.get(10, TimeUnit.SECONDS);
+        assertThat(locked.get()).as("the other thread locked after this one unlocked").isTrue();
     }
 
     @Test

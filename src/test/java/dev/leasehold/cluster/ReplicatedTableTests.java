@@ -1,4 +1,4 @@
-package dev.leasehold.registry;
+package dev.leasehold.cluster;
 
 import static java.nio.charset.StandardCharsets.UTF_8;
 import static org.assertj.core.api.Assertions.assertThat;
@@ -17,12 +17,12 @@ import java.util.TreeMap;
 
 import org.junit.jupiter.api.Test;
 
-import dev.leasehold.registry.ReplicatedTable.Command;
-import dev.leasehold.registry.ReplicatedTable.Expire;
-import dev.leasehold.registry.ReplicatedTable.Extend;
-import dev.leasehold.registry.ReplicatedTable.Grant;
-import dev.leasehold.registry.ReplicatedTable.Outcome;
-import dev.leasehold.registry.ReplicatedTable.Release;
+import dev.leasehold.cluster.Command.Expire;
+import dev.leasehold.cluster.Command.Extend;
+import dev.leasehold.cluster.Command.Grant;
+import dev.leasehold.cluster.Command.Release;
+import dev.leasehold.cluster.ReplicatedTable.Outcome;
+import dev.leasehold.registry.HeldGrant;
 
 /**
  * The cluster's apply function (PROTOCOL.md section 10): random command logs, as a leader (and
@@ -196,7 +196,7 @@ class ReplicatedTableTests {
     /** The table's content in a fixed order (copies may iterate their hash tables differently). */
     static String canonical(ReplicatedTable t) {
         TreeMap<String, String> sorted = new TreeMap<>();
-        for (ReplicatedTable.Held h : t.held()) {
+        for (HeldGrant h : t.held()) {
             sorted.put(new String(h.key(), UTF_8), h.token() + "/" + h.maxLeaseSeconds() + "/" + h.delayedToken()
                     + "/" + h.delaySeconds());
         }

@@ -1,0 +1,152 @@
+package dev.leasehold.client;
+
+import java.time.Duration;
+import java.util.Map;
+import java.util.Optional;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.locks.Condition;
+import java.util.concurrent.locks.Lock;
+
+/**
+ * One side of a {@link FencedReadWriteLock}: the read lock (a shared grant, {@code S} with limit
+ * 0) or the write lock (an exclusive grant, {@code A}), as a {@link Lock} whose holder is the
+ * calling thread. Each hold is a {@link Ticket}: pass {@link #token()} to the guarded resource
+ * (docs/shared.md shows how a resource fences readers and writers).
+ *
+ * <p><b>A lease, not a mutex:</b> the hold ends at its lease end unless extended; check
+ * {@link #ticket()}'s {@link Ticket#isValid()} before each guarded step, or use a
+ * {@link KeepAlive}. Not reentrant: a thread that holds this lock and locks it again gets
+ * {@link IllegalStateException}. {@link #lock()} waits as long as it takes, in waits of at most
+ * 255 s (the protocol has no endless wait), retrying after a Busy, Unavailable or Indeterminate
+ * outcome; {@link #tryLock(long, TimeUnit)} makes one call and returns false on every outcome
+ * but a grant. A read lock whose key is used as a semaphore elsewhere throws
+ * {@link SharedLimitException}.
+ */
+public final class FencedLock implements Lock {
+
+    private static final long RETRY_PAUSE_MILLIS = 100;
+
+    private final LeaseholdClient client;
+    private final String key;
+    private final int leaseSeconds;
+    /** -1: the write lock (exclusive); else the shared limit (0 for the read lock, N for a permit). */
+    private final int sharedLimit;
+    private final Map<Thread, Ticket> holds = new ConcurrentHashMap<>();
+
+    FencedLock(LeaseholdClient client, String key, int leaseSeconds, int sharedLimit) {
+        this.client = client;
+        this.key = key;
+        this.leaseSeconds = leaseSeconds;
+        this.sharedLimit = sharedLimit;
+    }
+
+    /** True for the read lock (a shared grant), false for the write lock. */
+    public boolean isShared() {
+        return sharedLimit >= 0;
+    }
+
+    /** The key. */
+    public String key() {
+        return key;
+    }
+
+    @Override
+    public void lock() {
+        boolean interrupted = false;
+        while (true) {
+            try {
+                lockInterruptibly();
+                break;
+            } catch (InterruptedException e) {
+                interrupted = true; // lock() is not interruptible: wait on, and restore the status
+            }
+        }
+        if (interrupted) {
+            Thread.currentThread().interrupt();
+        }
+    }
+
+    @Override
+    public void lockInterruptibly() throws InterruptedException {
+        while (!attempt(255)) {
+            Thread.sleep(RETRY_PAUSE_MILLIS);
+        }
+    }
+
+    @Override
+    public boolean tryLock() {
+        return attempt(0);
+    }
+
+    /** Waits at most {@code time} (rounded up to whole seconds, at most 255 s) in the key's queue. */
+    @Override
+    public boolean tryLock(long time, TimeUnit unit) throws InterruptedException {
+        if (Thread.interrupted()) {
+            throw new InterruptedException();
+        }
+        long millis = Math.max(0, unit.toMillis(time));
+        return attempt((int) Math.min(255, (millis + 999) / 1000));
+    }
+
+    /** Releases the calling thread's hold: its exact token, retried until its lease would have ended. */
+    @Override
+    public void unlock() {
+        Ticket t = holds.remove(Thread.currentThread());
+        if (t == null) {
+            throw new IllegalMonitorStateException("the current thread does not hold " + this);
+        }
+        t.release();
+    }
+
+    /** Not supported: a lease-based lock has no condition variables. */
+    @Override
+    public Condition newCondition() {
+        throw new UnsupportedOperationException("a Leasehold lock has no conditions");
+    }
+
+    /**
+     * The fencing token of the calling thread's hold.
+     *
+     * @throws IllegalStateException if the calling thread does not hold this lock
+     */
+    public long token() {
+        return ticket().orElseThrow(() -> new IllegalStateException("the current thread does not hold " + this))
+                .token();
+    }
+
+    /** The calling thread's hold, if it has one (its validity, extend, check). */
+    public Optional<Ticket> ticket() {
+        return Optional.ofNullable(holds.get(Thread.currentThread()));
+    }
+
+    private boolean attempt(int waitSeconds) {
+        if (holds.containsKey(Thread.currentThread())) {
+            throw new IllegalStateException("not reentrant: the current thread already holds " + this);
+        }
+        AcquireOutcome o = sharedLimit >= 0 ? client.acquireShared(key, sharedLimit, waitSeconds, leaseSeconds)
+                : client.acquire(key, waitSeconds, leaseSeconds);
+        if (o instanceof AcquireOutcome.LimitMismatch m) {
+            throw new SharedLimitException(key, m);
+        }
+        if (o instanceof AcquireOutcome.Acquired a) {
+            holds.put(Thread.currentThread(), a.ticket());
+            return true;
+        }
+        return false;
+    }
+
+    @Override
+    public String toString() {
+        return (sharedLimit >= 0 ? "read lock " : "write lock ") + Keys.quoted(key);
+    }
+
+    /** The time a {@link Duration} wait takes on the wire: whole seconds, rounded up, 0 to 255. */
+    static int waitSeconds(Duration wait) {
+        if (wait == null || wait.isNegative()) {
+            throw new IllegalArgumentException("wait must be 0 or more, not " + wait);
+        }
+        long millis = wait.toMillis();
+        return (int) Math.min(255, (millis + 999) / 1000);
+    }
+}
