@@ -18,6 +18,7 @@ import org.springframework.boot.ssl.SslBundle;
 import org.springframework.boot.ssl.SslBundles;
 
 import dev.leasehold.cluster.ClusterSettings;
+import dev.leasehold.cluster.tls.PeerIdentities;
 import dev.leasehold.cluster.tls.PeerRefusals;
 import dev.leasehold.cluster.tls.RaftTls;
 
@@ -42,6 +43,8 @@ final class ClusterTlsConfiguration {
                     + "can join the cluster. Set leasehold.cluster.tls.bundle (docs/security.md)", settings.nodeId());
             return null;
         }
+        // The members' identities first: a problem there is not the bundle's (several nodes on one host)
+        PeerIdentities.of(settings.peers());
         String name = tls.bundle();
         String property = "leasehold.cluster.tls.bundle = " + name;
         RaftTls raftTls;

@@ -77,7 +77,7 @@ public final class PeerIdentities {
      */
     private static void refuseShared(Map<String, Name> names, Map<String, ClusterSettings.Peer> peers) {
         Map<Name, List<String>> byName = new LinkedHashMap<>();
-        names.forEach((id, n) -> byName.computeIfAbsent(n, k -> new ArrayList<>()).add(id));
+        new java.util.TreeMap<>(names).forEach((id, n) -> byName.computeIfAbsent(n, k -> new ArrayList<>()).add(id));
         List<String> problems = new ArrayList<>();
         byName.forEach((name, ids) -> {
             if (ids.size() > 1) {
@@ -88,7 +88,7 @@ public final class PeerIdentities {
             }
         });
         if (!problems.isEmpty()) {
-            List<String> all = new ArrayList<>(names.keySet());
+            List<String> all = new ArrayList<>(new java.util.TreeSet<>(names.keySet()));
             String example = all.stream().map(id -> "leasehold.cluster.peers." + id + ".identity=uri:spiffe://<domain>/" + id)
                     .reduce((a, b) -> a + ", " + b).orElse("");
             throw new IllegalArgumentException("Cluster TLS cannot tell the members apart: " + String.join("; ", problems)
