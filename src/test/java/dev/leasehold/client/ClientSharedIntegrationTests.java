@@ -2,30 +2,28 @@ package dev.leasehold.client;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
-import static org.awaitility.Awaitility.await;
 
 import java.net.InetAddress;
 import java.net.InetSocketAddress;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.Map;
 import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.TimeUnit;
 import java.util.function.UnaryOperator;
 
-import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.TestInfo;
+import org.junit.jupiter.api.extension.RegisterExtension;
 
 import dev.leasehold.protocol.RequestType;
 import dev.leasehold.testing.FaultProxy;
 import dev.leasehold.testing.TestServer;
+import dev.leasehold.testing.support.Wait;
 
 /**
  * Shared holds (PROTOCOL.md section 13) through the official client against the real server:
@@ -35,22 +33,13 @@ import dev.leasehold.testing.TestServer;
  */
 class ClientSharedIntegrationTests {
 
-    private static TestServer server;
+    @RegisterExtension
+    static final TestServer.PerClass server = TestServer.perClass();
 
     private final List<AutoCloseable> closeables = new ArrayList<>();
     private FaultProxy proxy;
     private LeaseholdClient direct;
     private String key;
-
-    @BeforeAll
-    static void startServer() {
-        server = TestServer.start(Map.of());
-    }
-
-    @AfterAll
-    static void stopServer() {
-        server.close();
-    }
 
     @BeforeEach
     void setUp(TestInfo info) throws Exception {
@@ -93,7 +82,8 @@ class ClientSharedIntegrationTests {
         assertThat(r2.token()).isGreaterThan(r1.token());
         assertThat(direct.acquire(key, 0, 30)).as("the write lock waits for readers").isInstanceOf(AcquireOutcome.TimedOut.class);
         CompletableFuture<AcquireOutcome> writer = direct.acquireAsync(key, 10, 30);
-        await().atMost(Duration.ofSeconds(5)).until(() -> server.bean(dev.leasehold.registry.LockRegistry.class).waiters() == 1);
+        Wait.until("1 waiter queued on the server (port " + server.port() + ")", Duration.ofSeconds(10),
+                () -> server.bean(dev.leasehold.registry.LockRegistry.class).waiters(), n -> n == 1);
         assertThat(direct.acquireShared(key, 0, 0, 30)).as("a reader never overtakes a waiting writer")
                 .isInstanceOf(AcquireOutcome.TimedOut.class);
         assertThat(r1.release()).isEqualTo(ReleaseOutcome.RELEASED);
@@ -128,7 +118,8 @@ class ClientSharedIntegrationTests {
         assertThat(b.token()).isGreaterThan(a.token());
         assertThat(sem.tryAcquire(Duration.ZERO)).as("no third permit").isEmpty();
         CompletableFuture<Optional<Ticket>> third = CompletableFuture.supplyAsync(() -> sem.tryAcquire(Duration.ofSeconds(10)));
-        await().atMost(Duration.ofSeconds(5)).until(() -> server.bean(dev.leasehold.registry.LockRegistry.class).waiters() == 1);
+        Wait.until("1 waiter queued on the server (port " + server.port() + ")", Duration.ofSeconds(10),
+                () -> server.bean(dev.leasehold.registry.LockRegistry.class).waiters(), n -> n == 1);
         a.close(); // releases the permit
         Ticket c = third.get(10, TimeUnit.SECONDS).orElseThrow();
         assertThat(c.token()).isGreaterThan(b.token());
@@ -169,7 +160,7 @@ class ClientSharedIntegrationTests {
             assertThat(t.isValid()).isTrue();
             assertThat(t.check()).isInstanceOf(CheckOutcome.Current.class);
             assertThat(direct.release(key, t.token(), Duration.ofSeconds(5))).isEqualTo(ReleaseOutcome.RELEASED);
-            await().atMost(Duration.ofSeconds(10)).until(ka::isLost);
+            Wait.until("the shared ticket's keep-alive to report the lease lost", Duration.ofSeconds(10), ka::isLost, lost -> lost);
             assertThat(ka.lossReason()).contains(LossReason.NOT_HELD);
         }
         assertThat(events).containsExactly("LOST NOT_HELD");
@@ -214,7 +205,7 @@ class ClientSharedIntegrationTests {
         assertThat(millisSince(start)).as("D (1 s) + grace (0.5 s)").isBetween(1_300L, 4_000L);
         held.release();
         // the session was closed: the waiter is gone, so the key is free for others
-        await().atMost(Duration.ofSeconds(5)).untilAsserted(() -> {
+        Wait.untilAsserted("the dropped shared waiter gone, " + key + " free for another client", Duration.ofSeconds(10), () -> {
             AcquireOutcome o = direct.acquire(key, 0, 5);
             assertThat(o).isInstanceOf(AcquireOutcome.Acquired.class);
             ((AcquireOutcome.Acquired) o).ticket().release();

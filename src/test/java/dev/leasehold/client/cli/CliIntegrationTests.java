@@ -1,7 +1,6 @@
 package dev.leasehold.client.cli;
 
 import static org.assertj.core.api.Assertions.assertThat;
-import static org.awaitility.Awaitility.await;
 
 import java.net.ServerSocket;
 import java.nio.file.Files;
@@ -105,8 +104,9 @@ class CliIntegrationTests {
                 "--kill-grace", "1s", "--", "/bin/sh", "-c", script);
         var b = cli.start(env(), "run", "--shared", "--limit", "2", "--key", "sem", "--wait", "20s", "--lease", "10s",
                 "--kill-grace", "1s", "--", "/bin/sh", "-c", script);
-        await().atMost(Duration.ofSeconds(20)).until(() -> Files.exists(dir.resolve("shared"))
-                && Files.readAllLines(dir.resolve("shared")).size() == 2);
+        Wait.until("both --shared --limit 2 runs inside their command at once (lines in " + dir.resolve("shared") + ")",
+                Duration.ofSeconds(30), () -> Files.exists(dir.resolve("shared")) ? Files.readAllLines(dir.resolve("shared")).size() : 0,
+                n -> n == 2);
         var third = cli.run(env(), "acquire", "--shared", "--limit", "2", "--key", "sem", "--wait", "0s", "--json");
         assertThat(third.exitCode()).as("both permits held at once: the third times out").isEqualTo(65);
         var mismatch = cli.run(env(), "acquire", "--shared", "--limit", "3", "--key", "sem", "--wait", "0s");
