@@ -21,8 +21,8 @@ import dev.leasehold.testing.support.Wait;
 
 /**
  * Tokens never go back when a single node's data directory becomes a cluster member: a single
- * node issues tokens past 1,000,000 (its second run starts above the first run's reserved block)
- * and stops; a cluster node on that directory refuses to start until
+ * node issues tokens past 1,000,000 (its first run is killed, so its second run starts above the
+ * first run's reserved block; a graceful stop would give the block back) and stops; a cluster node on that directory refuses to start until
  * {@code leasehold.cluster.initial-token} is at least the single node's high-water mark, naming
  * the setting and the value; with it set on all three nodes (two of them on empty directories),
  * the cluster's first token is above it. Real processes throughout.
@@ -35,8 +35,8 @@ class TokenFloorIntegrationTests {
     @Test
     void aClusterOnASingleNodesDataDirectoryIssuesTokensAboveIt() throws Exception {
         Path single = dir.resolve("n1");
-        long firstRun = grantOnce(single);
-        long secondRun = grantOnce(single); // a restart skips the rest of the reserved block
+        long firstRun = grantOnce(single, false);
+        long secondRun = grantOnce(single, true); // after a crash the rest of the reserved block is skipped
         assertThat(secondRun).as("the single node's tokens went past 1,000,000").isGreaterThan(1_000_000);
         long highWater = ReservedTokens.previousHighWater(single);
         assertThat(highWater).isGreaterThanOrEqualTo(secondRun);
@@ -70,8 +70,8 @@ class TokenFloorIntegrationTests {
         }
     }
 
-    /** One grant from a single node on {@code data}, then a graceful stop. */
-    private static long grantOnce(Path data) throws Exception {
+    /** One grant from a single node on {@code data}, then a {@code kill -9} or a graceful stop. */
+    private static long grantOnce(Path data, boolean graceful) throws Exception {
         try (ServerProcess p = ServerProcess.start(data, Map.of("leasehold.recovery-grace", "0s"));
                 Conn c = new Conn(p.port())) {
             c.send(ClusterWire.acquire(0, 5, 1, "floor"));
@@ -79,7 +79,11 @@ class TokenFloorIntegrationTests {
             assertThat((char) a.op()).isEqualTo('A');
             c.send(ClusterWire.release(a.token(), "floor"));
             assertThat((char) c.read(10_000).op()).isEqualTo('R');
-            assertThat(p.terminate(30_000)).as("a graceful stop (SIGTERM)").isNotNull();
+            if (graceful) {
+                assertThat(p.terminate(30_000)).as("a graceful stop (SIGTERM)").isNotNull();
+            } else {
+                p.kill9();
+            }
             return a.token();
         }
     }

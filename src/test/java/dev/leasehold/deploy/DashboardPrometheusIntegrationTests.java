@@ -51,6 +51,7 @@ class DashboardPrometheusIntegrationTests {
         TestServer[] cluster = new TestServer[3];
         Process prometheus = null;
         long testStart = System.nanoTime();
+        long wallStart = System.currentTimeMillis() / 1000;
         try {
             // A single node and a three-node cluster, every port fixed up front (a node restarts on its own).
             TestServer single = TestServer.start(Map.of("leasehold.max-waiters-per-key", "1"), OwnHttpLoops.class);
@@ -112,6 +113,7 @@ class DashboardPrometheusIntegrationTests {
             // Leader loss: stop the leader and one follower (no majority), wait for the alert, bring one back.
             int follower = (leader + 1) % 3;
             long lossStart = System.nanoTime();
+            long lossWall = System.currentTimeMillis() / 1000;
             cluster[leader].close();
             cluster[leader] = null;
             cluster[follower].close();
@@ -126,6 +128,7 @@ class DashboardPrometheusIntegrationTests {
             }
             long firedAfter = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - lossStart);
             long restart = System.nanoTime();
+            long restartWall = System.currentTimeMillis() / 1000;
             startAll(cluster, ports, dir, new int[] {leader});
             await("LeaseholdNoLeader to resolve after node " + leader + " came back", Duration.ofSeconds(60),
                     () -> series(api, firing) == 0);
@@ -133,6 +136,9 @@ class DashboardPrometheusIntegrationTests {
             System.out.println("LeaseholdNoLeader fired " + firedAfter + " ms after the leader and a follower stopped;"
                     + " resolved " + resolvedAfter + " ms after node n" + leader + " restarted; whole test "
                     + TimeUnit.NANOSECONDS.toSeconds(System.nanoTime() - testStart) + " s");
+            saveRanges("http://127.0.0.1:" + promPort, wallStart, System.currentTimeMillis() / 1000 + 1,
+                    "{\"at\": " + lossWall + ", \"what\": \"leader + follower stopped\"}, {\"at\": " + restartWall
+                            + ", \"what\": \"n" + leader + " restarted\"}");
         } finally {
             if (prometheus != null) {
                 prometheus.destroy();
@@ -253,6 +259,40 @@ class DashboardPrometheusIntegrationTests {
             first.get(10, TimeUnit.SECONDS);
         }
         Thread.sleep(2500); // the 1 s leases must really run out (and be scraped) before the queries
+    }
+
+    /**
+     * Every dashboard query's range result over the whole test (load, majority loss, recovery) to
+     * target/dashboard-ranges.json, which bench/charts.py draws as the picture in docs/operations.md;
+     * {@code events} (JSON objects: wall-clock second, what happened) become its marks on the time axis.
+     */
+    private static void saveRanges(String prometheus, long from, long to, String events) throws IOException {
+        StringBuilder json = new StringBuilder("{\"start\": " + from + ", \"end\": " + to + ", \"events\": [" + events
+                + "], \"queries\": [\n");
+        String sep = "";
+        for (String query : GrafanaDashboardTests.queries()) {
+            String q = query.replace("$namespace", ".*").replace("$pod", ".*").replace("$__rate_interval", "30s");
+            String answer = body(prometheus + "/api/v1/query_range?start=" + from + "&end=" + to + "&step=2&query=", q);
+            json.append(sep).append("{\"expr\": ").append(jsonString(query)).append(", \"answer\": ")
+                    .append(answer.startsWith("{") ? answer : jsonString(answer)).append('}'); // an I/O error as a string
+            sep = ",\n";
+        }
+        Path out = Path.of("target", "dashboard-ranges.json");
+        Files.createDirectories(out.getParent());
+        Files.writeString(out, json.append("\n]}\n"));
+        System.out.println("dashboard range results saved to " + out.toAbsolutePath());
+    }
+
+    private static String jsonString(String s) {
+        StringBuilder b = new StringBuilder("\"");
+        for (char c : s.toCharArray()) {
+            switch (c) {
+                case '"' -> b.append("\\\"");
+                case '\\' -> b.append("\\\\");
+                default -> b.append(c < 0x20 ? String.format("\\u%04x", (int) c) : String.valueOf(c));
+            }
+        }
+        return b.append('"').toString();
     }
 
     /** An instant query's answer, for failure messages. */
