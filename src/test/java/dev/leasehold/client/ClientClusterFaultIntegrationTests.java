@@ -181,6 +181,8 @@ class ClientClusterFaultIntegrationTests {
     @Order(1)
     void aSeedListStartingWithFollowersIsGrantedByTheLeaderAfterOneResendOfTheSameOwner() throws Exception {
         int leader = cluster.awaitServingLeader(-1);
+        // The first test of the class: a founder may still be forming. Each follower's X 8 must name the leader.
+        cluster.awaitEveryNodeNames(leader);
         int f1 = (leader + 1) % NODES;
         int f2 = (leader + 2) % NODES;
         LeaseholdClient c = client(b -> b.poolSize(1), f1, f2, leader);

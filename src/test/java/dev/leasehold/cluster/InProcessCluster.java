@@ -176,6 +176,28 @@ public final class InProcessCluster implements AutoCloseable {
                 }, Wait.Seen::found).value();
     }
 
+    /**
+     * Waits (30 s) until every running node names node {@code leader} as the leader. A leader can
+     * serve while a founder is still forming (its Raft division not up yet): until that node
+     * learns the leader it answers {@code X 8} without a hint, which a test of the hint must not see.
+     */
+    public void awaitEveryNodeNames(int leader) {
+        Wait.until("every running node to name " + id(leader) + " as the leader", Duration.ofSeconds(30),
+                Duration.ofMillis(20), () -> {
+                    StringBuilder seen = new StringBuilder();
+                    boolean all = true;
+                    for (int i = 0; i < nodes.length; i++) {
+                        if (nodes[i] == null || !nodes[i].cluster().isRunning()) {
+                            continue;
+                        }
+                        ClusterNode.Status s = nodes[i].cluster().status();
+                        seen.append(id(i)).append(" names '").append(s.leader()).append("' (").append(s.role()).append("); ");
+                        all &= s.leader().equals(id(leader));
+                    }
+                    return all ? new Wait.Seen<>(Boolean.TRUE, seen.toString()) : Wait.Seen.<Boolean>nothing(seen.toString());
+                }, Wait.Seen::found);
+    }
+
     /** Each node's role as a wait's failure shows it: "n1 LEADER serving term 2; n2 FOLLOWER term 2; n3 not running". */
     private String roles() {
         StringBuilder b = new StringBuilder();
