@@ -174,6 +174,25 @@ class ArchitectureTests {
         }
     }
 
+    /** Cluster mode stays in small rooms (docs/architecture.md): no source file of it over 500 lines. */
+    @Test
+    void noClusterSourceFileOver500Lines() throws IOException {
+        try (Stream<Path> files = Files.walk(Path.of("src/main/java/dev/leasehold/cluster"))) {
+            List<String> big = files.filter(f -> f.toString().endsWith(".java"))
+                    .map(f -> f + " " + lineCount(f)).filter(l -> Integer.parseInt(l.substring(l.lastIndexOf(' ') + 1)) > 500)
+                    .toList();
+            assertThat(big).as("cluster/ files over 500 lines (split them: a class a job)").isEmpty();
+        }
+    }
+
+    private static int lineCount(Path file) {
+        try {
+            return Files.readAllLines(file).size();
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        }
+    }
+
     private static boolean holdsJava(Path dir) {
         try (Stream<Path> files = Files.list(dir)) {
             return files.anyMatch(f -> f.toString().endsWith(".java"));

@@ -435,11 +435,7 @@ public final class ClusterNode implements ServingGate, SmartLifecycle, LockState
          * absent (stopped, no storage): health reports the node out of service with this reason.
          */
         public String notYetRunning() {
-            return switch (role) {
-                case DivisionReading.STARTING -> "the Raft division is starting: no role yet";
-                case DivisionReading.UNKNOWN -> "the Raft division could not be read (closing or reinitializing)";
-                default -> null;
-            };
+            return DivisionReading.notYetRunning(role);
         }
     }
 

@@ -75,6 +75,15 @@ record DivisionReading(String role, long term, long commitIndex, long appliedInd
         return role.name();
     }
 
+    /** Why a division in {@code role} cannot be counted on yet, or null (a Raft role, or none at all). */
+    static String notYetRunning(String role) {
+        return switch (role) {
+            case STARTING -> "the Raft division is starting: no role yet";
+            case UNKNOWN -> "the Raft division could not be read (closing or reinitializing)";
+            default -> null;
+        };
+    }
+
     /** Whether the role is a Raft role (the division runs), not one of this class's own states. */
     static boolean isRaftRole(String role) {
         return switch (role) {
