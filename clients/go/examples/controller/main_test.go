@@ -26,10 +26,14 @@ func startServer(t *testing.T) string {
 	jar := os.Getenv("LEASEHOLD_SERVER_JAR")
 	if jar == "" {
 		matches, _ := filepath.Glob("../../../../target/leasehold-[0-9]*.jar")
-		if len(matches) == 0 {
+		for _, m := range matches {
+			if !strings.HasSuffix(m, "-embedded.jar") { // the classes jar of leasehold-test, not runnable
+				jar = m
+			}
+		}
+		if jar == "" {
 			t.Fatal("no server jar: set LEASEHOLD_SERVER_JAR or run ./mvnw -B package -DskipTests -pl :leasehold -am")
 		}
-		jar = matches[0]
 	}
 	var out bytes.Buffer
 	var mu sync.Mutex
@@ -41,7 +45,7 @@ func startServer(t *testing.T) string {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
-	listening := regexp.MustCompile(`Leasehold protocol listening on 0\.0\.0\.0:(\d+)`)
+	listening := regexp.MustCompile(`Leasehold protocol listening on [^:\s]+:(\d+)`)
 	for start := time.Now(); time.Since(start) < 120*time.Second; time.Sleep(100 * time.Millisecond) {
 		mu.Lock()
 		m := listening.FindSubmatch(out.Bytes())
