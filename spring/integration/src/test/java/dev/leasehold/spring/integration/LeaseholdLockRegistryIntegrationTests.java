@@ -88,18 +88,24 @@ class LeaseholdLockRegistryIntegrationTests {
         LeaseholdLockRegistry registry = registry();
         dev.leasehold.client.FencedReadWriteLock rw = registry.obtainReadWriteLock("rw");
         dev.leasehold.client.FencedReadWriteLock other = otherRegistry().obtainReadWriteLock("rw");
-        assertThat(rw.readLock().tryLock()).isTrue();
-        assertThat(executor.submit(() -> other.readLock().tryLock()).get(10, TimeUnit.SECONDS))
-                .as("a second reader at once").isTrue();
-        LeaseholdLock exclusive = otherRegistry().obtain("rw");
-        assertThat(executor.submit(() -> exclusive.tryLock()).get(10, TimeUnit.SECONDS))
-                .as("obtain(key) is the write lock: no writer while readers hold").isFalse();
-        long readToken = rw.readLock().token();
-        rw.readLock().unlock();
-        executor.submit(() -> other.readLock().unlock()).get(10, TimeUnit.SECONDS);
-        assertThat(rw.writeLock().tryLock(3, TimeUnit.SECONDS)).isTrue();
-        assertThat(rw.writeLock().token()).isGreaterThan(readToken);
-        rw.writeLock().unlock();
+        // The views' holds belong to threads: the second reader locks and unlocks on one thread of its own.
+        ExecutorService otherReader = Executors.newSingleThreadExecutor();
+        try {
+            assertThat(rw.readLock().tryLock()).isTrue();
+            assertThat(otherReader.submit(() -> other.readLock().tryLock()).get(10, TimeUnit.SECONDS))
+                    .as("a second reader at once").isTrue();
+            LeaseholdLock exclusive = otherRegistry().obtain("rw");
+            assertThat(executor.submit(() -> exclusive.tryLock()).get(10, TimeUnit.SECONDS))
+                    .as("obtain(key) is the write lock: no writer while readers hold").isFalse();
+            long readToken = rw.readLock().token();
+            rw.readLock().unlock();
+            otherReader.submit(() -> other.readLock().unlock()).get(10, TimeUnit.SECONDS);
+            assertThat(rw.writeLock().tryLock(3, TimeUnit.SECONDS)).isTrue();
+            assertThat(rw.writeLock().token()).isGreaterThan(readToken);
+            rw.writeLock().unlock();
+        } finally {
+            otherReader.shutdownNow();
+        }
     }
 
     @Test
