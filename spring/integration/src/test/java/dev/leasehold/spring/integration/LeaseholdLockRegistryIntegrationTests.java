@@ -463,7 +463,10 @@ class LeaseholdLockRegistryIntegrationTests {
         List<String> order = Collections.synchronizedList(new ArrayList<>());
         List<Future<?>> waiters = new ArrayList<>();
         String[] names = {"first (b)", "second (a)", "third (b)"};
-        long queuedBefore = server.waiters();
+        // The count is the server's, over all keys: an earlier test's waiter may still be leaving
+        // (its session closing), which would move the count under this test. Start from none.
+        long queuedBefore = Wait.until("no waiter left on the server from an earlier test (port " + server.port() + ")",
+                Duration.ofSeconds(30), server::waiters, n -> n == 0);
         LeaseholdLockRegistry[] via = {b, a, b};
         for (int i = 0; i < 3; i++) {
             String name = names[i];
