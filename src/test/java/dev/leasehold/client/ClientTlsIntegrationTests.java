@@ -22,6 +22,7 @@ import org.junit.jupiter.api.TestInstance;
 
 import dev.leasehold.testing.TestPki;
 import dev.leasehold.testing.TestServer;
+import dev.leasehold.testing.support.Wait;
 
 /**
  * The JDK-only client over TLS and mutual TLS against the real server: trust from a PEM file,
@@ -124,7 +125,9 @@ class ClientTlsIntegrationTests {
         try (LeaseholdClient holder = client(mtls, t); LeaseholdClient client = client(mtls, t)) { // one session each
             Ticket held = ((AcquireOutcome.Acquired) holder.acquire("app/busy", 0, 30)).ticket();
             java.util.concurrent.CompletableFuture<AcquireOutcome> queued = client.acquireAsync("app/busy", 20, 5);
-            Thread.sleep(200); // let it be written first on the one session (the order is what is tested)
+            // The order on the one session is what is tested: the queued Acquire must reach the server first.
+            Wait.until("the Acquire of app/busy queued on the server (port " + mtls.port() + ")", Duration.ofSeconds(10),
+                    () -> mtls.bean(dev.leasehold.registry.LockRegistry.class).waiters(), n -> n == 1);
             assertThat(client.acquire("billing/y", 0, 5)).isInstanceOf(AcquireOutcome.Forbidden.class);
             assertThat(queued.get(10, java.util.concurrent.TimeUnit.SECONDS))
                     .isInstanceOfSatisfying(AcquireOutcome.Indeterminate.class,
