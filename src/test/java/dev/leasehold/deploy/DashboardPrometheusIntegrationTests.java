@@ -28,6 +28,7 @@ import org.junit.jupiter.api.Test;
 import dev.leasehold.client.AcquireOutcome;
 import dev.leasehold.client.LeaseholdClient;
 import dev.leasehold.testing.TestServer;
+import dev.leasehold.testing.support.Wait;
 import dev.leasehold.testing.support.Ports;
 
 /**
@@ -232,7 +233,11 @@ class DashboardPrometheusIntegrationTests {
                 LeaseholdClient c = LeaseholdClient.create("127.0.0.1:" + single.port());
                 LeaseholdClient ca = LeaseholdClient.create(clusterAddresses.toArray(String[]::new));
                 LeaseholdClient cb = LeaseholdClient.create(clusterAddresses.toArray(String[]::new))) {
-            for (LeaseholdClient[] pair : new LeaseholdClient[][] {{a, b}, {ca, cb}}) {
+            LeaseholdClient[][] pairs = {{a, b}, {ca, cb}};
+            TestServer[][] servers = {{single}, cluster};
+            for (int p = 0; p < pairs.length; p++) {
+                LeaseholdClient[] pair = pairs[p];
+                TestServer[] group = servers[p];
                 for (int i = 0; i < 20; i++) {
                     AcquireOutcome.Acquired held = (AcquireOutcome.Acquired) pair[0].acquire("load/" + i, 5, 30);
                     held.ticket().extend(30);
@@ -242,7 +247,10 @@ class DashboardPrometheusIntegrationTests {
                 // A queued Acquire granted by a Release: queue wait and the hand-off gap.
                 AcquireOutcome.Acquired held = (AcquireOutcome.Acquired) pair[0].acquire("queued", 5, 30);
                 CompletableFuture<AcquireOutcome> waiter = pair[1].acquireAsync("queued", 20, 30);
-                Thread.sleep(200); // let the waiter queue before the release (the hand-off is what is measured)
+                // The waiter must be queued before the release: the hand-off is what is measured.
+                // Only the leader queues, so the group's sum is the leader's count.
+                Wait.until("the waiter on \"queued\" queued (" + group.length + " node(s); waiters seen)",
+                        Duration.ofSeconds(10), () -> waitersOn(group), n -> n == 1);
                 held.ticket().release();
                 assertThat(waiter.get(20, TimeUnit.SECONDS)).isInstanceOf(AcquireOutcome.Acquired.class);
                 ((AcquireOutcome.Acquired) waiter.get()).ticket().release();
@@ -259,6 +267,14 @@ class DashboardPrometheusIntegrationTests {
             first.get(10, TimeUnit.SECONDS);
         }
         Thread.sleep(2500); // the 1 s leases must really run out (and be scraped) before the queries
+    }
+
+    private static int waitersOn(TestServer[] group) {
+        int sum = 0;
+        for (TestServer s : group) {
+            sum += s.bean(dev.leasehold.registry.LockRegistry.class).waiters();
+        }
+        return sum;
     }
 
     /**
