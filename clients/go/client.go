@@ -89,11 +89,12 @@ func (c *Client) Acquire(ctx context.Context, key string, wait, lease time.Durat
 // extended, checked and kept alive by that token alone.
 //
 // It returns a Ticket, or an error matching ErrTimedOut, ErrBusy, ErrUnavailable,
-// ErrIndeterminate, ErrForbidden, ErrClosed, ErrInvalidArgument (limit not within 0 to 65535,
-// or above the server's maximum: then an X 3 closes the session and the error is
-// ErrIndeterminate, see docs/go.md) or ErrLimitMismatch: the key's shared holds use another
-// limit (definitive, no grant exists, never retried; errors.As gives a *LimitMismatchError
-// with both limits). The deadlines are Acquire's.
+// ErrIndeterminate, ErrForbidden, ErrClosed, ErrInvalidArgument (a limit outside 0 to 65535,
+// before anything is sent) or ErrLimitMismatch: the key's shared holds use another limit
+// (definitive, no grant exists, never retried; errors.As gives a *LimitMismatchError with both
+// limits). A limit above the server's max-shared-holders-per-key is answered X 3, which closes
+// the session: ErrIndeterminate with a *ServerError of Code 3 as its cause. The deadlines are
+// Acquire's.
 func (c *Client) AcquireShared(ctx context.Context, key string, limit int, wait, lease time.Duration) (*Ticket, error) {
 	if limit < 0 || limit > 65535 {
 		return nil, newError(ErrInvalidArgument, opNameShared, key, fmt.Sprintf("limit %d is not within 0 to 65535", limit), nil)
