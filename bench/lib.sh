@@ -31,12 +31,12 @@ trap cleanup EXIT
 trap 'exit 130' INT TERM
 
 # module_jar DIR NAME: the jar DIR/NAME-<version>.jar that the Maven build wrote (not its -tests,
-# -sources or -javadoc jar); fails with the command to run when there is none.
+# -sources, -javadoc, -embedded or -plain jar); fails with the command to run when there is none.
 module_jar() {
     local f
     for f in "$1/$2"-[0-9]*.jar; do
         case $f in
-            *-tests.jar|*-sources.jar|*-javadoc.jar) continue ;;
+            *-tests.jar|*-sources.jar|*-javadoc.jar|*-embedded.jar|*-plain.jar) continue ;;
         esac
         if [[ -f $f ]]; then
             echo "$f"

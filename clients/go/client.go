@@ -79,16 +79,43 @@ func (c *Client) Acquire(ctx context.Context, key string, wait, lease time.Durat
 	return c.acquire(ctx, key, wait, lease, false, 0)
 }
 
+// AcquireShared asks for one of key's shared holds (PROTOCOL.md section 13). limit 0 makes the
+// key a read lock: many shared holders at once (up to the server's max-shared-holders-per-key),
+// none while an Acquire of the same key (the write lock) holds it. limit N (1 to 65535) makes it
+// a semaphore of N permits: at most N shared holders at once. Every holder of a key must ask
+// with the same limit. wait and lease are those of Acquire, and so is everything else: the
+// queue is one FIFO of shared and exclusive waiters (a reader never overtakes a queued
+// writer), and the grant is a *Ticket with its own fencing token and lease, released,
+// extended, checked and kept alive by that token alone.
+//
+// It returns a Ticket, or an error matching ErrTimedOut, ErrBusy, ErrUnavailable,
+// ErrIndeterminate, ErrForbidden, ErrClosed, ErrInvalidArgument (a limit outside 0 to 65535,
+// before anything is sent) or ErrLimitMismatch: the key's shared holds use another limit
+// (definitive, no grant exists, never retried; errors.As gives a *LimitMismatchError with both
+// limits). A limit above the server's max-shared-holders-per-key is answered X 3, which closes
+// the session: ErrIndeterminate with a *ServerError of Code 3 as its cause. The deadlines are
+// Acquire's.
+func (c *Client) AcquireShared(ctx context.Context, key string, limit int, wait, lease time.Duration) (*Ticket, error) {
+	if limit < 0 || limit > 65535 {
+		return nil, newError(ErrInvalidArgument, opNameShared, key, fmt.Sprintf("limit %d is not within 0 to 65535", limit), nil)
+	}
+	return c.acquire(ctx, key, wait, lease, true, uint16(limit))
+}
+
 func (c *Client) acquire(ctx context.Context, key string, wait, lease time.Duration, shared bool, limit uint16) (*Ticket, error) {
+	name := opNameAcquire
+	if shared {
+		name = opNameShared
+	}
 	if msg := validKey(key); msg != "" {
-		return nil, newError(ErrInvalidArgument, "acquire", key, msg, nil)
+		return nil, newError(ErrInvalidArgument, name, key, msg, nil)
 	}
 	if wait < 0 || wait > 255*time.Second {
-		return nil, newError(ErrInvalidArgument, "acquire", key, fmt.Sprintf("wait %v is not within 0 to 255 s", wait), nil)
+		return nil, newError(ErrInvalidArgument, name, key, fmt.Sprintf("wait %v is not within 0 to 255 s", wait), nil)
 	}
 	leaseSec, err := wholeSeconds(lease, 1, "lease")
 	if err != nil {
-		return nil, newError(ErrInvalidArgument, "acquire", key, err.Error(), nil)
+		return nil, newError(ErrInvalidArgument, name, key, err.Error(), nil)
 	}
 	start := c.now()
 	r := newRequest(opAcquire, key, time.Time{})
@@ -111,7 +138,7 @@ func (c *Client) acquire(ctx context.Context, key string, wait, lease time.Durat
 		}
 	}
 	if err := ctx.Err(); err != nil {
-		return nil, newError(ErrUnavailable, "acquire", key, "the context ended before it was sent", err)
+		return nil, newError(ErrUnavailable, name, key, "the context ended before it was sent", err)
 	}
 	c.route(r)
 	return c.awaitAcquire(ctx, r)
@@ -147,12 +174,12 @@ func (c *Client) atDeadline(r *request) <-chan time.Time {
 	}
 	switch r.state {
 	case stateQueued:
-		r.concludeLocked(result{err: newError(ErrUnavailable, "acquire", r.key, "no session could send it before its deadline", c.lastConnectError())})
+		r.concludeLocked(result{err: newError(ErrUnavailable, r.name(), r.key, "no session could send it before its deadline", c.lastConnectError())})
 		r.mu.Unlock()
 		return nil
 	case stateWriting:
 		s := r.sess
-		r.concludeLocked(result{err: newError(ErrIndeterminate, "acquire", r.key, "its write had begun but not finished at its deadline; that session was closed", nil)})
+		r.concludeLocked(result{err: newError(ErrIndeterminate, r.name(), r.key, "its write had begun but not finished at its deadline; that session was closed", nil)})
 		r.mu.Unlock()
 		s.close(fmt.Errorf("an acquire was partly written at its deadline"))
 		return nil
@@ -175,12 +202,12 @@ func (c *Client) afterGrace(r *request) {
 		return
 	}
 	if r.state == stateQueued { // sent again after an X 8 and not yet written
-		r.concludeLocked(result{err: newError(ErrUnavailable, "acquire", r.key, "no session could send it before its deadline", nil)})
+		r.concludeLocked(result{err: newError(ErrUnavailable, r.name(), r.key, "no session could send it before its deadline", nil)})
 		r.mu.Unlock()
 		return
 	}
 	s := r.sess
-	r.concludeLocked(result{err: newError(ErrIndeterminate, "acquire", r.key, "no answer by its deadline plus the response grace; that session was closed", nil)})
+	r.concludeLocked(result{err: newError(ErrIndeterminate, r.name(), r.key, "no answer by its deadline plus the response grace; that session was closed", nil)})
 	r.mu.Unlock()
 	s.close(fmt.Errorf("an acquire had no answer by its deadline plus the response grace"))
 }
@@ -195,12 +222,12 @@ func (c *Client) abandon(r *request, cause error) {
 		return
 	}
 	if r.state == stateQueued {
-		r.concludeLocked(result{err: newError(ErrUnavailable, "acquire", r.key, "the context ended before it was sent", cause)})
+		r.concludeLocked(result{err: newError(ErrUnavailable, r.name(), r.key, "the context ended before it was sent", cause)})
 		r.mu.Unlock()
 		return
 	}
 	s, owner := r.sess, r.owner
-	r.concludeLocked(result{err: newError(ErrIndeterminate, "acquire", r.key, "the context ended after it was possibly sent", cause)})
+	r.concludeLocked(result{err: newError(ErrIndeterminate, r.name(), r.key, "the context ended after it was possibly sent", cause)})
 	r.mu.Unlock()
 	time.AfterFunc(r.deadline.Add(c.opts.ResponseGrace).Sub(c.now()), func() {
 		if s.unanswered(owner) {
@@ -220,12 +247,12 @@ func (c *Client) acquireAnswered(r *request, a answer) {
 	r.mu.Lock()
 	switch a.op {
 	case opTimeout:
-		r.concludeLocked(result{err: newError(ErrTimedOut, "acquire", r.key, "", nil)})
+		r.concludeLocked(result{err: newError(ErrTimedOut, r.name(), r.key, "", nil)})
 	case opBusy:
-		r.concludeLocked(result{err: newError(ErrBusy, "acquire", r.key, "", nil)})
+		r.concludeLocked(result{err: newError(ErrBusy, r.name(), r.key, "", nil)})
 	case opMismatch:
-		r.concludeLocked(result{err: newError(errLimitMismatch, "acquire", r.key,
-			fmt.Sprintf("the key's shared holds use limit %d, this request asked for %d", a.limit, r.limit), nil)})
+		mismatch := &LimitMismatchError{Requested: int(r.limit), KeyLimit: int(a.limit)}
+		r.concludeLocked(result{err: newError(ErrLimitMismatch, r.name(), r.key, "", mismatch)})
 	case opAcquire:
 		lease := time.Duration(r.lease) * time.Second
 		queued := time.Duration(a.queuedMs) * time.Millisecond
@@ -236,7 +263,7 @@ func (c *Client) acquireAnswered(r *request, a answer) {
 			gate = validUntil
 		}
 		if r.concluded || !now.Before(gate) {
-			r.concludeLocked(result{err: newError(ErrIndeterminate, "acquire", r.key,
+			r.concludeLocked(result{err: newError(ErrIndeterminate, r.name(), r.key,
 				fmt.Sprintf("granted (token %d) only after its deadline or its safe validity; released by that token", a.token), nil)})
 			r.mu.Unlock()
 			c.compensate(r.key, a.token, leaseEnd)
@@ -269,7 +296,7 @@ func (c *Client) route(r *request) {
 		if c.closed {
 			c.mu.Unlock()
 			if r.isAcquire() {
-				r.conclude(result{err: newError(ErrUnavailable, "acquire", r.key, "the client was closed before it was sent", ErrClosed)})
+				r.conclude(result{err: newError(ErrUnavailable, r.name(), r.key, "the client was closed before it was sent", ErrClosed)})
 			} else {
 				r.conclude(result{err: ErrClosed})
 			}

@@ -35,15 +35,27 @@ var (
 	ErrInvalidArgument = errors.New("leasehold: invalid argument")
 )
 
-// errLimitMismatch is the L answer to a shared Acquire (draft revision 1.3): the key's shared
-// holds use another limit. Exported with the shared Acquire once the server has it.
-var errLimitMismatch = errors.New("leasehold: limit mismatch")
+// ErrLimitMismatch: a shared Acquire (AcquireShared) was answered L (PROTOCOL.md 13.2): the
+// key's shared holds use another limit. Definitive: no grant exists, nothing was queued. A
+// configuration error to fix (two deployments disagree on a semaphore's size, or one uses the
+// key as a read lock): never retried. The *Error's cause is a *LimitMismatchError.
+var ErrLimitMismatch = errors.New("leasehold: limit mismatch")
+
+// LimitMismatchError names both limits of an ErrLimitMismatch: get it with errors.As.
+type LimitMismatchError struct {
+	Requested int // the limit this call asked for (0 = read lock)
+	KeyLimit  int // the limit the key's shared holds use (0 = read lock)
+}
+
+func (e *LimitMismatchError) Error() string {
+	return fmt.Sprintf("asked for limit %d, but the key's shared holds use limit %d (0 = read lock)", e.Requested, e.KeyLimit)
+}
 
 // Error is the error of a call: Kind is one of the sentinels above, Reason says what happened,
 // Err (if any) is the cause, for instance a *ServerError, a network error or ctx.Err().
 type Error struct {
 	Kind   error
-	Op     string // "acquire", "release", "extend", "check", "ping"
+	Op     string // "acquire", "acquire shared", "release", "extend", "check", "ping"
 	Key    string
 	Reason string
 	Err    error

@@ -107,3 +107,17 @@ func TestTimedOutAndBusyStayDefinitiveAfterTheDeadline(t *testing.T) {
 		}
 	}
 }
+
+func TestALimitMismatchStaysDefinitiveAfterTheDeadline(t *testing.T) {
+	start := time.Unix(5000, 0)
+	now := start.Add(11 * time.Second) // past D, within the grace
+	c, rel := gateClient(t, &now)
+	r := sentAcquire(start, 10*time.Second, 30)
+	r.op, r.shared, r.limit = opShared, true, 4
+	c.acquireAnswered(r, answer{op: opMismatch, id: 7, limit: 0})
+	res := <-r.done
+	var lm *LimitMismatchError
+	if !errors.Is(res.err, ErrLimitMismatch) || !errors.As(res.err, &lm) || lm.Requested != 4 || lm.KeyLimit != 0 || len(*rel) != 0 {
+		t.Fatalf("want ErrLimitMismatch{4, 0} and no release, got %v (releases %v)", res.err, *rel)
+	}
+}

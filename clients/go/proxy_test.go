@@ -45,10 +45,12 @@ type faultProxy struct {
 }
 
 type seenAcquire struct {
-	owner uint64
-	wait  int
-	lease int
-	key   string
+	owner  uint64
+	wait   int
+	lease  int
+	key    string
+	shared bool // an S (shared Acquire) with its limit
+	limit  int
 }
 
 type proxyConn struct {
@@ -342,7 +344,7 @@ func (p *faultProxy) parseRequests() *io.PipeWriter {
 				return
 			}
 			header := map[byte]int{'A': 10, 'R': 8, 'E': 9, 'C': 8, 'P': 8, 'S': 12}[op]
-			if op == 'A' {
+			if op == 'A' || op == 'S' {
 				p.set(func(p *faultProxy) { p.acquireStarts++ })
 			}
 			h := make([]byte, header)
@@ -357,6 +359,10 @@ func (p *faultProxy) parseRequests() *io.PipeWriter {
 			switch op {
 			case 'A':
 				a := seenAcquire{wait: int(h[0]), lease: int(h[1]), owner: binary.BigEndian.Uint64(h[2:10]), key: key}
+				p.set(func(p *faultProxy) { p.acquires = append(p.acquires, a) })
+			case 'S':
+				a := seenAcquire{wait: int(h[0]), lease: int(h[1]), owner: binary.BigEndian.Uint64(h[2:10]),
+					shared: true, limit: int(binary.BigEndian.Uint16(h[10:12])), key: key}
 				p.set(func(p *faultProxy) { p.acquires = append(p.acquires, a) })
 			case 'R':
 				tok := binary.BigEndian.Uint64(h[0:8])
@@ -400,5 +406,8 @@ func eventually(t testing.TB, within time.Duration, what string, cond func() boo
 }
 
 func (s seenAcquire) String() string {
+	if s.shared {
+		return fmt.Sprintf("S owner=%d wait=%d limit=%d key=%s", s.owner, s.wait, s.limit, s.key)
+	}
 	return fmt.Sprintf("A owner=%d wait=%d key=%s", s.owner, s.wait, s.key)
 }

@@ -34,7 +34,7 @@ type request struct {
 	token uint64 // Release, Extend, Check
 	nonce uint64 // Ping
 	lease uint8  // Acquire, Extend
-	// shared and limit select the shared Acquire (S) of the draft revision 1.3; not sent yet.
+	// shared and limit select the shared Acquire (S, PROTOCOL.md section 13).
 	shared bool
 	limit  uint16
 	// waitZero: one immediate attempt (wire wait 0) under the transport deadline.
@@ -55,6 +55,20 @@ func newRequest(op byte, key string, deadline time.Time) *request {
 }
 
 func (r *request) isAcquire() bool { return r.op == opAcquire || r.op == opShared }
+
+// The Op of an Acquire's or a shared Acquire's errors.
+const (
+	opNameAcquire = "acquire"
+	opNameShared  = "acquire shared"
+)
+
+// name is the Op of the request's errors (Acquires only).
+func (r *request) name() string {
+	if r.shared {
+		return opNameShared
+	}
+	return opNameAcquire
+}
 
 // concludeLocked delivers the request's one result. r.mu must be held.
 func (r *request) concludeLocked(res result) bool {

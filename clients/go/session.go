@@ -152,7 +152,7 @@ func (s *session) prepare(r *request, buf []byte) ([]byte, bool) {
 	if !ok {
 		s.dequeued()
 		if r.isAcquire() {
-			r.concludeLocked(result{err: newError(ErrUnavailable, "acquire", r.key, "its deadline passed before a session could send it", nil)})
+			r.concludeLocked(result{err: newError(ErrUnavailable, r.name(), r.key, "its deadline passed before a session could send it", nil)})
 		} else {
 			r.concludeLocked(result{err: errDeadlineUnsent, retry: true})
 		}
@@ -359,9 +359,9 @@ func (s *session) settleBroken(r *request, cause error, notExecuted bool, refuse
 	}
 	if r.isAcquire() && refused != "" && forbids(refused, r.key) {
 		// the server refused the key before executing anything of it: no grant exists (9.1)
-		r.concludeLocked(result{err: newError(ErrForbidden, "acquire", r.key, "the server does not let this client use the key", cause)})
+		r.concludeLocked(result{err: newError(ErrForbidden, r.name(), r.key, "the server does not let this client use the key", cause)})
 	} else if r.isAcquire() {
-		r.concludeLocked(result{err: newError(ErrIndeterminate, "acquire", r.key, "possibly sent, then its session ended", cause)})
+		r.concludeLocked(result{err: newError(ErrIndeterminate, r.name(), r.key, "possibly sent, then its session ended", cause)})
 	} else {
 		r.concludeLocked(result{err: cause, retry: true})
 	}

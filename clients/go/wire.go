@@ -18,12 +18,12 @@ const (
 	opExtend   = 'E'
 	opPing     = 'P'
 	opCheck    = 'C'
-	opShared   = 'S' // shared holds (draft revision 1.3); the client does not send it yet
+	opShared   = 'S' // shared Acquire (PROTOCOL.md section 13)
 	opTimeout  = 'T'
 	opBusy     = 'B'
 	opNotHeld  = 'N'
 	opError    = 'X'
-	opMismatch = 'L' // limit mismatch, the answer to a shared Acquire (draft revision 1.3)
+	opMismatch = 'L' // limit mismatch, the answer to a shared Acquire (13.1)
 
 	maxErrorMessage = 200
 )

@@ -35,7 +35,7 @@ func TestRequestsEncodeAsTheProtocolExamples(t *testing.T) {
 		{"acquire café", appendAcquire(nil, 0, 5, 1, "café"), "41 00 05 00 00 00 00 00 00 00 01 63 61 66 C3 A9 0A"},
 		{"check", appendTokenRequest(nil, opCheck, 0, 1000, "orders/42"), "43 00 00 00 00 00 00 03 E8 6F 72 64 65 72 73 2F 34 32 0A"},
 		{"check k", appendTokenRequest(nil, opCheck, 0, 10, "k"), "43 00 00 00 00 00 00 00 0A 6B 0A"},
-		{"shared (draft 1.3)", appendShared(nil, 1, 2, 3, 4, "k"), "53 01 02 00 00 00 00 00 00 00 03 00 04 6B 0A"},
+		{"shared (13.1)", appendShared(nil, 1, 2, 3, 4, "k"), "53 01 02 00 00 00 00 00 00 00 03 00 04 6B 0A"},
 	} {
 		if want := unhex(t, tc.want); !bytes.Equal(tc.got, want) {
 			t.Errorf("%s: got % X, want % X", tc.name, tc.got, want)
@@ -48,7 +48,7 @@ func TestAnswersDecodeWithBinaryHeadersHoldingLineFeeds(t *testing.T) {
 		"43 00 00 00 00 00 00 03 E8 0A"+ // Current
 		"4E 00 00 00 00 00 00 03 E8 0A"+ // Not held
 		"54 00 00 00 00 00 00 00 0A 0A"+ // Timeout, owner 10
-		"4C 00 00 00 00 00 00 00 0B 00 03 0A") // limit mismatch (draft 1.3): owner 11, limit 3
+		"4C 00 00 00 00 00 00 00 0B 00 03 0A") // limit mismatch (13.1): owner 11, limit 3
 	stream = append(stream, "X\x08leader=10.0.0.2:7420\n"...)
 	for _, split := range []bool{false, true} {
 		var src io.Reader = bytes.NewReader(stream)
