@@ -10,6 +10,9 @@ import java.util.List;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
 
+import dev.leasehold.client.AcquireOutcome;
+import dev.leasehold.client.LeaseholdClient;
+import dev.leasehold.client.ReleaseOutcome;
 import dev.leasehold.cluster.ClusterWire.Answer;
 import dev.leasehold.cluster.ClusterWire.Conn;
 import dev.leasehold.registry.HeldGrant;
@@ -20,7 +23,8 @@ import dev.leasehold.testing.support.Wait;
  * loopback, real protocol ports): {@code S} is granted on the leader after its commit, every node's
  * replicated table has each shared grant with the key's limit, a follower answers {@code X 8}, and
  * after the leader stops the new leader keeps every shared grant (tokens, limit, leases): an
- * {@code A} waits for all of them and gets the key once they are released.
+ * {@code A} waits for all of them and gets the key once they are released. The official client
+ * takes shared grants through a seed list that starts with a stopped node and a follower.
  */
 class ClusterSharedIntegrationTests {
 
@@ -96,6 +100,18 @@ class ClusterSharedIntegrationTests {
         Wait.until("the writer's exclusive grant in the two running nodes' tables", Duration.ofSeconds(10),
                 () -> sharedRows(cluster), rows -> rows.stream().filter(r -> !r.equals("stopped")).allMatch(
                         r -> r.contains(" " + KEY + " exclusive ")));
+
+        // The official client, given the stopped node and the follower first: it follows X 8 for S too.
+        int follower2 = 3 - leader - next;
+        try (LeaseholdClient lh = LeaseholdClient.create("127.0.0.1:" + client[leader], "127.0.0.1:" + client[follower2],
+                "127.0.0.1:" + client[next])) {
+            for (int i = 0; i < 2; i++) {
+                AcquireOutcome o = lh.acquireShared("client/shared", 2, 2, 5);
+                assertThat(o).as("shared acquire %d through the official client", i)
+                        .isInstanceOf(AcquireOutcome.Acquired.class);
+                assertThat(((AcquireOutcome.Acquired) o).ticket().release()).isEqualTo(ReleaseOutcome.RELEASED);
+            }
+        }
     }
 
     /** Each node's row for {@link #KEY} as its replicated table has it ("stopped" for a stopped node). */
