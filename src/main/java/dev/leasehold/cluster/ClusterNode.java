@@ -159,10 +159,9 @@ public final class ClusterNode implements ServingGate, SmartLifecycle, LockState
     }
 
     /**
-     * No token of this cluster that this node knows of is higher: the replicated counter, or the
-     * last token it issued as leader if that is not applied yet (metric
-     * {@code leasehold_token_high_water}; an operator records it to set
-     * {@code leasehold.cluster.initial-token} after losing every disk).
+     * No token of this cluster that this node knows of is higher: the replicated counter, or the last
+     * token it issued as leader if that is not applied yet (metric {@code leasehold_token_high_water};
+     * an operator records it to set {@code leasehold.cluster.initial-token} after losing every disk).
      */
     public long tokenHighWater() {
         return Math.max(Math.max(stateMachine.counter(), proposer.lastIssued()), settings.initialToken());
@@ -440,9 +439,8 @@ public final class ClusterNode implements ServingGate, SmartLifecycle, LockState
     }
 
     /**
-     * A consistent-enough view for health and metrics (each field read once, without locks).
-     * Never throws: a probe or a scrape while the division starts, stops or reinitializes gets a
-     * state of its own ({@link DivisionReading}).
+     * A consistent-enough view for health and metrics (each field read once, without locks). Never
+     * throws: a probe or a scrape while the division starts, stops or reinitializes gets its own state.
      */
     public Status status() {
         Storage storage = formation.storage();
@@ -488,6 +486,11 @@ public final class ClusterNode implements ServingGate, SmartLifecycle, LockState
             }, stateMachine, RaftConfig.clientParameters(tls), clock);
         }
         return membership;
+    }
+
+    /** What this node has applied: held keys with their grants and shared slots, and the counter (tests). */
+    LockStateMachine.Snapshot replicated() {
+        return stateMachine.read();
     }
 
     /** The settings this node runs with. */

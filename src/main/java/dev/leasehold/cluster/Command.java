@@ -5,7 +5,7 @@ package dev.leasehold.cluster;
  * {@link CommandCodec}). Every dispatcher switches over its {@link #kind()} with no default, so
  * a new kind does not compile until each one handles it.
  */
-public sealed interface Command permits Command.Grant, Command.Release, Command.Extend, Command.Expire, Command.Check {
+public sealed interface Command permits Command.Grant, Command.SharedGrant, Command.Release, Command.Extend, Command.Expire, Command.Check {
 
     Kind kind();
 
@@ -17,6 +17,8 @@ public sealed interface Command permits Command.Grant, Command.Release, Command.
     /** The kinds of command; each owns its byte in the log format, as {@code RequestType} owns its wire byte. */
     enum Kind {
         GRANT('G'),
+        /** A shared grant (PROTOCOL.md section 13): its row also carries the key's limit. */
+        SHARED_GRANT('S'),
         RELEASE('R'),
         EXTEND('E'),
         EXPIRE('X'),
@@ -52,6 +54,19 @@ public sealed interface Command permits Command.Grant, Command.Release, Command.
         @Override
         public Kind kind() {
             return Kind.GRANT;
+        }
+    }
+
+    /**
+     * Shared {@code token} granted on {@code key} for {@code leaseSeconds} (an {@code S}, or a
+     * shared waiter granted from the queue), under the key's {@code limit} (PROTOCOL.md section
+     * 13: 0 = a read lock, N = a semaphore of N permits). Release, Extend, Expire and Check of a
+     * shared grant are the commands above and below, by its token.
+     */
+    record SharedGrant(byte[] key, long token, int leaseSeconds, int limit) implements Command {
+        @Override
+        public Kind kind() {
+            return Kind.SHARED_GRANT;
         }
     }
 

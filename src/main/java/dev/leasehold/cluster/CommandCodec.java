@@ -15,29 +15,48 @@ import dev.leasehold.cluster.Command.Extend;
 import dev.leasehold.cluster.Command.Grant;
 import dev.leasehold.cluster.Command.Kind;
 import dev.leasehold.cluster.Command.Release;
+import dev.leasehold.cluster.Command.SharedGrant;
 
 /**
- * The binary form of a batch of commands, one Raft log entry: a version byte, then per command
- * an op byte ({@code G R E X C}), the token (8 bytes), the lease (1 byte, 0 where unused), the
- * key length (2 bytes) and the key. An Expire's lease byte is its lock-delay in seconds (PROTOCOL.md
- * section 12; 0 before lock-delay existed). Durations only, never clock values (section 10).
+ * The binary form of a batch of commands, one Raft log entry: a format byte, the command count,
+ * then per command an op byte ({@code G S R E X C}), the token (8 bytes), the lease (1 byte, 0
+ * where unused), for a shared grant ({@code S}) only the key's limit (2 bytes), the key length
+ * (2 bytes) and the key. An Expire's lease byte is its lock-delay in seconds (PROTOCOL.md section
+ * 12; 0 before lock-delay existed). Durations only, never clock values (section 10).
+ *
+ * <p>Format {@link #VERSION} (1) has no shared grant; a batch with one is written as
+ * {@link #SHARED_VERSION} (3; 2 is the roster's entry), so a node of a build before shared holds
+ * stops on it with its unknown-format message (docs/cluster.md "Upgrading") instead of failing on
+ * an unknown op, and a batch without one stays readable by such a node during a rolling upgrade.
  */
 final class CommandCodec {
 
+    /** Lock commands without shared grants. */
     static final byte VERSION = 1;
+    /** Lock commands with at least one shared grant (PROTOCOL.md 13.9). */
+    static final byte SHARED_VERSION = 3;
 
     private CommandCodec() {
     }
 
+    /** True if {@code format} is a lock-command entry this build reads. */
+    static boolean readable(int format) {
+        return format == VERSION || format == SHARED_VERSION;
+    }
+
     static byte[] encode(List<Command> batch) {
         ByteArrayOutputStream bytes = new ByteArrayOutputStream(16 + batch.size() * 40);
+        boolean shared = batch.stream().anyMatch(c -> c.kind() == Kind.SHARED_GRANT);
         try (DataOutputStream out = new DataOutputStream(bytes)) {
-            out.writeByte(VERSION);
+            out.writeByte(shared ? SHARED_VERSION : VERSION);
             out.writeInt(batch.size());
             for (Command c : batch) {
                 out.writeByte(c.kind().op());
                 out.writeLong(c.token());
                 out.writeByte(leaseByte(c));
+                if (c instanceof SharedGrant s) {
+                    out.writeShort(s.limit());
+                }
                 out.writeShort(c.key().length);
                 out.write(c.key());
             }
@@ -51,6 +70,7 @@ final class CommandCodec {
     private static int leaseByte(Command command) {
         return switch (command.kind()) {
             case GRANT -> ((Grant) command).leaseSeconds();
+            case SHARED_GRANT -> ((SharedGrant) command).leaseSeconds();
             case EXTEND -> ((Extend) command).leaseSeconds();
             case EXPIRE -> ((Expire) command).delaySeconds(); // 0 in entries of earlier versions
             case RELEASE, CHECK -> 0;
@@ -60,7 +80,7 @@ final class CommandCodec {
     static List<Command> decode(byte[] data) {
         try (DataInputStream in = new DataInputStream(new ByteArrayInputStream(data))) {
             int version = in.readUnsignedByte();
-            if (version != VERSION) {
+            if (!readable(version)) {
                 throw new IllegalArgumentException("unknown log entry format " + version);
             }
             int n = in.readInt();
@@ -69,14 +89,16 @@ final class CommandCodec {
                 int op = in.readUnsignedByte();
                 long token = in.readLong();
                 int lease = in.readUnsignedByte();
+                Kind kind = Kind.fromByte(op);
+                if (kind == null || (kind == Kind.SHARED_GRANT && version != SHARED_VERSION)) {
+                    throw new IllegalArgumentException("unknown command " + op + " in log entry format " + version);
+                }
+                int limit = kind == Kind.SHARED_GRANT ? in.readUnsignedShort() : 0;
                 byte[] key = new byte[in.readUnsignedShort()];
                 in.readFully(key);
-                Kind kind = Kind.fromByte(op);
-                if (kind == null) {
-                    throw new IllegalArgumentException("unknown command " + op);
-                }
                 out.add(switch (kind) {
                     case GRANT -> new Grant(key, token, lease);
+                    case SHARED_GRANT -> new SharedGrant(key, token, lease, limit);
                     case RELEASE -> new Release(key, token);
                     case EXTEND -> new Extend(key, token, lease);
                     case EXPIRE -> new Expire(key, token, lease);

@@ -134,10 +134,11 @@ final class LockStateMachine extends BaseStateMachine {
         LogEntryProto entry = trx.getLogEntry();
         byte[] data = entry.getStateMachineLogEntry().getLogData().toByteArray();
         int format = data.length == 0 ? -1 : data[0] & 0xFF;
-        if (format != Roster.ENTRY && format != CommandCodec.VERSION) {
+        if (format != Roster.ENTRY && !CommandCodec.readable(format)) {
             String message = "Raft log entry " + entry.getIndex() + " (term " + entry.getTerm() + ") has format "
                     + format + ", which this build does not know (it reads " + CommandCodec.VERSION
-                    + " = lock commands and " + Roster.ENTRY + " = member roster). A newer build wrote it: upgrade this "
+                    + " = lock commands, " + Roster.ENTRY + " = member roster and " + CommandCodec.SHARED_VERSION
+                    + " = lock commands with shared grants). A newer build wrote it: upgrade this "
                     + "node to that build (docs/cluster.md \"Upgrading\": followers first, one at a time, the leader "
                     + "last). Stopping rather than skipping or misapplying a committed entry.";
             listener.unknownFormat(message);

@@ -13,6 +13,13 @@ public interface DecisionLog {
     /** {@code token} was granted on {@code key} for {@code leaseSeconds}. */
     void granted(byte[] key, long token, int leaseSeconds);
 
+    /**
+     * Shared {@code token} was granted on {@code key} for {@code leaseSeconds}, under the key's
+     * {@code limit} (PROTOCOL.md section 13). Its Release, Extend, expiry, delay end and Check are
+     * the other decisions here, by its token.
+     */
+    void sharedGranted(byte[] key, long token, int leaseSeconds, int limit);
+
     /** A Release of {@code token} was decided (whether it was the active grant or not). */
     void released(byte[] key, long token);
 
@@ -20,12 +27,12 @@ public interface DecisionLog {
     void extended(byte[] key, long token, int leaseSeconds);
 
     /**
-     * The lease of {@code token} ran out; the key is now in lock-delay for {@code delaySeconds}
-     * (0: no lock-delay, the key is free for the next waiter at once).
+     * The lease of {@code token} ran out; the key (for a shared grant: its slot) is now in
+     * lock-delay for {@code delaySeconds} (0: no lock-delay, free for the next waiter at once).
      */
     void expired(byte[] key, long token, int delaySeconds);
 
-    /** The lock-delay after {@code token}'s expiry ended: the key may be granted again. */
+    /** The lock-delay after {@code token}'s expiry ended: the key (or that shared slot) may be granted again. */
     void delayEnded(byte[] key, long token);
 
     /**
@@ -39,6 +46,10 @@ public interface DecisionLog {
     DecisionLog NONE = new DecisionLog() {
         @Override
         public void granted(byte[] key, long token, int leaseSeconds) {
+        }
+
+        @Override
+        public void sharedGranted(byte[] key, long token, int leaseSeconds, int limit) {
         }
 
         @Override

@@ -155,9 +155,6 @@ public final class LockRegistry {
      */
     public AcquireResult acquireShared(byte[] key, int waitSeconds, int leaseSeconds, long owner, int limit,
             long receiptNanos, SessionHandle session) {
-        if (!servesShared()) {
-            throw new IllegalStateException("shared holds are not replicated in cluster mode: the decoder refuses S");
-        }
         if (limit < 0 || limit > limits.maxSharedPerKey()) {
             throw new IllegalArgumentException("shared limit " + limit
                     + " is above leasehold.max-shared-holders-per-key (" + limits.maxSharedPerKey() + ")");
@@ -388,34 +385,63 @@ public final class LockRegistry {
     /**
      * Cluster mode, on a new leader (PROTOCOL.md section 10): installs the committed grants, each
      * running for its longest requested lease plus {@code extraNanos} (the election timeout) from
-     * now, so no lease a previous leader granted can end early. Nothing is logged: these grants
-     * are already in the replicated table. Call on an empty registry ({@link #reset()}).
+     * now, so no lease a previous leader granted can end early; shared grants (section 13) each
+     * so, under their key's limit. Nothing is logged: these grants are already in the replicated
+     * table. Call on an empty registry ({@link #reset()}).
      */
     public void promote(List<HeldGrant> held, long extraNanos) {
         for (HeldGrant h : held) {
             onKey(h.key(), (lane, s, hash, now) -> {
                 KeyState k = s != null ? s : new KeyState(h.key(), hash);
-                if (k.isHeld()) {
+                if (k.isHeld() || k.sharedSlots > 0) {
                     return null; // not empty: keep what is there rather than shorten it
                 }
-                if (h.token() == 0) {
+                if (!h.shared().isEmpty()) {
+                    promoteShared(lane, k, h, now, extraNanos);
+                } else if (h.token() == 0) {
                     // In lock-delay when the old leader stopped: the whole delay again from now,
                     // never shorter than what was left of it (the delay is a duration, section 12).
                     k.delay(h.delayedToken(), now, TimeUnit.SECONDS.toNanos(h.delaySeconds()), h.delaySeconds());
                     delayedKeys.incrementAndGet();
+                    lane.wheel.schedule(k, k.delayEndNanos);
                 } else {
                     k.grant(h.token(), now, h.maxLeaseSeconds(),
                             TimeUnit.SECONDS.toNanos(h.maxLeaseSeconds()) + extraNanos);
                     k.holder = SessionHandle.Peer.PREVIOUS_LEADER;
+                    lane.wheel.schedule(k, k.leaseEndNanos);
                 }
                 if (!k.countedHeld) {
                     k.countedHeld = true;
                     heldKeys.incrementAndGet(); // committed grants are not refused by the limit
                 }
-                lane.wheel.schedule(k, k.isDelayed() ? k.delayEndNanos : k.leaseEndNanos);
                 lane.keys.putIfAbsent(k);
                 return null;
             });
+        }
+    }
+
+    /**
+     * Installs {@code h}'s shared slots on {@code k} under the key's limit (13.2): each active one
+     * for its longest lease plus {@code extraNanos} from now, each delayed one for its whole delay
+     * again from now, as {@link #promote} does for exclusive grants. Counted in the shared and
+     * held totals without their limits: committed grants are not refused.
+     */
+    private void promoteShared(Lane lane, KeyState k, HeldGrant h, long now, long extraNanos) {
+        for (HeldGrant.Slot slot : h.shared()) {
+            long token = slot.token() != 0 ? slot.token() : slot.delayedToken();
+            SharedGrant g = k.grantShared(token, now, slot.maxLeaseSeconds(),
+                    TimeUnit.SECONDS.toNanos(slot.maxLeaseSeconds()) + extraNanos, h.sharedLimit());
+            sharedTotal.incrementAndGet();
+            if (slot.token() != 0) {
+                g.holder = SessionHandle.Peer.PREVIOUS_LEADER;
+                sharedHeld.incrementAndGet();
+            } else {
+                g.token = 0;
+                g.maxLeaseSeconds = 0;
+                g.delayedToken = slot.delayedToken();
+                g.delayEndNanos = now + TimeUnit.SECONDS.toNanos(slot.delaySeconds());
+            }
+            lane.wheel.schedule(g, g.nextEventNanos());
         }
     }
 
@@ -949,6 +975,7 @@ public final class LockRegistry {
                 observer.sharedEnded(g.leaseEndNanos - g.grantNanos, true);
                 sharedHeld.decrementAndGet();
                 lane.wheel.cancel(g);
+                decisions.expired(s.key, g.token, (int) TimeUnit.NANOSECONDS.toSeconds(delay));
                 if (delay > 0) {
                     g.delayedToken = g.token;
                     g.token = 0;
@@ -964,6 +991,7 @@ public final class LockRegistry {
             if (!g.isActive()) {
                 if (now - g.delayEndNanos >= 0) {
                     lane.wheel.cancel(g);
+                    decisions.delayEnded(s.key, g.delayedToken);
                     removeSlot(s, g);
                 } else if (!g.isScheduled()) {
                     lane.wheel.schedule(g, g.delayEndNanos);
@@ -1055,6 +1083,7 @@ public final class LockRegistry {
             return SharedTaken.refused(tokens.noneReason());
         }
         SharedGrant g = s.grantShared(token, now, leaseSeconds, leaseNanos, limit);
+        decisions.sharedGranted(s.key, token, leaseSeconds, limit);
         sharedHeld.incrementAndGet();
         lane.wheel.schedule(g, g.leaseEndNanos);
         lane.keys.putIfAbsent(s);
@@ -1069,14 +1098,6 @@ public final class LockRegistry {
         static SharedTaken refused(BusyReason reason) {
             return new SharedTaken(null, reason, false);
         }
-    }
-
-    /**
-     * True if this registry decides shared acquires: on a single node. In cluster mode shared
-     * grants are not replicated yet, so the server refuses {@code S} (PROTOCOL.md section 13.9).
-     */
-    public boolean servesShared() {
-        return decisions == DecisionLog.NONE;
     }
 
     /** {@code leasehold.max-shared-holders-per-key}: the largest shared limit ({@code X 3} above it). */

@@ -116,7 +116,7 @@ public final class LeaseholdServer implements SmartLifecycle {
                     if (limiter.admit(conn.channel())) {
                         sessions.add(conn.channel());
                         RequestDecoder decoder = new RequestDecoder(settings.maxKeyBytes(), frameTimeoutNanos, clock,
-                                registry.maxSharedPerKey(), registry.servesShared());
+                                registry.maxSharedPerKey());
                         conn.addHandlerLast(DECODER, decoder).addHandlerLast(SESSION, new SessionHandler(shared, decoder));
                         // Reactor Netty reads on demand of a reactive subscriber; there is none here:
                         // SessionHandler consumes every frame and manages reads itself (backpressure).

@@ -50,8 +50,6 @@ final class RequestDecoder extends ByteToMessageDecoder {
     private final NanoClock clock;
     /** {@code leasehold.max-shared-holders-per-key}: an {@code S} with a larger limit is {@code X 3}. */
     private final int maxSharedLimit;
-    /** False in cluster mode, where {@code S} is not served yet: its op byte is {@code X 1} (PROTOCOL.md 13.9). */
-    private final boolean sharedServed;
 
     private State state = State.OP;
     private RequestType type;
@@ -75,17 +73,14 @@ final class RequestDecoder extends ByteToMessageDecoder {
      * @param clock the time the frame timer counts in (the event loop's time in production)
      */
     RequestDecoder(int maxKeyBytes, long frameTimeoutNanos, NanoClock clock) {
-        this(maxKeyBytes, frameTimeoutNanos, clock, RegistryLimits.DEFAULT_MAX_SHARED_PER_KEY, true);
+        this(maxKeyBytes, frameTimeoutNanos, clock, RegistryLimits.DEFAULT_MAX_SHARED_PER_KEY);
     }
 
     /**
      * @param maxSharedLimit the largest limit of a shared acquire ({@code X 3} above it)
-     * @param sharedServed false on a cluster node: {@code S} is then an unknown op ({@code X 1})
      */
-    RequestDecoder(int maxKeyBytes, long frameTimeoutNanos, NanoClock clock, int maxSharedLimit,
-            boolean sharedServed) {
+    RequestDecoder(int maxKeyBytes, long frameTimeoutNanos, NanoClock clock, int maxSharedLimit) {
         this.maxSharedLimit = maxSharedLimit;
-        this.sharedServed = sharedServed;
         this.maxKeyBytes = maxKeyBytes;
         this.frameTimeoutNanos = frameTimeoutNanos;
         this.clock = clock;
@@ -138,11 +133,6 @@ final class RequestDecoder extends ByteToMessageDecoder {
             type = RequestType.fromByte(op);
             if (type == null) {
                 fail(in, out, ErrorCode.UNKNOWN_OP, String.format("unknown op 0x%02X", op));
-                return;
-            }
-            if (type == RequestType.SHARED_ACQUIRE && !sharedServed) {
-                // Not replicated yet: refused as a revision 1.2 server refuses it, before anything runs.
-                fail(in, out, ErrorCode.UNKNOWN_OP, "S is not served in cluster mode");
                 return;
             }
             state = State.HEADER;

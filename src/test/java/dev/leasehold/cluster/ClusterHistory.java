@@ -27,9 +27,30 @@ final class ClusterHistory {
     /** How long an answer written just before a cut may take to reach the client. */
     static final long IN_FLIGHT_NANOS = TimeUnit.MILLISECONDS.toNanos(500);
 
-    /** One valid ticket: validity as the client computes it (9.6), ended early by its Release. */
-    record Ticket(String key, long token, int node, long seenNanos, long validEndNanos) {
+    /**
+     * One valid ticket: validity as the client computes it (9.6), ended early by its Release.
+     * {@code limit}: {@link #EXCLUSIVE} for an {@code A}, else the shared acquire's limit
+     * (PROTOCOL.md section 13; 0 = a read lock).
+     */
+    record Ticket(String key, long token, int node, long seenNanos, long validEndNanos, int limit) {
+
+        /** An exclusive ticket. */
+        Ticket(String key, long token, int node, long seenNanos, long validEndNanos) {
+            this(key, token, node, seenNanos, validEndNanos, EXCLUSIVE);
+        }
+
+        boolean shared() {
+            return limit != EXCLUSIVE;
+        }
+
+        /** Both valid at some instant. */
+        boolean overlaps(Ticket o) {
+            return seenNanos < o.validEndNanos && o.seenNanos < validEndNanos;
+        }
     }
+
+    /** {@link Ticket#limit} of an exclusive ticket. */
+    static final int EXCLUSIVE = -1;
 
     /** A node cut from both peers (not from the clients, unless said) during [from, to). */
     record Isolation(int node, long fromNanos, long toNanos, String fault) {
@@ -129,6 +150,61 @@ final class ClusterHistory {
         return first;
     }
 
+    /** The valid tickets recorded, shared ({@code S}) or exclusive ({@code A}). */
+    List<Ticket> tickets(boolean shared) {
+        return tickets.stream().filter(t -> t.shared() == shared).toList();
+    }
+
+    /**
+     * The rules of a key with shared tickets (PROTOCOL.md 13.4, 13.7), {@code list} in the order
+     * they were seen: never an exclusive ticket valid together with any other; never more shared
+     * tickets valid at once than the limit (a read lock's limit 0 is the server's maximum, not
+     * checked here); one limit per key; and tokens grow across every exclusive ticket: a ticket
+     * seen after an exclusive one stopped being valid has a larger token, and so has an exclusive
+     * ticket seen after any other stopped. (Two shared tickets may be seen out of token order:
+     * the later-issued one's answer can arrive first.)
+     */
+    private static void checkShared(List<Ticket> list, List<String> out) {
+        for (int i = 0; i < list.size(); i++) {
+            Ticket a = list.get(i);
+            for (int j = i + 1; j < list.size(); j++) {
+                Ticket b = list.get(j);
+                if (a.shared() && b.shared()) {
+                    if (a.limit() != b.limit()) {
+                        out.add("key " + a.key() + " granted shared with limits " + a.limit() + " and " + b.limit());
+                    }
+                    continue;
+                }
+                if (a.overlaps(b)) {
+                    out.add((a.shared() ? "shared " : "exclusive ") + a + " and " + (b.shared() ? "shared " : "exclusive ")
+                            + b + " valid at once (" + TimeUnit.NANOSECONDS.toMillis(a.validEndNanos() - b.seenNanos())
+                            + " ms overlap)");
+                } else if (a.validEndNanos() <= b.seenNanos() && b.token() <= a.token()) {
+                    out.add("tokens of key " + a.key() + " went from " + a.token() + " to " + b.token() + " across "
+                            + (a.shared() ? "an exclusive ticket" : "the exclusive ticket " + a));
+                }
+            }
+        }
+        // Shared tickets valid at once: a sweep over their starts and ends (an end before a start at the same instant).
+        List<long[]> events = new ArrayList<>();
+        for (Ticket t : list) {
+            if (t.shared() && t.limit() > 0) {
+                events.add(new long[] {t.seenNanos(), 1, t.limit()});
+                events.add(new long[] {t.validEndNanos(), -1, t.limit()});
+            }
+        }
+        events.sort((x, y) -> x[0] != y[0] ? Long.compare(x[0], y[0]) : Long.compare(x[1], y[1]));
+        int valid = 0;
+        int worst = 0;
+        for (long[] e : events) {
+            valid += (int) e[1];
+            if (valid > e[2] && valid > worst) {
+                worst = valid;
+                out.add(valid + " shared tickets of key " + list.get(0).key() + " valid at once, limit " + e[2]);
+            }
+        }
+    }
+
     /** Every rule; returns the violations (empty when the history is fine). */
     List<String> check() {
         List<String> out = new ArrayList<>(violations);
@@ -148,6 +224,10 @@ final class ClusterHistory {
         }
         for (List<Ticket> list : byKey.values()) {
             list.sort((a, b) -> Long.compare(a.seenNanos(), b.seenNanos()));
+            if (list.stream().anyMatch(Ticket::shared)) {
+                checkShared(list, out);
+                continue;
+            }
             for (int i = 1; i < list.size(); i++) {
                 Ticket prev = list.get(i - 1);
                 Ticket next = list.get(i);

@@ -43,6 +43,52 @@ class ClusterHistoryTests {
                 .anyMatch(v -> v.contains("went from 5 to 5"));
     }
 
+    private void shared(String key, long token, long seenMs, long endMs, int limit) {
+        h.sent();
+        h.outcome("acquired");
+        h.granted(0, seenMs * MS, token);
+        h.ticket(new ClusterHistory.Ticket(key, token, 0, seenMs * MS, endMs * MS, limit));
+    }
+
+    /** Readers overlap each other up to the limit, seen in any token order; writers stand alone. */
+    @Test
+    void aCleanReadWriteHistoryPasses() {
+        shared("rw", 2, 0, 100, 2);
+        shared("rw", 1, 10, 90, 2); // issued first, seen later: fine between shared tickets
+        grant(0, "rw", 3, 100, 200);
+        shared("rw", 4, 200, 300, 2);
+        shared("rw", 5, 300, 400, 2);
+        shared("r", 6, 0, 100, 0);
+        shared("r", 7, 0, 100, 0);
+        shared("r", 8, 0, 100, 0); // a read lock: its limit is the server's maximum
+        assertThat(h.check()).isEmpty();
+    }
+
+    @Test
+    void anExclusiveTicketValidWithASharedOneIsCaught() {
+        shared("rw", 1, 0, 100, 0);
+        grant(0, "rw", 2, 90, 200);
+        assertThat(h.check()).singleElement().asString().contains("valid at once", "10 ms overlap");
+    }
+
+    @Test
+    void moreSharedTicketsThanTheLimitAreCaught() {
+        shared("sem", 1, 0, 100, 2);
+        shared("sem", 2, 10, 100, 2);
+        shared("sem", 3, 20, 30, 2);
+        shared("sem", 4, 30, 100, 2); // starts as 3 ends: 2 at once
+        assertThat(h.check()).singleElement().asString().isEqualTo("3 shared tickets of key sem valid at once, limit 2");
+    }
+
+    @Test
+    void aTokenBelowAnEarlierExclusiveTicketOrATwoLimitKeyIsCaught() {
+        grant(0, "rw", 5, 0, 100);
+        shared("rw", 4, 100, 200, 3);
+        shared("rw", 6, 100, 200, 2);
+        assertThat(h.check()).anyMatch(v -> v.contains("went from 5 to 4"))
+                .anyMatch(v -> v.contains("limits 3 and 2")).hasSize(2);
+    }
+
     @Test
     void everyAcquireNeedsExactlyOneOutcome() {
         h.sent();

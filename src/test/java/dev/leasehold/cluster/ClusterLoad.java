@@ -16,9 +16,11 @@ import dev.leasehold.testing.support.Wait;
 
 /**
  * Raw-protocol lock traffic against a three-node cluster, recorded in a {@link ClusterHistory}:
- * each worker acquires a random shared key (wait 0 or 1 s, lease 1–2 s), holds it a little and
- * releases it; follows {@code X 8} hints; {@code X 9}, a broken session or no answer make the
- * Acquire Indeterminate (9.9). Bounded: workers stop on {@link #stop()}.
+ * each worker acquires a random key of a few the workers share (wait 0 or 1 s, lease 1–2 s), holds
+ * it a little and releases it; follows {@code X 8} hints; {@code X 9}, a broken session or no
+ * answer make the Acquire Indeterminate (9.9). {@link #startReadersAndWriters} runs readers
+ * ({@code S}, PROTOCOL.md section 13) and writers ({@code A}) on one key instead. Bounded: workers
+ * stop on {@link #stop()}.
  */
 final class ClusterLoad implements AutoCloseable {
 
@@ -39,12 +41,28 @@ final class ClusterLoad implements AutoCloseable {
 
     void start(int threads, long seed) {
         for (int w = 0; w < threads; w++) {
-            Random random = new Random(seed + w);
-            Thread th = new Thread(() -> work(random), "load-" + w);
-            th.setDaemon(true);
-            th.start();
-            workers.add(th);
+            startWorker(new Random(seed + w), "load-" + w, null, ClusterHistory.EXCLUSIVE);
         }
+    }
+
+    /**
+     * {@code readers} workers taking shared grants ({@code S} with {@code limit}) and
+     * {@code writers} taking exclusive ones, all on {@code key}.
+     */
+    void startReadersAndWriters(String key, int limit, int readers, int writers, long seed) {
+        for (int w = 0; w < readers + writers; w++) {
+            boolean reader = w < readers;
+            startWorker(new Random(seed + w), (reader ? "reader-" : "writer-") + w, key,
+                    reader ? limit : ClusterHistory.EXCLUSIVE);
+        }
+    }
+
+    /** @param fixedKey the worker's one key, or null for a random one of {@link #KEYS} each time */
+    private void startWorker(Random random, String name, String fixedKey, int limit) {
+        Thread th = new Thread(() -> work(random, fixedKey, limit), name);
+        th.setDaemon(true);
+        th.start();
+        workers.add(th);
     }
 
     /** Stops the workers and waits for them (each finishes its call within its read timeout). */
@@ -60,7 +78,7 @@ final class ClusterLoad implements AutoCloseable {
         stop();
     }
 
-    private void work(Random random) {
+    private void work(Random random, String fixedKey, int limit) {
         Session s = null;
         while (!stop.get()) {
             try {
@@ -70,7 +88,7 @@ final class ClusterLoad implements AutoCloseable {
                         continue;
                     }
                 }
-                String key = KEYS.get(random.nextInt(KEYS.size()));
+                String key = fixedKey != null ? fixedKey : KEYS.get(random.nextInt(KEYS.size()));
                 int wait = random.nextInt(2);
                 int lease = 1 + random.nextInt(2);
                 long owner = nextOwner.getAndIncrement();
@@ -78,7 +96,8 @@ final class ClusterLoad implements AutoCloseable {
                 long sendStart = System.nanoTime();
                 Answer a;
                 try {
-                    s.send(ClusterWire.acquire(wait, lease, owner, key));
+                    s.send(limit == ClusterHistory.EXCLUSIVE ? ClusterWire.acquire(wait, lease, owner, key)
+                            : ClusterWire.sharedAcquire(wait, lease, owner, limit, key));
                     a = s.read(wait * 1000 + 6000);
                 } catch (IOException e) {
                     history.outcome("indeterminate");
@@ -96,6 +115,11 @@ final class ClusterLoad implements AutoCloseable {
                 if (a.number() != owner) {
                     history.violation("answer " + (char) a.op() + " for owner " + a.number() + ", expected " + owner);
                     history.outcome("wrong");
+                    continue;
+                }
+                if (a.op() == 'L') {
+                    history.violation("L (limit " + a.code() + ") for a shared acquire with limit " + limit + " on " + key);
+                    history.outcome("limit-mismatch");
                     continue;
                 }
                 if (a.op() != 'A') {
@@ -116,7 +140,7 @@ final class ClusterLoad implements AutoCloseable {
                     Thread.sleep(TimeUnit.NANOSECONDS.toMillis(sleep), (int) (sleep % 1_000_000)); // the holder works: real time
                 }
                 long end = Math.min(validUntil, System.nanoTime()); // stop acting as holder, then release
-                history.ticket(new ClusterHistory.Ticket(key, a.token(), s.node, seen, end));
+                history.ticket(new ClusterHistory.Ticket(key, a.token(), s.node, seen, end, limit));
                 try {
                     s.send(ClusterWire.release(a.token(), key));
                     Answer r = s.read(3000);

@@ -31,6 +31,19 @@ final class ClusterWire {
         return FrameWriter.encode(new Request.Release(token, key.getBytes(UTF_8)));
     }
 
+    /** A shared acquire ({@code S}, PROTOCOL.md section 13). */
+    static byte[] sharedAcquire(int wait, int lease, long owner, int limit, String key) {
+        return FrameWriter.encode(new Request.SharedAcquire(wait, lease, owner, limit, key.getBytes(UTF_8)));
+    }
+
+    static byte[] extend(int lease, long token, String key) {
+        return FrameWriter.encode(new Request.Extend(lease, token, key.getBytes(UTF_8)));
+    }
+
+    static byte[] check(long token, String key) {
+        return FrameWriter.encode(new Request.Check(token, key.getBytes(UTF_8)));
+    }
+
     /** The protocol address {@code 127.0.0.1:port} of each node. */
     static List<InetSocketAddress> loopback(int[] clientPorts) {
         List<InetSocketAddress> nodes = new ArrayList<>();
@@ -42,7 +55,8 @@ final class ClusterWire {
 
     /**
      * A decoded answer: its byte; the owner (A, T, B), token (R, E, N, C) or nonce (P) as
-     * {@code number}; for A also the token and queued_ms; for X the code and message.
+     * {@code number}; for A also the token and queued_ms; for X the code and message; for L the
+     * key's limit as {@code code}.
      */
     record Answer(int op, long number, long token, long queuedMs, int code, String message) {
 
@@ -63,6 +77,8 @@ final class ClusterWire {
                 return plain('C', c.token());
             } else if (a instanceof dev.leasehold.protocol.Answer.Pong p) {
                 return plain('P', p.nonce());
+            } else if (a instanceof dev.leasehold.protocol.Answer.LimitMismatch l) {
+                return new Answer('L', l.owner(), 0, 0, l.limit(), ""); // the key's limit as the code
             }
             dev.leasehold.protocol.Answer.Error x = (dev.leasehold.protocol.Answer.Error) a; // the last of the sealed kinds
             return new Answer('X', 0, 0, 0, x.code(), x.message());
@@ -78,6 +94,7 @@ final class ClusterWire {
             return switch (op) {
                 case 'A' -> "A token " + token;
                 case 'X' -> "X " + code + (message.isEmpty() ? "" : " " + message);
+                case 'L' -> "L limit " + code;
                 default -> String.valueOf((char) op);
             };
         }

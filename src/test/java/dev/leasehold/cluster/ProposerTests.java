@@ -2,6 +2,7 @@ package dev.leasehold.cluster;
 
 import static java.nio.charset.StandardCharsets.UTF_8;
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import java.time.Duration;
 import java.util.List;
@@ -101,6 +102,34 @@ class ProposerTests {
         table.apply(new Command.Grant(key("k"), 5, 10));
         assertThat(table.apply(new Command.Check(key("k"), 5))).isEqualTo(ReplicatedTable.Outcome.CHECKED);
         assertThat(table.size()).as("a check changes nothing").isEqualTo(1);
+    }
+
+    /**
+     * PROTOCOL.md 13.9: a shared grant round-trips with its limit; a batch with one is written in
+     * format 3 (which a build before shared holds stops on), a batch without one stays format 1.
+     */
+    @Test
+    void aSharedGrantRoundTripsWithItsLimitInFormatThree() {
+        List<Command> batch = List.of(new Command.Grant(key("a"), 7, 30),
+                new Command.SharedGrant(key("config/pricing"), 0x0102030405060708L, 255, 65535),
+                new Command.SharedGrant(key("r"), 9, 1, 0), new Command.Expire(key("r"), 9, 4));
+        byte[] bytes = CommandCodec.encode(batch);
+        assertThat(bytes[0]).isEqualTo(CommandCodec.SHARED_VERSION);
+        List<Command> back = CommandCodec.decode(bytes);
+        assertThat(back).hasSize(4);
+        Command.SharedGrant s = (Command.SharedGrant) back.get(1);
+        assertThat(s.token()).isEqualTo(0x0102030405060708L);
+        assertThat(s.leaseSeconds()).isEqualTo(255);
+        assertThat(s.limit()).isEqualTo(65535);
+        assertThat(new String(s.key(), UTF_8)).isEqualTo("config/pricing");
+        assertThat(((Command.SharedGrant) back.get(2)).limit()).isZero();
+        assertThat(((Command.Grant) back.get(0)).leaseSeconds()).isEqualTo(30);
+        assertThat(((Command.Expire) back.get(3)).delaySeconds()).isEqualTo(4);
+        assertThat(CommandCodec.encode(List.of(new Command.Grant(key("a"), 7, 30)))[0])
+                .as("no shared grant: still readable by a build before shared holds").isEqualTo(CommandCodec.VERSION);
+        byte[] sharedInFormatOne = bytes.clone();
+        sharedInFormatOne[0] = CommandCodec.VERSION;
+        assertThatThrownBy(() -> CommandCodec.decode(sharedInFormatOne)).hasMessageContaining("unknown command 83");
     }
 
     @Test

@@ -21,6 +21,7 @@ import dev.leasehold.cluster.Command.Expire;
 import dev.leasehold.cluster.Command.Extend;
 import dev.leasehold.cluster.Command.Grant;
 import dev.leasehold.cluster.Command.Release;
+import dev.leasehold.cluster.Command.SharedGrant;
 import dev.leasehold.cluster.ReplicatedTable.Outcome;
 import dev.leasehold.registry.HeldGrant;
 
@@ -83,8 +84,8 @@ class ReplicatedTableTests {
         for (Command cmd : randomLog(random, 20_000)) {
             Outcome o = t.apply(cmd);
             if (o == Outcome.GRANTED) {
-                assertThat(((Grant) cmd).token()).isGreaterThan(lastGranted);
-                lastGranted = ((Grant) cmd).token();
+                assertThat(cmd.token()).isGreaterThan(lastGranted);
+                lastGranted = cmd.token();
             }
             assertThat(t.counter()).isGreaterThanOrEqualTo(counter);
             counter = t.counter();
@@ -154,6 +155,143 @@ class ReplicatedTableTests {
         assertThat(canonical(t)).isEqualTo("counter=42 rejected=0 {orders/42=41/30/0/0}");
     }
 
+    // ------------------------------------------------------------------ shared holds (PROTOCOL.md 13)
+
+    private static final byte[] K = "k".getBytes(UTF_8);
+
+    @Test
+    void sharedGrantsFillTheLimitAndTheirReleaseExtendAndCheckAreEachPerToken() {
+        ReplicatedTable t = new ReplicatedTable();
+        assertThat(t.apply(new SharedGrant(K, 5, 10, 2))).isEqualTo(Outcome.GRANTED);
+        assertThat(t.apply(new SharedGrant(K, 6, 20, 2))).isEqualTo(Outcome.GRANTED);
+        assertThat(t.apply(new SharedGrant(K, 7, 20, 2))).as("past the limit").isEqualTo(Outcome.REJECTED);
+        assertThat(t.counter()).as("a rejected grant does not move the counter").isEqualTo(6);
+        assertThat(canonical(t)).isEqualTo("counter=6 rejected=1 {k=S2[5/10/0/0, 6/20/0/0]}");
+        assertThat(t.apply(new Extend(K, 5, 60))).isEqualTo(Outcome.EXTENDED);
+        assertThat(t.apply(new Extend(K, 5, 30))).isEqualTo(Outcome.EXTENDED);
+        assertThat(t.apply(new Command.Check(K, 6))).isEqualTo(Outcome.CHECKED);
+        assertThat(t.apply(new Release(K, 6))).isEqualTo(Outcome.RELEASED);
+        assertThat(t.apply(new Release(K, 6))).as("a released shared token").isEqualTo(Outcome.NOT_HELD);
+        assertThat(t.apply(new Extend(K, 6, 60))).isEqualTo(Outcome.NOT_HELD);
+        assertThat(canonical(t)).as("the other slot untouched, its longest lease kept")
+                .isEqualTo("counter=6 rejected=1 {k=S2[5/60/0/0]}");
+        assertThat(t.apply(new SharedGrant(K, 8, 10, 2))).as("a freed slot is granted again").isEqualTo(Outcome.GRANTED);
+        assertThat(t.sharedSlots()).isEqualTo(2);
+        assertThat(t.apply(new Expire(K, 8))).isEqualTo(Outcome.EXPIRED);
+        assertThat(t.apply(new Release(K, 5))).isEqualTo(Outcome.RELEASED);
+        assertThat(t.size()).as("the last slot gone: the key and its limit are forgotten").isZero();
+        assertThat(t.apply(new SharedGrant(K, 9, 10, 3))).as("a new limit once the key is free").isEqualTo(Outcome.GRANTED);
+        assertThat(t.held()).singleElement().satisfies(h -> assertThat(h.sharedLimit()).isEqualTo(3));
+    }
+
+    @Test
+    void sharedAndExclusiveNeverMeetOnAKeyAndATokenOrLimitMismatchIsRejected() {
+        ReplicatedTable t = new ReplicatedTable();
+        t.apply(new Grant(K, 5, 10));
+        assertThat(t.apply(new SharedGrant(K, 6, 10, 0))).as("held exclusive").isEqualTo(Outcome.REJECTED);
+        t.apply(new Release(K, 5));
+        assertThat(t.apply(new SharedGrant(K, 7, 10, 0))).isEqualTo(Outcome.GRANTED);
+        assertThat(t.apply(new Grant(K, 8, 10))).as("held shared").isEqualTo(Outcome.REJECTED);
+        assertThat(t.apply(new SharedGrant(K, 9, 10, 4))).as("another limit").isEqualTo(Outcome.REJECTED);
+        assertThat(t.apply(new SharedGrant(K, 7, 10, 0))).as("a token the key uses").isEqualTo(Outcome.REJECTED);
+        assertThat(t.apply(new SharedGrant(K, 0, 10, 0))).as("no token").isEqualTo(Outcome.REJECTED);
+        assertThat(t.apply(new SharedGrant("j".getBytes(UTF_8), -3, 10, 0))).isEqualTo(Outcome.REJECTED);
+        for (long tok = 10; tok < 110; tok++) {
+            assertThat(t.apply(new SharedGrant(K, tok, 10, 0))).as("a read lock: the leader bounds it").isEqualTo(Outcome.GRANTED);
+        }
+        assertThat(t.rejected()).isEqualTo(6);
+        assertThat(t.sharedSlots()).isEqualTo(101);
+        assertThat(t.counter()).isEqualTo(109);
+    }
+
+    /** 13.5: an expired shared grant keeps its slot (no token) until its delay ends; the other slots are free to use. */
+    @Test
+    void aSharedExpiryWithLockDelayKeepsItsSlotUntilTheDelayEnds() throws IOException {
+        ReplicatedTable t = new ReplicatedTable();
+        t.apply(new SharedGrant(K, 5, 10, 2));
+        t.apply(new SharedGrant(K, 6, 10, 2));
+        assertThat(t.apply(new Expire(K, 5, 15))).isEqualTo(Outcome.EXPIRED);
+        assertThat(canonical(t)).isEqualTo("counter=6 rejected=0 {k=S2[0/0/5/15, 6/10/0/0]}");
+        assertThat(t.apply(new SharedGrant(K, 7, 10, 2))).as("the delayed slot counts to the limit").isEqualTo(Outcome.REJECTED);
+        assertThat(t.apply(new Release(K, 5))).as("a delayed token is not held").isEqualTo(Outcome.NOT_HELD);
+        assertThat(t.apply(new Extend(K, 5, 10))).isEqualTo(Outcome.NOT_HELD);
+        assertThat(t.apply(new Release(K, 6))).isEqualTo(Outcome.RELEASED);
+        assertThat(t.held()).as("the delayed slot keeps the key and its limit").singleElement().satisfies(h -> {
+            assertThat(h.sharedLimit()).isEqualTo(2);
+            assertThat(h.shared()).containsExactly(HeldGrant.Slot.delayed(5, 15));
+        });
+        assertThat(t.apply(new Grant(K, 8, 10))).as("no exclusive grant during a shared delay").isEqualTo(Outcome.REJECTED);
+        ReplicatedTable copy = roundTrip(t);
+        assertThat(canonical(copy)).as("snapshot format 3 keeps the delayed slot").isEqualTo(canonical(t));
+        assertThat(t.apply(new Expire(K, 5, 3))).as("only a 0-delay Expire ends a delay").isEqualTo(Outcome.NOT_HELD);
+        assertThat(t.apply(new Expire(K, 5, 0))).isEqualTo(Outcome.DELAY_ENDED);
+        assertThat(t.size()).isZero();
+        assertThat(copy.apply(new Expire(K, 5, 0))).isEqualTo(Outcome.DELAY_ENDED);
+        assertThat(copy.apply(new Grant(K, 9, 10))).isEqualTo(Outcome.GRANTED);
+    }
+
+    @Test
+    void aSharedExpiryWithoutDelayFreesItsSlotAtOnce() {
+        ReplicatedTable t = new ReplicatedTable();
+        t.apply(new SharedGrant(K, 5, 10, 1));
+        assertThat(t.apply(new Expire(K, 5, 0))).isEqualTo(Outcome.EXPIRED);
+        assertThat(t.size()).isZero();
+        assertThat(t.apply(new Expire(K, 5, 0))).isEqualTo(Outcome.NOT_HELD);
+    }
+
+    @Test
+    void aFormatThreeSnapshotRoundTripsExclusiveSharedAndDelayedRows() throws IOException {
+        ReplicatedTable t = new ReplicatedTable();
+        t.apply(new Grant("x".getBytes(UTF_8), 3, 30));
+        t.apply(new Grant("d".getBytes(UTF_8), 4, 30));
+        t.apply(new Expire("d".getBytes(UTF_8), 4, 5));
+        t.apply(new SharedGrant("r".getBytes(UTF_8), 10, 20, 0));
+        t.apply(new SharedGrant("r".getBytes(UTF_8), 11, 40, 0));
+        t.apply(new SharedGrant("s".getBytes(UTF_8), 12, 7, 4));
+        t.apply(new Expire("s".getBytes(UTF_8), 12, 9));
+        t.apply(new SharedGrant("s".getBytes(UTF_8), 13, 8, 4));
+        ReplicatedTable copy = roundTrip(t);
+        assertThat(canonical(copy)).isEqualTo(canonical(t)).isEqualTo("counter=13 rejected=0 "
+                + "{d=0/0/4/5, r=S0[10/20/0/0, 11/40/0/0], s=S4[0/0/12/9, 13/8/0/0], x=3/30/0/0}");
+        ByteArrayOutputStream bytes = new ByteArrayOutputStream();
+        try (DataOutputStream out = new DataOutputStream(bytes)) {
+            t.writeTo(out);
+        }
+        assertThat(new DataInputStream(new ByteArrayInputStream(bytes.toByteArray())).readInt()).isEqualTo(3);
+        assertThat(copy.apply(new SharedGrant("r".getBytes(UTF_8), 14, 5, 0))).isEqualTo(Outcome.GRANTED);
+        assertThat(copy.apply(new SharedGrant("s".getBytes(UTF_8), 15, 5, 4))).isEqualTo(Outcome.GRANTED);
+    }
+
+    /** Snapshots written before shared holds (format 2: lock-delay, no shared part) are still read. */
+    @Test
+    void aFormatTwoSnapshotIsStillRead() throws IOException {
+        ByteArrayOutputStream bytes = new ByteArrayOutputStream();
+        try (DataOutputStream out = new DataOutputStream(bytes)) {
+            out.writeInt(2);
+            out.writeLong(50); // counter
+            out.writeLong(1); // rejected
+            out.writeInt(2);
+            byte[] k = "orders/42".getBytes(UTF_8);
+            out.writeInt(k.length);
+            out.write(k);
+            out.writeLong(41);
+            out.writeShort(30);
+            out.writeLong(0);
+            out.writeByte(0);
+            byte[] d = "orders/43".getBytes(UTF_8);
+            out.writeInt(d.length);
+            out.write(d);
+            out.writeLong(0);
+            out.writeShort(0);
+            out.writeLong(50);
+            out.writeByte(12);
+        }
+        ReplicatedTable t = ReplicatedTable.readFrom(new DataInputStream(new ByteArrayInputStream(bytes.toByteArray())));
+        assertThat(canonical(t)).isEqualTo("counter=50 rejected=1 {orders/42=41/30/0/0, orders/43=0/0/50/12}");
+        assertThat(t.apply(new SharedGrant("orders/44".getBytes(UTF_8), 51, 5, 0))).isEqualTo(Outcome.GRANTED);
+        assertThat(canonical(roundTrip(t))).isEqualTo(canonical(t));
+    }
+
     /**
      * A leader's log: grants on free keys with increasing tokens, releases, extends and expiries
      * of held tokens, plus stale or wrong ones (a Release of an old token, a Grant on a held key).
@@ -167,10 +305,17 @@ class ReplicatedTableTests {
             byte[] k = key.getBytes(UTF_8);
             Long t = held.get(key);
             int lease = 1 + random.nextInt(255);
-            switch (random.nextInt(10)) {
+            switch (random.nextInt(12)) {
                 case 0, 1, 2 -> {
                     token += 1 + random.nextInt(3);
                     log.add(new Grant(k, token, lease));
+                    held.putIfAbsent(key, token);
+                }
+                case 10, 11 -> {
+                    // shared: a key's limit is its number mod 4 (0 = read lock), now and then a wrong one
+                    token += 1 + random.nextInt(3);
+                    int limit = random.nextInt(8) == 0 ? 5 : Integer.parseInt(key.substring(4)) % 4;
+                    log.add(new SharedGrant(k, token, lease, limit));
                     held.putIfAbsent(key, token);
                 }
                 case 3, 4 -> {
@@ -197,8 +342,10 @@ class ReplicatedTableTests {
     static String canonical(ReplicatedTable t) {
         TreeMap<String, String> sorted = new TreeMap<>();
         for (HeldGrant h : t.held()) {
-            sorted.put(new String(h.key(), UTF_8), h.token() + "/" + h.maxLeaseSeconds() + "/" + h.delayedToken()
-                    + "/" + h.delaySeconds());
+            String exclusive = h.token() + "/" + h.maxLeaseSeconds() + "/" + h.delayedToken() + "/" + h.delaySeconds();
+            sorted.put(new String(h.key(), UTF_8), h.shared().isEmpty() ? exclusive : "S" + h.sharedLimit()
+                    + h.shared().stream().map(s -> s.token() + "/" + s.maxLeaseSeconds() + "/" + s.delayedToken()
+                            + "/" + s.delaySeconds()).sorted().toList());
         }
         return "counter=" + t.counter() + " rejected=" + t.rejected() + " " + sorted;
     }

@@ -139,23 +139,14 @@ class RequestDecoderTests {
     @Test
     void aSharedAcquiresLeaseZeroOrLimitAboveTheMaximumIsErrorThree() {
         assertError("53 05 00 00 00 00 00 00 00 00 01 00 00 6B 0A", ErrorCode.BAD_ARGUMENT, "lease");
-        EmbeddedChannel ch = new EmbeddedChannel(new RequestDecoder(512, TIMEOUT_NANOS, System::nanoTime, 16, true));
+        EmbeddedChannel ch = new EmbeddedChannel(new RequestDecoder(512, TIMEOUT_NANOS, System::nanoTime, 16));
         ch.writeInbound(buf(bytes("53 05 05 00 00 00 00 00 00 00 01 00 11 6B 0A")));
         ProtocolError e = ch.readInbound();
         assertThat(e.code()).isEqualTo(ErrorCode.BAD_ARGUMENT);
         assertThat(e.message()).contains("max-shared-holders-per-key").contains("16").contains("17");
-        ch = new EmbeddedChannel(new RequestDecoder(512, TIMEOUT_NANOS, System::nanoTime, 16, true));
+        ch = new EmbeddedChannel(new RequestDecoder(512, TIMEOUT_NANOS, System::nanoTime, 16));
         ch.writeInbound(buf(bytes("53 05 05 00 00 00 00 00 00 00 01 00 10 6B 0A")));
         assertThat((Object) ch.readInbound()).isEqualTo(new Request.SharedAcquire(5, 5, 1, 16, Request.key("k")));
-    }
-
-    @Test
-    void aClusterNodeRefusesTheSharedOpByteAsUnknown() {
-        EmbeddedChannel ch = new EmbeddedChannel(new RequestDecoder(512, TIMEOUT_NANOS, System::nanoTime, 16, false));
-        ch.writeInbound(buf(bytes("53")));
-        ProtocolError e = ch.readInbound();
-        assertThat(e.code()).isEqualTo(ErrorCode.UNKNOWN_OP);
-        assertThat(e.message()).isEqualTo("S is not served in cluster mode");
     }
 
     @Test
