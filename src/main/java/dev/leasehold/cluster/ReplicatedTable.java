@@ -163,8 +163,7 @@ public final class ReplicatedTable {
         // grants on different keys may reach the log slightly out of token order; the leader
         // never issues a token twice, and a new leader starts above counter().
         if ((row != null && (row.token != 0 || !row.slots.isEmpty())) || g.token() <= 0) {
-            rejected++;
-            return Outcome.REJECTED;
+            return reject(g.token());
         }
         Row r = row != null ? row : new Row(g.key());
         r.delayedToken = 0; // the leader logs the delay's end first; a Grant ends it anyway
@@ -176,10 +175,20 @@ public final class ReplicatedTable {
         return Outcome.GRANTED;
     }
 
+    /**
+     * A grant the table refuses still moves the counter past its token: it committed, so the
+     * leader that logged it may have answered it (answers wait for the commit, not for this
+     * outcome), and a later leader must never issue that token again.
+     */
+    private Outcome reject(long token) {
+        rejected++;
+        counter = Math.max(counter, token);
+        return Outcome.REJECTED;
+    }
+
     private Outcome sharedGrant(Key key, Row row, SharedGrant g) {
         if (g.token() <= 0 || g.limit() < 0 || (row != null && !admitsShared(row, g))) {
-            rejected++;
-            return Outcome.REJECTED;
+            return reject(g.token());
         }
         Row r = row != null ? row : new Row(g.key());
         r.delayedToken = 0; // as for a Grant: the leader logs an exclusive delay's end first
