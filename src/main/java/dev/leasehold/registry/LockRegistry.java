@@ -747,16 +747,10 @@ public final class LockRegistry {
      * releaser to a waiter never competes with other keys for the slot.
      */
     private Taken takeGrant(Lane lane, KeyState s, long now, int leaseSeconds) {
-        if (!s.countedHeld) {
-            if (!tryIncrement(heldKeys, limits.maxHeldKeys())) {
-                return Taken.refused(BusyReason.HELD_KEYS);
-            }
-            s.countedHeld = true;
-        }
         long leaseNanos = TimeUnit.SECONDS.toNanos(leaseSeconds);
-        LeaseHorizon.Approval approval = horizon.approve(now, now + leaseNanos);
-        if (approval == LeaseHorizon.Approval.REFUSED) {
-            return Taken.refused(BusyReason.STORAGE);
+        Taken admitted = admit(s, now, leaseNanos);
+        if (admitted.refused() != null) {
+            return admitted;
         }
         long token = tokens.next();
         if (token == TokenSource.NONE) {
@@ -766,7 +760,27 @@ public final class LockRegistry {
         decisions.granted(s.key, token, leaseSeconds);
         lane.wheel.schedule(s, s.leaseEndNanos);
         lane.keys.putIfAbsent(s);
-        return approval == LeaseHorizon.Approval.AFTER_WRITE ? Taken.AFTER_HORIZON : Taken.NOW;
+        return admitted;
+    }
+
+    /**
+     * The admission every new grant passes, exclusive or shared, before its token is issued: the
+     * key counted against {@code max-held-keys} (once, from its first grant until it has none),
+     * and the lease approved by the lease horizon. {@link Taken#NOW} or
+     * {@link Taken#AFTER_HORIZON} when admitted, else the refusal.
+     */
+    private Taken admit(KeyState s, long now, long leaseNanos) {
+        if (!s.countedHeld) {
+            if (!tryIncrement(heldKeys, limits.maxHeldKeys())) {
+                return Taken.refused(BusyReason.HELD_KEYS);
+            }
+            s.countedHeld = true;
+        }
+        return switch (horizon.approve(now, now + leaseNanos)) {
+            case REFUSED -> Taken.refused(BusyReason.STORAGE);
+            case AFTER_WRITE -> Taken.AFTER_HORIZON;
+            case ON_DISK -> Taken.NOW;
+        };
     }
 
     /**
@@ -1067,16 +1081,10 @@ public final class LockRegistry {
      * first slot until it has none.
      */
     private SharedTaken takeSharedGrant(Lane lane, KeyState s, long now, int leaseSeconds, int limit) {
-        if (!s.countedHeld) {
-            if (!tryIncrement(heldKeys, limits.maxHeldKeys())) {
-                return SharedTaken.refused(BusyReason.HELD_KEYS);
-            }
-            s.countedHeld = true;
-        }
         long leaseNanos = TimeUnit.SECONDS.toNanos(leaseSeconds);
-        LeaseHorizon.Approval approval = horizon.approve(now, now + leaseNanos);
-        if (approval == LeaseHorizon.Approval.REFUSED) {
-            return SharedTaken.refused(BusyReason.STORAGE);
+        Taken admitted = admit(s, now, leaseNanos);
+        if (admitted.refused() != null) {
+            return SharedTaken.refused(admitted.refused());
         }
         long token = tokens.next();
         if (token == TokenSource.NONE) {
@@ -1087,7 +1095,7 @@ public final class LockRegistry {
         sharedHeld.incrementAndGet();
         lane.wheel.schedule(g, g.leaseEndNanos);
         lane.keys.putIfAbsent(s);
-        return new SharedTaken(g, null, approval == LeaseHorizon.Approval.AFTER_WRITE);
+        return new SharedTaken(g, null, admitted.awaitsHorizon());
     }
 
     /**
