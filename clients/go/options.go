@@ -33,6 +33,11 @@ type Options struct {
 	// TLS, when set, makes every session TLS (set Certificates for mutual TLS). An empty
 	// ServerName is filled with the host of the address dialled, so hostnames are verified.
 	TLS *tls.Config
+
+	// writeBuffer, when above 0, caps each session socket's send buffer (SO_SNDBUF). Tests only:
+	// a stalled server then blocks a write after a known, small number of bytes, whatever the
+	// kernel's autotuning would have absorbed.
+	writeBuffer int
 }
 
 const defaultPort = "7420"

@@ -46,6 +46,11 @@ func newSession(c *Client, slot int, addr string, delay time.Duration) *session 
 	}
 }
 
+// maxBatch bounds one write, as in the Java client: every request of a batch is possibly sent
+// once its write starts, so a write that blocks (a stalled server) must not take the whole
+// queue with it; the requests still queued stay unsent and end Unavailable at their deadline.
+const maxBatch = 256
+
 // enqueue adds r to the queue; false when the session is already dead.
 func (s *session) enqueue(r *request) bool {
 	s.mu.Lock()
@@ -98,15 +103,23 @@ func (s *session) run() {
 	s.c.wg.Add(1)
 	go s.read(reader)
 	var buf []byte
+	more := false // the queue held more than one batch: write the next without waiting for a wake
 	for {
-		select {
-		case <-s.wake:
-		case <-s.gone:
-			return
+		if !more {
+			select {
+			case <-s.wake:
+			case <-s.gone:
+				return
+			}
 		}
 		s.mu.Lock()
 		batch := s.queue
-		s.queue = nil
+		more = len(batch) > maxBatch
+		if more {
+			batch, s.queue = batch[:maxBatch:maxBatch], batch[maxBatch:]
+		} else {
+			s.queue = nil
+		}
 		s.mu.Unlock()
 		if len(batch) == 0 {
 			continue
@@ -203,6 +216,9 @@ func (s *session) connect() (net.Conn, *bufio.Reader, error) {
 	conn, err := d.DialContext(ctx, "tcp", s.addr)
 	if err != nil {
 		return nil, nil, err
+	}
+	if tc, ok := conn.(*net.TCPConn); ok && s.c.opts.writeBuffer > 0 {
+		tc.SetWriteBuffer(s.c.opts.writeBuffer)
 	}
 	deadline, _ := ctx.Deadline()
 	conn.SetDeadline(deadline)
