@@ -346,6 +346,13 @@ class ClientSemanticsIntegrationTests {
         // 2 s: the release below must still come within the dropped waiter's wait (8.5 s from the start).
         Wait.until("the client to close the unanswered session (connections through the proxy)", Duration.ofSeconds(2),
                 proxy::openConnections, n -> n == 0);
+        // The proxy closing its server side and the server dropping that session's waiter are two
+        // steps: a release in between hands the key to the waiter (campaign run 14). The waiter
+        // must leave before the time its own wait would end (the bound below).
+        LockRegistry registry = server.bean(LockRegistry.class);
+        Wait.until("the server to drop the closed session's waiter on " + key + " (waiters on the key)",
+                Duration.ofSeconds(2), () -> registry.inspect(key.getBytes(StandardCharsets.UTF_8), 0).waiters(),
+                n -> n == 0);
         // release while the dropped waiter's wait would still run: nobody may get the grant
         held.release();
         assertThat(millisSince(start)).as("released while the dropped waiter's wait would still run")
