@@ -162,7 +162,8 @@ type KeepAlive struct {
 	stopOnce sync.Once
 	lost     chan struct{}
 	stop     chan struct{}
-	err      error
+	mu       sync.Mutex
+	err      error // guarded by mu: set once, before the context is cancelled and Lost is closed
 }
 
 // Lost is closed when the lease is lost.
@@ -170,12 +171,9 @@ func (k *KeepAlive) Lost() <-chan struct{} { return k.lost }
 
 // Err is why the lease was lost (nil while it is not).
 func (k *KeepAlive) Err() error {
-	select {
-	case <-k.lost:
-		return k.err
-	default:
-		return nil
-	}
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	return k.err
 }
 
 // Context is cancelled when the lease is lost, the keep-alive stops or the ticket is released.
@@ -189,9 +187,13 @@ func (k *KeepAlive) Stop() {
 
 func (k *KeepAlive) lose(err error) {
 	k.once.Do(func() {
+		k.mu.Lock()
 		k.err = err
-		close(k.lost)
+		k.mu.Unlock()
+		// In this order: whoever wakes on Context().Done() already reads Err, and whoever wakes
+		// on Lost already finds the context cancelled.
 		k.cancel()
+		close(k.lost)
 	})
 }
 
