@@ -52,7 +52,9 @@ final class MemberViews {
 
     static void pause() {
         try {
-            Thread.sleep(100); // an admin thread polling another node's progress: real time must pass
+            // Only on ClusterEndpoint's own admin thread (membership changes run there, never on an
+            // event loop), polling another node's progress: real time must pass.
+            Thread.sleep(100);
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
             throw new MembershipException(MembershipException.Kind.TIMEOUT, "interrupted", false);
