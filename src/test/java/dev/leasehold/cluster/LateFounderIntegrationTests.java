@@ -52,7 +52,8 @@ class LateFounderIntegrationTests {
         Assumptions.assumeTrue(why == null, why);
         ClusterHistory history = new ClusterHistory();
         ClusterLoad load = null;
-        try (PartitionNet net = PartitionNet.create(3, new Random(SEED))) {
+        PartitionNet net = PartitionNet.create(3, new Random(SEED));
+        try {
             net.refuseDial(2, 0);
             net.refuseDial(2, 1);
             List<InetSocketAddress> addrs = new ArrayList<>();
@@ -63,7 +64,8 @@ class LateFounderIntegrationTests {
             load = new ClusterLoad(addrs, history, 1);
             awaitLog(0, "first formation of the cluster", 180_000);
             awaitLog(1, "first formation of the cluster", 60_000);
-            assertThat(load.leader(60_000)).as("n1 and n2 form the cluster").isIn(0, 1);
+            int first = load.leader(60_000);
+            assertThat(first).as("n1 and n2 form the cluster (%s)%s", load.lastProbe(), lastLogs()).isIn(0, 1);
             load.start(4, SEED);
             assertThat(history.awaitMoreGrants(50, 60_000)).as("grants from n1 and n2").isTrue();
             assertThat(nodes[2].output()).as("n3 has not decided yet").doesNotContain("Raft storage formatted")
@@ -77,11 +79,11 @@ class LateFounderIntegrationTests {
             awaitLog(2, "Roster (members that have stored the log): [n1, n2, n3]", 60_000);
 
             int leader = load.leader(30_000);
-            assertThat(leader).isIn(0, 1);
+            assertThat(leader).as("n1 or n2 still leads after n3 joined (%s)%s", load.lastProbe(), lastLogs()).isIn(0, 1);
             long maxBefore = history.maxToken();
             nodes[leader].kill9();
             int next = load.leader(60_000);
-            assertThat(next).as("n3's vote elects a leader among the two left").isNotNegative().isNotEqualTo(leader);
+            assertThat(next).as("n3's vote elects a leader among the two left (%s)%s", load.lastProbe(), lastLogs()).isNotNegative().isNotEqualTo(leader);
             assertThat(history.awaitMoreGrants(50, 60_000)).as("grants after the failover").isTrue();
             load.stop();
             assertThat(history.maxToken()).as("tokens continue above every token seen").isGreaterThan(maxBefore);
@@ -98,6 +100,7 @@ class LateFounderIntegrationTests {
                     p.close();
                 }
             }
+            net.close(); // after the servers: a namespace still holding a process outlives its deletion
         }
     }
 
@@ -109,6 +112,17 @@ class LateFounderIntegrationTests {
             p.put("leasehold.cluster.peers." + ids[j] + ".client-address", net.address(j) + ":" + PORT);
         }
         return ServerProcess.launch(dir.resolve(ids[i]), p, net.exec(i), Map.of());
+    }
+
+    /** What each node last logged, for a failure message: a missing leader is explained by the nodes' own words. */
+    private String lastLogs() throws IOException {
+        StringBuilder b = new StringBuilder();
+        for (int i = 0; i < nodes.length; i++) {
+            if (nodes[i] != null) {
+                b.append("\n--- ").append(ids[i]).append(" last logged:\n").append(nodes[i].tail(40));
+            }
+        }
+        return b.toString();
     }
 
     private void awaitLog(int i, String text, long timeoutMs) throws Exception {

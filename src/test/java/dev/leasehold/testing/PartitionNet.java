@@ -13,7 +13,9 @@ import java.util.concurrent.TimeUnit;
  * pair per node from its namespace into the switch. The test's clients reach the nodes through one
  * more veth pair whose outer end is in the test's own namespace ({@code 10.251.X.100}); everything
  * else lives in namespaces this class made. Addresses are {@code 10.251.X.(i+1)} on a /24 with a
- * random X, so two runs on one machine rarely meet (and never reach past the machine: no route).
+ * random X that no route of this machine uses yet (a killed run leaves its namespaces, and the kernel
+ * tears a deleted one down only a little later: a second route to the same /24 would send the
+ * clients to the wrong switch). Nothing reaches past the machine: there is no route out.
  *
  * <p>Faults: a node's link down/up (cut from everybody), and per-namespace nftables rules that
  * drop packets to or from chosen peers (a cut between two nodes, a one-way cut, a node cut from its
@@ -35,7 +37,29 @@ public final class PartitionNet implements AutoCloseable {
     private PartitionNet(int nodes, Random random) {
         this.nodes = nodes;
         this.prefix = "lhp" + Integer.toHexString(0x10000 + random.nextInt(0xEFFFF));
-        this.subnet = 1 + random.nextInt(250);
+        this.subnet = freeSubnet(1 + random.nextInt(250));
+    }
+
+    /** The first X from {@code start} on (wrapping) for which this machine has no route to 10.251.X.0/24. */
+    private static int freeSubnet(int start) {
+        String routes;
+        try {
+            Process p = new ProcessBuilder("ip", "-4", "route", "show").redirectErrorStream(true).start();
+            routes = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
+            p.waitFor(10, TimeUnit.SECONDS);
+        } catch (IOException e) {
+            return start; // no ip: build() fails with the reason
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            return start;
+        }
+        for (int i = 0; i < 250; i++) {
+            int x = 1 + (start - 1 + i) % 250;
+            if (!routes.contains("10.251." + x + ".0/24")) {
+                return x;
+            }
+        }
+        return start;
     }
 
     /** Null if namespaces can be made here; else why not (the test skips with this message). */

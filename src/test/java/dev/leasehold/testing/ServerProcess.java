@@ -111,6 +111,12 @@ public final class ServerProcess implements AutoCloseable {
         return Files.readString(log, StandardCharsets.UTF_8);
     }
 
+    /** The last {@code lines} lines the process printed (for a failure message that says what a node was doing). */
+    public String tail(int lines) throws IOException {
+        List<String> all = Files.readAllLines(log, StandardCharsets.UTF_8);
+        return String.join("\n", all.subList(Math.max(0, all.size() - lines), all.size()));
+    }
+
     /** The recovery grace it logged at start, in ms (0 if it logged none, e.g. grace off). */
     public long graceMillis() throws IOException {
         Matcher m = GRACE.matcher(output());
