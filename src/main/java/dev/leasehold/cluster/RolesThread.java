@@ -5,12 +5,22 @@ import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
 
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
 /**
  * One daemon thread on which a cluster node decides its roles: promotion and step-down, roster
  * tending, the majority-heartbeat check and the formation rounds. One thread, so those decisions
  * never race each other. Tasks handed over while it stops are dropped.
+ *
+ * <p>A task that throws is logged at ERROR and the thread goes on; a periodic task keeps its period.
+ * Without this a scheduled executor keeps the exception in a future nobody reads (and ends a
+ * periodic task for good): a failed promotion or formation round would leave a node silently
+ * unserving.
  */
 final class RolesThread {
+
+    private static final Logger LOG = LoggerFactory.getLogger(RolesThread.class);
 
     private final String name;
     /** Null until {@link #start}; a new one on each start. */
@@ -33,7 +43,7 @@ final class RolesThread {
         ScheduledExecutorService executor = this.executor;
         if (executor != null && !executor.isShutdown()) {
             try {
-                executor.execute(task);
+                executor.execute(guarded(task));
             } catch (RejectedExecutionException e) {
                 // stopping
             }
@@ -47,7 +57,7 @@ final class RolesThread {
             return;
         }
         try {
-            executor.schedule(task, delayMillis, TimeUnit.MILLISECONDS);
+            executor.schedule(guarded(task), delayMillis, TimeUnit.MILLISECONDS);
         } catch (RejectedExecutionException e) {
             // stopping
         }
@@ -55,7 +65,17 @@ final class RolesThread {
 
     /** Runs {@code task} every {@code periodMillis}, the first time after one period. */
     void every(Runnable task, long periodMillis) {
-        executor.scheduleWithFixedDelay(task, periodMillis, periodMillis, TimeUnit.MILLISECONDS);
+        executor.scheduleWithFixedDelay(guarded(task), periodMillis, periodMillis, TimeUnit.MILLISECONDS);
+    }
+
+    private Runnable guarded(Runnable task) {
+        return () -> {
+            try {
+                task.run();
+            } catch (RuntimeException | Error e) {
+                LOG.error("A task on {} failed; the thread goes on", name, e);
+            }
+        };
     }
 
     /** True before {@link #start} and after {@link #shutdownNow}. */

@@ -128,6 +128,20 @@ final class ServingSwitch {
             later.schedule(this::promoteIfReady, 10); // catching up
             return;
         }
+        try {
+            promote(leader);
+        } catch (RuntimeException e) {
+            // Nothing served yet (the epoch is set last): undo the half-done promotion and try again,
+            // so a leader never stays unserving, and the failure is in the log, not in a discarded future.
+            LOG.error("Node {}: promotion as leader (term {}) failed; trying again in 100 ms", settings.nodeId(),
+                    leader.term(), e);
+            proposer.close();
+            registry.reset();
+            later.schedule(this::promoteIfReady, 100);
+        }
+    }
+
+    private void promote(ReadyLeader leader) {
         LockStateMachine.Snapshot now = table.get();
         long start = clock.nanoTime();
         registry.reset();

@@ -56,6 +56,8 @@ class ServingSwitchTests {
 
     private ServingSwitch.ReadyLeader readyLeader;
     private LockStateMachine.Snapshot table = new LockStateMachine.Snapshot(List.of(), 0, null);
+    /** When set, reading the table throws it (a promotion that fails half-way). */
+    private RuntimeException tableFailure;
     private boolean running = true;
     private ServingSwitch serving;
     private LockRegistry registry;
@@ -83,7 +85,12 @@ class ServingSwitchTests {
                     log.add("roster " + Arrays.toString(entry));
                     return new CompletableFuture<>();
                 });
-        serving = new ServingSwitch(settings, clock, proposer, roster, () -> table, () -> readyLeader,
+        serving = new ServingSwitch(settings, clock, proposer, roster, () -> {
+            if (tableFailure != null) {
+                throw tableFailure;
+            }
+            return table;
+        }, () -> readyLeader,
                 () -> running, () -> events.add("self leads, serving " + serving.serving()), (task, ms) -> {
                     later.add(task);
                     laterDelays.add(ms);
@@ -159,6 +166,23 @@ class ServingSwitchTests {
         serving.promoteIfReady();
         assertThat(acquire("k", 1, new SessionHandle(), 0)).as("a counter above the floor wins")
                 .isEqualTo(new AcquireResult.Granted(1501));
+    }
+
+    @Test
+    void aPromotionThatFailsIsTriedAgainAndServesNothingMeanwhile() {
+        build(0);
+        readyLeader = leader(5, 5);
+        tableFailure = new IllegalStateException("test: the table cannot be read");
+        serving.promoteIfReady();
+        assertThat(serving.serving()).isFalse();
+        assertThat(laterDelays).as("tried again, not left for Ratis (which calls once per term)").containsExactly(100L);
+        assertThat(acquire("k", 1, new SessionHandle(), 0)).as("the proposer stays closed")
+                .isEqualTo(new AcquireResult.Busy(BusyReason.REPLICATION));
+
+        tableFailure = null;
+        later.remove(0).run();
+        assertThat(serving.serving()).isTrue();
+        assertThat(acquire("k", 1, new SessionHandle(), 0)).isEqualTo(new AcquireResult.Granted(1));
     }
 
     @Test
