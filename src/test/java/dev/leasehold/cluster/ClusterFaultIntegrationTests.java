@@ -83,6 +83,7 @@ class ClusterFaultIntegrationTests {
             load = new ClusterLoad(ClusterWire.loopback(cluster.clientPorts), history, 1);
             load.start(6, SEED);
             awaitMoreGrants(50, 60_000); // real traffic before the first fault
+            cluster.awaitEveryMemberStored(120_000); // a late founder must hold the log before a leader dies
 
             List<Long> failoverMs = new ArrayList<>();
             Map<String, List<Long>> byFault = new HashMap<>();

@@ -82,6 +82,7 @@ class ClusterReadersWritersIntegrationTests {
         assertThat(load.leader(60_000)).as("a leader (%s)", load.lastProbe()).isNotNegative();
         load.startReadersAndWriters(KEY, LIMIT, READERS, WRITERS, SEED);
         awaitMoreGrants(history, GRANTS_PER_ROUND);
+        cluster.awaitEveryMemberStored(120_000); // a late founder must hold the log before a leader dies
 
         List<String> releases = new ArrayList<>();
         for (int kill = 0; kill < KILLS; kill++) {

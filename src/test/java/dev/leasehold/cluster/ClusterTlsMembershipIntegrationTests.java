@@ -60,7 +60,9 @@ class ClusterTlsMembershipIntegrationTests {
             assertThat(added.out()).contains("promoted to voter");
             System.out.println("ClusterTlsMembershipIntegrationTests: " + added.out().lines().findFirst().orElse(""));
 
-            // Four voters: with the leader gone, a majority (3) needs n4's vote over TLS.
+            // Four voters: with the leader gone, a majority (3) needs n4's vote over TLS, and the
+            // founders' votes, which Ratis counts only from a node whose log is not empty.
+            c.awaitReplicated(leader, 60_000);
             c.nodes[leader].kill9();
             long down = System.nanoTime();
             java.util.List<java.net.InetSocketAddress> all = new java.util.ArrayList<>();

@@ -53,6 +53,9 @@ class DiskLossIntegrationTests {
             load.start(4, SEED);
             assertThat(history.awaitMoreGrants(50, 60_000)).as("grants on the new cluster").isTrue();
 
+            // The wiped node must be on the roster to be refused (and every node must hold the log
+            // before the leader is killed below).
+            cluster.awaitEveryMemberStored(120_000);
             int leader = load.leader(30_000);
             int wiped = (leader + 1) % 3;
             int other = (leader + 2) % 3;

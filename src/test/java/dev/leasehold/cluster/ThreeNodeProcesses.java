@@ -2,10 +2,12 @@ package dev.leasehold.cluster;
 
 import java.io.IOException;
 import java.nio.file.Path;
+import java.time.Duration;
 import java.util.Map;
 
 import dev.leasehold.testing.ServerProcess;
 import dev.leasehold.testing.support.Ports;
+import dev.leasehold.testing.support.Wait;
 
 /**
  * Three Leasehold server processes on loopback that form one cluster (ids {@code n1..n3}, free
@@ -50,6 +52,34 @@ final class ThreeNodeProcesses {
     ServerProcess launch(int i, Map<String, String> props) throws IOException {
         nodes[i] = ServerProcess.launch(dir.resolve(ids[i]), props);
         return nodes[i];
+    }
+
+    /** What a node logs once the roster records all three founders as having stored the log. */
+    static final String EVERY_MEMBER_STORED = "Roster (members that have stored the log): [n1, n2, n3]";
+
+    /**
+     * Waits until the roster records all three members as having stored the log (some node logs
+     * {@link #EVERY_MEMBER_STORED}). Before that a founder whose JVM came up late may still be
+     * without storage, or with an empty log whose vote Ratis does not count for a candidate with
+     * commits (RATIS-1995): a leader killed then leaves the other two unable to elect, which is a
+     * cluster not yet able to lose a member, not a failover bug. Call it before killing a leader.
+     */
+    void awaitEveryMemberStored(long timeoutMs) {
+        Wait.until("the roster to record n1, n2 and n3 as having stored the log", Duration.ofMillis(timeoutMs),
+                Duration.ofMillis(100), () -> {
+                    StringBuilder last = new StringBuilder();
+                    for (int i = 0; i < 3; i++) {
+                        String out = nodes[i] == null ? "" : nodes[i].output();
+                        if (out.contains(EVERY_MEMBER_STORED)) {
+                            return new Wait.Seen<>(true, ids[i] + " logged it");
+                        }
+                        int at = out.lastIndexOf("Roster (members");
+                        int end = at < 0 ? -1 : out.indexOf('\n', at);
+                        last.append(ids[i]).append(": ").append(at < 0 ? "no roster line yet"
+                                : out.substring(at, end < 0 ? out.length() : end)).append("; ");
+                    }
+                    return Wait.Seen.<Boolean>nothing(last.toString());
+                }, Wait.Seen::found);
     }
 
     /** Waits until node {@code i} has logged {@code text}; the failure names the node and the wait. */
