@@ -62,6 +62,7 @@ class ClusterCheckIntegrationTests {
             awaitLog(i, "Leasehold protocol listening", 120_000);
         }
         byte[] key = Request.key("fenced/1");
+        cluster.awaitEveryMemberStored(120_000); // the leader is paused below: the other two must be able to elect
         int leader = leaderIndex(60_000);
         int follower = (leader + 1) % 3;
         long token;
@@ -101,7 +102,8 @@ class ClusterCheckIntegrationTests {
             stale.send(new Request.Check(token, key));
             CheckOutcome afterFailover = client.check("fenced/1", token, Duration.ofSeconds(30));
             long failoverMs = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - t0);
-            assertThat(afterFailover).as("the new leader holds the replicated grant").isInstanceOf(
+            assertThat(afterFailover).as("the new leader holds the replicated grant (%d ms after the pause)%s",
+                    failoverMs, afterFailover instanceof CheckOutcome.Current ? "" : cluster.lastLogs(30)).isInstanceOf(
                     CheckOutcome.Current.class);
             assertThat(client.release("fenced/1", token, Duration.ofSeconds(10))).isEqualTo(
                     dev.leasehold.client.ReleaseOutcome.RELEASED);

@@ -82,6 +82,17 @@ final class ThreeNodeProcesses {
                 }, Wait.Seen::found);
     }
 
+    /** The last {@code lines} lines of each node's log, for a failure message. */
+    String lastLogs(int lines) throws IOException {
+        StringBuilder b = new StringBuilder();
+        for (int i = 0; i < 3; i++) {
+            if (nodes[i] != null) {
+                b.append("\n--- ").append(ids[i]).append(" last logged:\n").append(nodes[i].tail(lines));
+            }
+        }
+        return b.toString();
+    }
+
     /** Waits until node {@code i} has logged {@code text}; the failure names the node and the wait. */
     void awaitLog(int i, String text, long timeoutMs) throws IOException, InterruptedException {
         nodes[i].awaitOutput(ids[i], text, timeoutMs);
