@@ -232,20 +232,31 @@ public final class Membership {
         MembershipRules.checkRemovable(before, id);
         if (id.equals(before.leader())) {
             String target = MembershipRules.handoverTarget(before, id);
+            String failed = null;
             try (RaftClient c = views.client(views.groupOf(before), RaftPeerId.valueOf(id), rpcMillis * 2)) {
                 RaftClientReply r = c.admin().transferLeadership(RaftPeerId.valueOf(target), rpcMillis * 2);
                 if (!r.isSuccess()) {
-                    throw new MembershipException(MembershipException.Kind.UNAVAILABLE, "leader " + id
-                            + " could not hand leadership to " + target + ": " + r.getException()
-                            + "; nothing was changed, try again", false);
+                    failed = String.valueOf(r.getException());
                 }
             } catch (IOException e) {
-                throw new MembershipException(MembershipException.Kind.UNAVAILABLE, "leader " + id
-                        + " could not hand leadership to " + target + ": " + views.rootMessage(e)
-                        + "; nothing was changed, try again", false);
+                failed = views.rootMessage(e);
             }
-            steps.add(step("leadership handed from " + id + " to " + target, start));
-            before = awaitLeaderOtherThan(id, deadline);
+            if (failed == null) {
+                steps.add(step("leadership handed from " + id + " to " + target, start));
+                before = awaitLeaderOtherThan(id, deadline);
+            } else {
+                // An election can beat the handover (Ratis: DIFFERENT_LEADER). What the removal needs is
+                // a leader other than id, however it came: go on with it; otherwise nothing changed.
+                View now = leaderOtherThanOrNull(id, deadline);
+                if (now == null) {
+                    throw new MembershipException(MembershipException.Kind.UNAVAILABLE, "leader " + id
+                            + " could not hand leadership to " + target + ": " + failed
+                            + "; nothing was changed, try again", false);
+                }
+                steps.add(step("leadership moved from " + id + " to " + now.leader() + " by an election before the "
+                        + "handover to " + target + " (" + failed + ")", start));
+                before = now;
+            }
         }
         MemberViews.Conf conf = views.stableConf(deadline);
         List<RaftPeer> voters = conf.voters();
@@ -380,6 +391,20 @@ public final class Membership {
                         + "leasehold cluster remove " + id + ", or wait and add it again", true);
             }
             views.pause();
+        }
+    }
+
+    /**
+     * After a failed handover: the leader as confirmed now (bounded by two RPC timeouts) if it is
+     * not {@code id}; null if it still is, or none is confirmed in that time.
+     */
+    private View leaderOtherThanOrNull(String id, long deadline) {
+        long shortDeadline = Math.min(deadline, clock.nanoTime() + TimeUnit.MILLISECONDS.toNanos(rpcMillis * 2L));
+        try {
+            View v = views.view(shortDeadline);
+            return v.leader().equals(id) ? null : v;
+        } catch (MembershipException e) {
+            return null;
         }
     }
 
