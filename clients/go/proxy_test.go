@@ -8,6 +8,7 @@ import (
 	"io"
 	"net"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
@@ -42,6 +43,35 @@ type faultProxy struct {
 	acquires      []seenAcquire
 	releases      []uint64
 	grants        map[uint64]uint64
+
+	// parsers and idle count the parser goroutines, and those blocked reading for more bytes
+	// (every complete frame they were given is recorded): see caughtUp.
+	parsers atomic.Int64
+	idle    atomic.Int64
+}
+
+// idleReader marks its parser idle while it waits in Read: bufio reads the pipe only once it
+// has used up every complete frame it was given, so a parser inside Read has recorded them all.
+type idleReader struct {
+	r io.Reader
+	p *faultProxy
+}
+
+func (ir idleReader) Read(b []byte) (int, error) {
+	ir.p.idle.Add(1)
+	defer ir.p.idle.Add(-1)
+	return ir.r.Read(b)
+}
+
+// caughtUp waits (at most 2 s) until every parser has recorded what it was given. The pump hands
+// bytes to a parser before it forwards them, but the parser records them on its own goroutine: an
+// answer can reach the client before its request is recorded, so a count read right after the
+// answers would miss some (seen: 5 of 23 acquires).
+func (p *faultProxy) caughtUp() {
+	deadline := time.Now().Add(2 * time.Second)
+	for p.idle.Load() < p.parsers.Load() && time.Now().Before(deadline) {
+		time.Sleep(time.Millisecond)
+	}
 }
 
 type seenAcquire struct {
@@ -167,12 +197,14 @@ func (p *faultProxy) isOpen(id int) bool {
 }
 
 func (p *faultProxy) stats() (accepted, starts int, acquires []seenAcquire, releases []uint64) {
+	p.caughtUp()
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	return p.accepted, p.acquireStarts, append([]seenAcquire(nil), p.acquires...), append([]uint64(nil), p.releases...)
 }
 
 func (p *faultProxy) grantedToken(owner uint64) (uint64, bool) {
+	p.caughtUp()
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	tok, ok := p.grants[owner]
@@ -335,9 +367,11 @@ func (p *faultProxy) pump(c *proxyConn, src, dst net.Conn, cut int64, fromClient
 // parseRequests records the requests forwarded to the server.
 func (p *faultProxy) parseRequests() *io.PipeWriter {
 	pr, pw := io.Pipe()
+	p.parsers.Add(1)
 	go func() {
+		defer p.parsers.Add(-1)
 		defer pr.Close()
-		r := bufio.NewReader(pr)
+		r := bufio.NewReader(idleReader{pr, p})
 		for {
 			op, err := r.ReadByte()
 			if err != nil {
@@ -376,13 +410,16 @@ func (p *faultProxy) parseRequests() *io.PipeWriter {
 // parseAnswers records the grants the server sent (forwarded or not).
 func (p *faultProxy) parseAnswers() *io.PipeWriter {
 	pr, pw := io.Pipe()
+	p.parsers.Add(1)
 	go func() {
+		defer p.parsers.Add(-1)
 		defer pr.Close()
-		r := bufio.NewReader(pr)
+		in := idleReader{pr, p}
+		r := bufio.NewReader(in)
 		for {
 			a, err := readAnswer(r)
 			if err != nil {
-				io.Copy(io.Discard, pr)
+				io.Copy(io.Discard, in)
 				return
 			}
 			if a.op == opAcquire {
