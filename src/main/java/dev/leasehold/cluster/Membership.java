@@ -395,14 +395,13 @@ public final class Membership {
     }
 
     /**
-     * After a failed handover: the leader as confirmed now (bounded by two RPC timeouts) if it is
-     * not {@code id}; null if it still is, or none is confirmed in that time.
+     * After a failed handover: a leader other than {@code id}, if one is confirmed within two RPC
+     * timeouts ({@link #awaitLeaderOtherThan} on a shorter deadline); null if not.
      */
     private View leaderOtherThanOrNull(String id, long deadline) {
         long shortDeadline = Math.min(deadline, clock.nanoTime() + TimeUnit.MILLISECONDS.toNanos(rpcMillis * 2L));
         try {
-            View v = views.view(shortDeadline);
-            return v.leader().equals(id) ? null : v;
+            return awaitLeaderOtherThan(id, shortDeadline);
         } catch (MembershipException e) {
             return null;
         }

@@ -116,13 +116,7 @@ class LateFounderIntegrationTests {
 
     /** What each node last logged, for a failure message: a missing leader is explained by the nodes' own words. */
     private String lastLogs() throws IOException {
-        StringBuilder b = new StringBuilder();
-        for (int i = 0; i < nodes.length; i++) {
-            if (nodes[i] != null) {
-                b.append("\n--- ").append(ids[i]).append(" last logged:\n").append(nodes[i].tail(40));
-            }
-        }
-        return b.toString();
+        return ServerProcess.lastLogs(ids, nodes, 40);
     }
 
     private void awaitLog(int i, String text, long timeoutMs) throws Exception {

@@ -84,13 +84,7 @@ final class ThreeNodeProcesses {
 
     /** The last {@code lines} lines of each node's log, for a failure message. */
     String lastLogs(int lines) throws IOException {
-        StringBuilder b = new StringBuilder();
-        for (int i = 0; i < 3; i++) {
-            if (nodes[i] != null) {
-                b.append("\n--- ").append(ids[i]).append(" last logged:\n").append(nodes[i].tail(lines));
-            }
-        }
-        return b.toString();
+        return ServerProcess.lastLogs(ids, nodes, lines);
     }
 
     /** Waits until node {@code i} has logged {@code text}; the failure names the node and the wait. */

@@ -117,6 +117,20 @@ public final class ServerProcess implements AutoCloseable {
         return String.join("\n", all.subList(Math.max(0, all.size() - lines), all.size()));
     }
 
+    /**
+     * The last {@code lines} lines of each node's log under its name, for a failure message that
+     * says what each node was doing; {@code null} nodes are skipped.
+     */
+    public static String lastLogs(String[] names, ServerProcess[] nodes, int lines) throws IOException {
+        StringBuilder b = new StringBuilder();
+        for (int i = 0; i < nodes.length; i++) {
+            if (nodes[i] != null) {
+                b.append("\n--- ").append(names[i]).append(" last logged:\n").append(nodes[i].tail(lines));
+            }
+        }
+        return b.toString();
+    }
+
     /** The recovery grace it logged at start, in ms (0 if it logged none, e.g. grace off). */
     public long graceMillis() throws IOException {
         Matcher m = GRACE.matcher(output());
