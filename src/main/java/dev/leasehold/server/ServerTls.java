@@ -9,6 +9,7 @@ import javax.net.ssl.SSLPeerUnverifiedException;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
+import io.netty.buffer.ByteBuf;
 import io.netty.channel.Channel;
 import io.netty.channel.ChannelHandlerContext;
 import io.netty.channel.ChannelInboundHandlerAdapter;
@@ -38,6 +39,7 @@ public final class ServerTls {
 
     static final String HANDLER = "leasehold.tls";
     static final String HANDSHAKE = "leasehold.tls-handshake";
+    static final String FIRST_BYTE = "leasehold.tls-first-byte";
 
     private final AtomicReference<SslContext> context;
     /** Plaintext clients and other failures are rate-limited apart: a flood of one hides no other. */
@@ -56,7 +58,8 @@ public final class ServerTls {
     /** Adds the TLS handler and its handshake watcher in front of everything else. */
     void install(Channel channel) {
         SslHandler ssl = context.get().newHandler(channel.alloc());
-        channel.pipeline().addFirst(HANDLER, ssl).addAfter(HANDLER, HANDSHAKE, new HandshakeWatcher());
+        channel.pipeline().addFirst(HANDLER, ssl).addAfter(HANDLER, HANDSHAKE, new HandshakeWatcher())
+                .addBefore(HANDLER, FIRST_BYTE, new FirstByteCheck());
     }
 
     /** The client's certificate, or null if it sent none (or the channel has no TLS). */
@@ -84,6 +87,37 @@ public final class ServerTls {
             LOG.warn("TLS handshake with {} failed: {}{}; further such failures are logged at DEBUG, and at most "
                     + "once per {} s at WARN", channel.remoteAddress(), why,
                     more > 0 ? " (" + more + " more since the last warning)" : "", WARN_EVERY_SECONDS);
+        }
+    }
+
+    /**
+     * Closes a plaintext client at its first byte. Every TLS record starts with a content type of
+     * 20-23; every Leasehold request starts with an ASCII letter. Left to {@link SslHandler}, a
+     * plaintext frame was read as an SSLv2 header whenever its fifth byte was 2 or 3 (a Ping whose
+     * random nonce has that byte: 1 in 128), and the handler then waited for a 4 KB record until
+     * the handshake timeout, so the client heard nothing instead of a close. SSLv2-style hellos,
+     * the only TLS start outside 20-23, are sent by no client this port serves (JDK, Go, OpenSSL).
+     */
+    private final class FirstByteCheck extends ChannelInboundHandlerAdapter {
+
+        @Override
+        public void channelRead(ChannelHandlerContext ctx, Object msg) {
+            if (msg instanceof ByteBuf b && b.isReadable()) {
+                int first = b.getUnsignedByte(b.readerIndex());
+                if (first < 20 || first > 23) {
+                    b.release();
+                    HandshakeWatcher watcher = ctx.pipeline().get(HandshakeWatcher.class);
+                    if (watcher != null) {
+                        watcher.failed = true; // the close below fails the handshake: one report, this one
+                    }
+                    handshakeFailed(ctx.channel(), new NotSslRecordException(
+                            String.format("first byte 0x%02x starts no TLS record", first)));
+                    ctx.close();
+                    return;
+                }
+                ctx.pipeline().remove(this);
+            }
+            ctx.fireChannelRead(msg);
         }
     }
 
