@@ -32,13 +32,15 @@ class WaitTests {
         assertThatThrownBy(() -> Wait.until("no session left on the server (port 4711)", Duration.ofMillis(150),
                 () -> 102, n -> n == 0))
                 .isInstanceOf(AssertionError.class)
-                .hasMessageMatching("gave up after 0\\.[12]\\d* s waiting for no session left on the server \\(port 4711\\); last seen: 102");
+                .hasMessageMatching("gave up after \\d+\\.\\d+ s waiting for no session left on the server \\(port 4711\\); last seen: 102");
     }
 
     @Test
     void aReadThatThrowsIsNotYetAndItsLastExceptionIsInTheFailure() {
         AtomicInteger reads = new AtomicInteger();
-        assertThatThrownBy(() -> Wait.until("n1's health", Duration.ofMillis(100), () -> {
+        // 1 s, read every 10 ms: with 100 ms, a cold JVM at load 7 spent the whole wait on the first
+        // read (its lambda and exception classes loading) and never read again (campaign run 43).
+        assertThatThrownBy(() -> Wait.until("n1's health", Duration.ofSeconds(1), Duration.ofMillis(10), () -> {
             throw new IOException("connection refused #" + reads.incrementAndGet());
         }, s -> true))
                 .hasMessageStartingWith("gave up after ")
@@ -92,7 +94,8 @@ class WaitTests {
         AtomicInteger reads = new AtomicInteger();
         assertThatThrownBy(() -> Wait.until("never", Duration.ofMillis(450), Duration.ofMillis(200),
                 reads::incrementAndGet, n -> false)).isInstanceOf(AssertionError.class);
-        assertThat(reads.get()).isBetween(2, 4); // at 0, 200, 400 ms and the deadline (a slow machine reads fewer)
+        // at 0, 200, 400 ms and the deadline; a stalled machine reads fewer (a first read can outlast the wait)
+        assertThat(reads.get()).isBetween(1, 4);
     }
 
     @Test
