@@ -20,7 +20,20 @@ import dev.leasehold.client.Ticket;
  * caller's deadline, or an error, with the outcome mapping of {@link LeaseholdLock}'s class doc.
  * TimedOut waits again at the queue's tail; Busy and Indeterminate back off (100 ms doubling to
  * 1 s); Unavailable ends a bounded wait at once and an unbounded one after the registry's
- * unavailable-timeout. Stateless between calls: one per lock object.
+ * unavailable-timeout. One per lock object.
+ *
+ * <h2>A timed-out request keeps its place for the next call</h2>
+ * The wire wait is whole seconds and there is no cancel on the wire, so a {@code tryLock(200 ms)}
+ * leaves its Acquire waiting on the server for up to a second after it returned false. Sent anew
+ * by each call, a loop of such calls (as {@code LockRegistryLeaderInitiator} makes every heart
+ * beat) kept a trail of stale waiters ahead of its live one: a release handed the key down that
+ * trail, each grant coming back to a call that had gone and released at once, and by the end of
+ * it the live request could have given up too, letting a later waiter (a yielding leader coming
+ * back 50 ms later) take the key ahead of it. So the request of a call that timed out is
+ * <em>parked</em>: the next timed call on this lock with the same lease waits on it instead of
+ * queueing again at the tail, and a grant that comes while no call waits on it is released at
+ * once, as before. At most one request is parked (the oldest, which stands first in the queue);
+ * an interrupted call's request is cancelled, never parked.
  */
 final class AcquireAttempts {
 
@@ -32,6 +45,20 @@ final class AcquireAttempts {
     private final LeaseholdLockRegistry registry;
     private final String lockKey;
     private final String serverKey;
+    private final Object parking = new Object();
+    private Request parked; // guarded by parking
+
+    /** One Acquire on the wire, and whether a call is waiting on its outcome. */
+    private static final class Request {
+        final CompletableFuture<AcquireOutcome> outcome;
+        final int lease;
+        boolean awaited = true; // guarded by parking
+
+        Request(CompletableFuture<AcquireOutcome> outcome, int lease) {
+            this.outcome = outcome;
+            this.lease = lease;
+        }
+    }
 
     AcquireAttempts(LeaseholdLockRegistry registry, String lockKey, String serverKey) {
         this.registry = registry;
@@ -58,10 +85,13 @@ final class AcquireAttempts {
             }
             int waitSeconds = forever ? LeaseholdClient.MAX_WAIT_SECONDS
                     : (int) Math.min(LeaseholdClient.MAX_WAIT_SECONDS, (Math.max(0, left) + SECOND - 1) / SECOND);
-            CompletableFuture<AcquireOutcome> f = registry.acquireAsync(serverKey, waitSeconds, lease);
+            Request r = waitSeconds == 0 ? null : adoptParked(lease);
+            if (r == null) {
+                r = send(waitSeconds, lease);
+            }
             // A wait-0 attempt is bounded by the client (transport deadline); a longer one is cut
             // at the caller's deadline, because the wire wait is rounded up to whole seconds.
-            AcquireOutcome o = await(f, forever || waitSeconds == 0 ? FOREVER : deadline - registry.nanoTime(),
+            AcquireOutcome o = await(r, forever || waitSeconds == 0 ? FOREVER : deadline - registry.nanoTime(),
                     interruptible, forever);
             if (o == null) {
                 return null; // the caller's time ran out first
@@ -111,8 +141,9 @@ final class AcquireAttempts {
      *        its queue until the call's deadline (up to 255 s), so every unavailable-timeout look
      *        whether any server answers at all, and give up if none does
      */
-    private AcquireOutcome await(CompletableFuture<AcquireOutcome> f, long timeoutNanos, boolean interruptible,
-            boolean watchLiveness) throws InterruptedException {
+    private AcquireOutcome await(Request r, long timeoutNanos, boolean interruptible, boolean watchLiveness)
+            throws InterruptedException {
+        CompletableFuture<AcquireOutcome> f = r.outcome;
         long slice = watchLiveness ? registry.unavailableTimeout().toNanos() : timeoutNanos;
         while (true) {
             try {
@@ -129,7 +160,7 @@ final class AcquireAttempts {
                     throw new CannotAcquireLockException("Leasehold unavailable for " + lockKey + " during "
                             + registry.unavailableTimeout() + ": no Pong");
                 }
-                if (cancel(f)) {
+                if (park(r)) {
                     return null;
                 }
                 // completed meanwhile: take that outcome
@@ -138,6 +169,60 @@ final class AcquireAttempts {
             } catch (ExecutionException e) {
                 return new AcquireOutcome.Indeterminate(String.valueOf(e.getCause()));
             }
+        }
+    }
+
+    /** Sends an Acquire; an outcome that comes while no call waits on it is let go ({@link #settled}). */
+    private Request send(int waitSeconds, int lease) {
+        Request r = new Request(registry.acquireAsync(serverKey, waitSeconds, lease), lease);
+        r.outcome.whenComplete((o, e) -> settled(r, o));
+        return r;
+    }
+
+    /** The parked request, now awaited by the calling thread; null if none fits. */
+    private Request adoptParked(int lease) {
+        synchronized (parking) {
+            Request r = parked;
+            if (r == null || r.lease != lease || r.outcome.isDone()) {
+                return null; // a done one is settled (its grant released) by its own callback
+            }
+            parked = null;
+            r.awaited = true;
+            return r;
+        }
+    }
+
+    /**
+     * Parks a request whose caller's time ran out (see the class doc); false if it completed
+     * meanwhile, for the caller to take. A second request is not parked but cancelled: the parked
+     * one came first and stands ahead of it in the queue.
+     */
+    private boolean park(Request r) {
+        synchronized (parking) {
+            if (r.outcome.isDone()) {
+                return false;
+            }
+            if (parked == null) {
+                r.awaited = false;
+                parked = r;
+                return true;
+            }
+        }
+        return cancel(r.outcome);
+    }
+
+    /** On every outcome: one that no call waits on any more ends here, a grant released. */
+    private void settled(Request r, AcquireOutcome o) {
+        synchronized (parking) {
+            if (r.awaited) {
+                return; // its call takes the outcome (or cancelled it, and handles a grant)
+            }
+            if (parked == r) {
+                parked = null;
+            }
+        }
+        if (o instanceof AcquireOutcome.Acquired a) {
+            a.ticket().releaseAsync();
         }
     }
 

@@ -494,6 +494,49 @@ class LeaseholdLockRegistryIntegrationTests {
         assertThat(order).containsExactly(names);
     }
 
+    /**
+     * A loop of short tryLocks keeps one place in the server's queue. Each call's Acquire waits a
+     * whole second on the server (the wire wait's unit) and outlives the call; sent anew by each
+     * call, they stood five deep ahead of the live one, a release handed the key down that trail
+     * of calls already gone, and a later waiter could come in ahead of the live one (how a
+     * LockRegistryLeaderInitiator's yield once failed to hand over, in the flakiness campaign).
+     * Now the next call waits on the request the last one left, and a grant that comes when no
+     * call waits is released at once.
+     */
+    @Test
+    void aLoopOfShortTryLocksKeepsOnePlaceInTheQueue() throws Exception {
+        String serverKey = "si/" + registryKey + "/poll";
+        AcquireOutcome held = probe.acquire(serverKey, 0, 30);
+        assertThat(held).isInstanceOf(AcquireOutcome.Acquired.class);
+        // The count is the server's, over all keys: start from none (see fifoAcrossTwoRegistries).
+        Wait.until("no waiter left on the server from an earlier test (port " + server.port() + ")",
+                Duration.ofSeconds(30), server::waiters, n -> n == 0);
+        LeaseholdLock poller = otherRegistry().obtain("poll");
+        Future<Integer> polling = executor.submit(() -> {
+            for (int i = 1; i <= 12; i++) { // 12 x 200 ms: past two whole-second wire waits
+                if (poller.tryLock(200, TimeUnit.MILLISECONDS)) {
+                    return i;
+                }
+            }
+            return 0;
+        });
+        long most = 0;
+        int scrapes = 0;
+        while (!polling.isDone()) {
+            most = Math.max(most, server.waiters());
+            scrapes++;
+            Thread.sleep(20); // sampling the server's queue while the loop runs, bounded by the loop
+        }
+        assertThat(polling.get()).as("calls until a grant (0: none, the key is held)").isZero();
+        assertThat(most).as("the poller's waiters on the server at once, most seen over %d scrapes", scrapes)
+                .isLessThanOrEqualTo(1);
+        // The last call's request may still wait on the server: granted now, it is released at once.
+        ((AcquireOutcome.Acquired) held).ticket().release();
+        AcquireOutcome next = probe.acquire(serverKey, 3, 1);
+        assertThat(next).as("the key, free within 3 s of the release").isInstanceOf(AcquireOutcome.Acquired.class);
+        ((AcquireOutcome.Acquired) next).ticket().release();
+    }
+
     @Test
     void aLostLeaseFiresTheListenerAndTheEventAndUnlockThrows() throws Exception {
         LeaseholdLockRegistry registry = registry();

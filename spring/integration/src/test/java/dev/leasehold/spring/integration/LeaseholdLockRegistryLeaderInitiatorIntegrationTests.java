@@ -117,7 +117,8 @@ class LeaseholdLockRegistryLeaderInitiatorIntegrationTests {
 
         // yield: node1 unlocks, node2 (queued on the server) is granted
         initiator1.getContext().yield();
-        Wait.until("node2 to lead once node1 yields", Duration.ofSeconds(10), () -> node2, n -> n.leader);
+        Wait.until("node2 to lead once node1 yields", Duration.ofSeconds(10), () -> node1 + "; " + node2,
+                seen -> node2.leader);
         assertThat(node1.revoked.get()).isEqualTo(1);
 
         // node2's lease is ended behind its back (an operator releases the token): its next
