@@ -22,8 +22,8 @@ import org.junit.jupiter.api.io.TempDir;
 import dev.leasehold.testing.Actuator;
 import dev.leasehold.testing.FaultRun;
 import dev.leasehold.testing.PartitionNet;
+import dev.leasehold.testing.Replication;
 import dev.leasehold.testing.ServerProcess;
-import dev.leasehold.testing.support.Wait;
 
 /**
  * Network partitions on three real server processes, each in its own network namespace
@@ -150,7 +150,8 @@ class PartitionFaultIntegrationTests {
                 // clock round) may still be replaying what it missed; killing the leader then left it
                 // processing the dead leader's queued appends for seconds, each one renewing that leader
                 // for it, so it refused the new candidate's vote (a 65 s stall in the campaign at load 27).
-                awaitCaughtUp(l, round);
+                Replication.awaitEveryNodeApplied(ids, nodes, i -> new Actuator(net.address(i), HTTP_PORT), l,
+                        Duration.ofSeconds(120), "before round " + round);
                 if (kind.equals("re-isolate")) {
                     l = isolateAndHeal(l, load, history, round, stalls);
                     assertThat(l).as("a leader after the first cut of round %d", round).isNotNegative();
@@ -356,31 +357,6 @@ class PartitionFaultIntegrationTests {
         Collections.sort(all);
         return String.format("n=%d p50 %d p99 %d max %d", all.size(), all.get(all.size() / 2),
                 all.get((int) Math.ceil(all.size() * 0.99) - 1), all.get(all.size() - 1));
-    }
-
-    /**
-     * Waits until every running node has applied the leader's commit index, read from each node's
-     * health details over its namespace address. Bounded: a node that cannot catch up in 120 s fails
-     * the test with the indexes seen and the nodes' last log lines.
-     */
-    private void awaitCaughtUp(int leader, int round) throws Exception {
-        long commit = health(leader).<Number>json("components.cluster.details.commitIndex").longValue();
-        long start = System.nanoTime();
-        for (int i = 0; i < 3; i++) {
-            int node = i;
-            try {
-                Wait.until("n" + (i + 1) + " to apply index " + commit + " (n" + (leader + 1) + "'s commit index) before round "
-                        + round, Duration.ofSeconds(120).minusNanos(System.nanoTime() - start), Duration.ofMillis(100),
-                        () -> health(node).<Number>json("components.cluster.details.appliedIndex").longValue(),
-                        applied -> applied >= commit);
-            } catch (AssertionError e) {
-                throw new AssertionError(e.getMessage() + "\n" + ServerProcess.lastLogs(ids, nodes, 30), e);
-            }
-        }
-    }
-
-    private Actuator.Response health(int i) {
-        return new Actuator(net.address(i), HTTP_PORT).get("/actuator/health");
     }
 
     private void awaitLog(int i, String text, long timeoutMs) throws Exception {

@@ -8,6 +8,7 @@ import java.util.Map;
 
 import dev.leasehold.cluster.ClusterWire.Conn;
 import dev.leasehold.testing.Actuator;
+import dev.leasehold.testing.Replication;
 import dev.leasehold.testing.ServerProcess;
 import dev.leasehold.testing.TestPki;
 import dev.leasehold.testing.support.Ports;
@@ -110,31 +111,10 @@ final class TlsCluster implements AutoCloseable {
         }
     }
 
-    /**
-     * Waits until every live node has applied what {@code leader} has committed. A node that
-     * started late has an empty log until the leader reaches it, and Ratis (RATIS-1995) does not
-     * count an empty-log node's vote for a candidate that has commits: killing the leader before
-     * then leaves the other two unable to elect, whatever the transport.
-     */
+    /** {@link Replication#awaitEveryNodeApplied}: before a test kills or restarts its leader. */
     void awaitReplicated(int leader, long timeoutMs) throws Exception {
-        long commit = new Actuator(httpPorts[leader]).get("/actuator/health")
-                .<Number>json("components.cluster.details.commitIndex").longValue();
-        Duration atMost = Duration.ofMillis(timeoutMs);
-        long start = System.nanoTime();
-        for (int i = 0; i < 3; i++) {
-            int node = i;
-            try {
-                // Polling another process; the deadline is shared by the three nodes.
-                Wait.until(IDS[i] + " (HTTP port " + httpPorts[i] + ") to apply index " + commit + " (" + IDS[leader]
-                                + "'s commit index)", atMost.minusNanos(System.nanoTime() - start), Duration.ofMillis(50),
-                        () -> nodes[node] == null || !nodes[node].isAlive() ? Long.MAX_VALUE
-                                : new Actuator(httpPorts[node]).get("/actuator/health")
-                                        .<Number>json("components.cluster.details.appliedIndex").longValue(),
-                        applied -> applied >= commit);
-            } catch (AssertionError e) {
-                throw new AssertionError(e.getMessage() + " (applied index)\n" + logs(), e);
-            }
-        }
+        Replication.awaitEveryNodeApplied(IDS, nodes, i -> new Actuator(httpPorts[i]), leader,
+                Duration.ofMillis(timeoutMs), "");
     }
 
     void awaitLog(int i, String text, long timeoutMs) throws Exception {

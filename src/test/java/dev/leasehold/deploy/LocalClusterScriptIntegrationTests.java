@@ -3,8 +3,6 @@ package dev.leasehold.deploy;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import java.io.IOException;
-import java.net.InetAddress;
-import java.net.ServerSocket;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -14,6 +12,7 @@ import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 
 import dev.leasehold.testing.TestServer;
+import dev.leasehold.testing.support.Ports;
 
 /**
  * {@code bin/leasehold-cluster} as docs/cluster.md uses it: {@code start} returns once a leader
@@ -67,29 +66,10 @@ class LocalClusterScriptIntegrationTests {
         }
     }
 
-    /** A base port whose 15 ports (protocol, HTTP, Raft of three nodes) are free now. */
-    private static int freeBase() throws IOException {
-        for (int attempt = 0; attempt < 50; attempt++) {
-            int candidate = 20_000 + (int) (Math.random() * 30_000);
-            boolean free = true;
-            for (int p = candidate; p < candidate + 15 && free; p++) {
-                try (ServerSocket s = new ServerSocket(p, 1, InetAddress.getLoopbackAddress())) {
-                    s.setReuseAddress(true);
-                } catch (IOException taken) {
-                    free = false;
-                }
-            }
-            if (free) {
-                return candidate;
-            }
-        }
-        throw new IOException("no free range of 15 ports found");
-    }
-
     @Test
     void startWaitsForALeaderAndTheClusterCommandsWorkOnItAtOnce() throws Exception {
         dir = Files.createTempDirectory("leasehold-cluster-script");
-        base = freeBase();
+        base = Ports.freeRange(15); // protocol, HTTP and Raft ports of three nodes, below the ephemeral range
         Result start = run(300, "bin/leasehold-cluster", "start", dir.toString());
         assertThat(start.code()).as(start.out()).isZero();
         assertThat(start.out()).contains("waiting for a leader").containsPattern("n[123] is the leader and serves");

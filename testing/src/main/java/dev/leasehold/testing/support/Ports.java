@@ -49,6 +49,28 @@ public final class Ports {
         throw new IllegalStateException("no free loopback port in " + LOW + "-" + (HIGH - 1));
     }
 
+    /**
+     * The first of {@code count} consecutive loopback ports that are all free now, for a script
+     * that numbers its servers' ports up from one base.
+     */
+    public static synchronized int freeRange(int count) {
+        if (count < 1 || count > HIGH - LOW) {
+            throw new IllegalArgumentException("count " + count + " outside 1-" + (HIGH - LOW));
+        }
+        for (int tries = 0; tries < HIGH - LOW; tries++) {
+            int base = next + count <= HIGH ? next : LOW;
+            int port = base;
+            while (port < base + count && bindable(port)) {
+                port++;
+            }
+            next = port + 1 >= HIGH ? LOW : port + 1; // past the range handed out, or past the taken port
+            if (port == base + count) {
+                return base;
+            }
+        }
+        throw new IllegalStateException("no " + count + " consecutive free loopback ports in " + LOW + "-" + (HIGH - 1));
+    }
+
     private static boolean bindable(int port) {
         try (ServerSocket s = new ServerSocket()) {
             // No SO_REUSEADDR: a port with connections in TIME_WAIT is skipped, as a server
