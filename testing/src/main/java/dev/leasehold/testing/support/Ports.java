@@ -37,16 +37,8 @@ public final class Ports {
     }
 
     /** A loopback port that is free now and that no connect() will take before a server binds it. */
-    public static synchronized int free() {
-        int span = HIGH - LOW;
-        for (int tries = 0; tries < span; tries++) {
-            int port = next;
-            next = next + 1 >= HIGH ? LOW : next + 1;
-            if (bindable(port)) {
-                return port;
-            }
-        }
-        throw new IllegalStateException("no free loopback port in " + LOW + "-" + (HIGH - 1));
+    public static int free() {
+        return freeRange(1);
     }
 
     /**
@@ -63,12 +55,14 @@ public final class Ports {
             while (port < base + count && bindable(port)) {
                 port++;
             }
-            next = port + 1 >= HIGH ? LOW : port + 1; // past the range handed out, or past the taken port
-            if (port == base + count) {
+            boolean whole = port == base + count;
+            int after = whole ? port : port + 1; // past the range handed out, or past the taken port
+            next = after >= HIGH ? LOW : after;
+            if (whole) {
                 return base;
             }
         }
-        throw new IllegalStateException("no " + count + " consecutive free loopback ports in " + LOW + "-" + (HIGH - 1));
+        throw new IllegalStateException("no " + count + " consecutive free loopback port(s) in " + LOW + "-" + (HIGH - 1));
     }
 
     private static boolean bindable(int port) {
