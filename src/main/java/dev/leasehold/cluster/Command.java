@@ -1,11 +1,13 @@
 package dev.leasehold.cluster;
 
+import dev.leasehold.protocol.HoldMode;
+
 /**
  * A lock decision, as it travels through the Raft log (one entry holds a batch: see
  * {@link CommandCodec}). Every dispatcher switches over its {@link #kind()} with no default, so
  * a new kind does not compile until each one handles it.
  */
-public sealed interface Command permits Command.Grant, Command.SharedGrant, Command.Release, Command.Extend, Command.Expire, Command.Check {
+public sealed interface Command permits Command.Grant, Command.Release, Command.Extend, Command.Expire, Command.Check {
 
     Kind kind();
 
@@ -14,11 +16,13 @@ public sealed interface Command permits Command.Grant, Command.SharedGrant, Comm
     /** The grant the command is about: the one it creates, releases, extends, expires or checks. */
     long token();
 
-    /** The kinds of command; each owns its byte in the log format, as {@code RequestType} owns its wire byte. */
+    /**
+     * The kinds of command; each owns its byte in the log format, as {@code RequestType} owns its
+     * wire byte. A grant in a shared mode is written with {@link CommandCodec#SHARED_GRANT_OP}
+     * instead, and its limit.
+     */
     enum Kind {
         GRANT('G'),
-        /** A shared grant (PROTOCOL.md section 13): its row also carries the key's limit. */
-        SHARED_GRANT('S'),
         RELEASE('R'),
         EXTEND('E'),
         EXPIRE('X'),
@@ -49,24 +53,21 @@ public sealed interface Command permits Command.Grant, Command.SharedGrant, Comm
         }
     }
 
-    /** {@code token} granted on {@code key} for {@code leaseSeconds} (an Acquire or a hand-off). */
-    record Grant(byte[] key, long token, int leaseSeconds) implements Command {
+    /**
+     * {@code token} granted on {@code key} for {@code leaseSeconds}, holding it in {@code mode}
+     * (an acquire, or a waiter granted from the queue; PROTOCOL.md sections 3 and 13). Release,
+     * Extend, Expire and Check of any grant are the commands below, by its token.
+     */
+    record Grant(byte[] key, long token, int leaseSeconds, HoldMode mode) implements Command {
+
+        /** An exclusive grant. */
+        public Grant(byte[] key, long token, int leaseSeconds) {
+            this(key, token, leaseSeconds, HoldMode.EXCLUSIVE);
+        }
+
         @Override
         public Kind kind() {
             return Kind.GRANT;
-        }
-    }
-
-    /**
-     * Shared {@code token} granted on {@code key} for {@code leaseSeconds} (an {@code S}, or a
-     * shared waiter granted from the queue), under the key's {@code limit} (PROTOCOL.md section
-     * 13: 0 = a read lock, N = a semaphore of N permits). Release, Extend, Expire and Check of a
-     * shared grant are the commands above and below, by its token.
-     */
-    record SharedGrant(byte[] key, long token, int leaseSeconds, int limit) implements Command {
-        @Override
-        public Kind kind() {
-            return Kind.SHARED_GRANT;
         }
     }
 

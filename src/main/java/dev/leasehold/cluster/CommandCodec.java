@@ -15,12 +15,12 @@ import dev.leasehold.cluster.Command.Extend;
 import dev.leasehold.cluster.Command.Grant;
 import dev.leasehold.cluster.Command.Kind;
 import dev.leasehold.cluster.Command.Release;
-import dev.leasehold.cluster.Command.SharedGrant;
+import dev.leasehold.protocol.HoldMode;
 
 /**
  * The binary form of a batch of commands, one Raft log entry: a format byte, the command count,
  * then per command an op byte ({@code G S R E X C}), the token (8 bytes), the lease (1 byte, 0
- * where unused), for a shared grant ({@code S}) only the key's limit (2 bytes), the key length
+ * where unused), for a grant in a shared mode ({@code S}) only its limit (2 bytes), the key length
  * (2 bytes) and the key. An Expire's lease byte is its lock-delay in seconds (PROTOCOL.md section
  * 12; 0 before lock-delay existed). Durations only, never clock values (section 10).
  *
@@ -35,6 +35,11 @@ final class CommandCodec {
     static final byte VERSION = 1;
     /** Lock commands with at least one shared grant (PROTOCOL.md 13.9). */
     static final byte SHARED_VERSION = 3;
+    /**
+     * The op byte of a {@link Grant} in a shared mode: an exclusive grant is written {@code G}
+     * ({@link Kind#GRANT}), a shared one {@code S} with its limit, as since format 3.
+     */
+    static final byte SHARED_GRANT_OP = 'S';
 
     private CommandCodec() {
     }
@@ -46,16 +51,17 @@ final class CommandCodec {
 
     static byte[] encode(List<Command> batch) {
         ByteArrayOutputStream bytes = new ByteArrayOutputStream(16 + batch.size() * 40);
-        boolean shared = batch.stream().anyMatch(c -> c.kind() == Kind.SHARED_GRANT);
+        boolean shared = batch.stream().anyMatch(CommandCodec::isSharedGrant);
         try (DataOutputStream out = new DataOutputStream(bytes)) {
             out.writeByte(shared ? SHARED_VERSION : VERSION);
             out.writeInt(batch.size());
             for (Command c : batch) {
-                out.writeByte(c.kind().op());
+                boolean sharedGrant = isSharedGrant(c);
+                out.writeByte(sharedGrant ? SHARED_GRANT_OP : c.kind().op());
                 out.writeLong(c.token());
                 out.writeByte(leaseByte(c));
-                if (c instanceof SharedGrant s) {
-                    out.writeShort(s.limit());
+                if (sharedGrant) {
+                    out.writeShort(((Grant) c).mode().limit());
                 }
                 out.writeShort(c.key().length);
                 out.write(c.key());
@@ -66,11 +72,14 @@ final class CommandCodec {
         return bytes.toByteArray();
     }
 
+    private static boolean isSharedGrant(Command c) {
+        return c instanceof Grant g && g.mode().isShared();
+    }
+
     /** The lease byte of {@code command}'s row; no default, so a new kind must say what it carries there. */
     private static int leaseByte(Command command) {
         return switch (command.kind()) {
             case GRANT -> ((Grant) command).leaseSeconds();
-            case SHARED_GRANT -> ((SharedGrant) command).leaseSeconds();
             case EXTEND -> ((Extend) command).leaseSeconds();
             case EXPIRE -> ((Expire) command).delaySeconds(); // 0 in entries of earlier versions
             case RELEASE, CHECK -> 0;
@@ -89,16 +98,16 @@ final class CommandCodec {
                 int op = in.readUnsignedByte();
                 long token = in.readLong();
                 int lease = in.readUnsignedByte();
-                Kind kind = Kind.fromByte(op);
-                if (kind == null || (kind == Kind.SHARED_GRANT && version != SHARED_VERSION)) {
+                boolean sharedGrant = op == SHARED_GRANT_OP && version == SHARED_VERSION;
+                Kind kind = sharedGrant ? Kind.GRANT : Kind.fromByte(op);
+                if (kind == null) {
                     throw new IllegalArgumentException("unknown command " + op + " in log entry format " + version);
                 }
-                int limit = kind == Kind.SHARED_GRANT ? in.readUnsignedShort() : 0;
+                HoldMode mode = sharedGrant ? HoldMode.ofLimit(in.readUnsignedShort()) : HoldMode.EXCLUSIVE;
                 byte[] key = new byte[in.readUnsignedShort()];
                 in.readFully(key);
                 out.add(switch (kind) {
-                    case GRANT -> new Grant(key, token, lease);
-                    case SHARED_GRANT -> new SharedGrant(key, token, lease, limit);
+                    case GRANT -> new Grant(key, token, lease, mode);
                     case RELEASE -> new Release(key, token);
                     case EXTEND -> new Extend(key, token, lease);
                     case EXPIRE -> new Expire(key, token, lease);

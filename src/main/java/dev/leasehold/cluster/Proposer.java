@@ -22,7 +22,7 @@ import dev.leasehold.cluster.Command.Expire;
 import dev.leasehold.cluster.Command.Extend;
 import dev.leasehold.cluster.Command.Grant;
 import dev.leasehold.cluster.Command.Release;
-import dev.leasehold.cluster.Command.SharedGrant;
+import dev.leasehold.protocol.HoldMode;
 import dev.leasehold.registry.TokenSource;
 import dev.leasehold.server.ServingGate;
 
@@ -181,13 +181,8 @@ final class Proposer implements DecisionLog, TokenSource {
     // ------------------------------------------------------------------ DecisionLog
 
     @Override
-    public void granted(byte[] key, long token, int leaseSeconds) {
-        append(new Grant(key, token, leaseSeconds));
-    }
-
-    @Override
-    public void sharedGranted(byte[] key, long token, int leaseSeconds, int limit) {
-        append(new SharedGrant(key, token, leaseSeconds, limit));
+    public void granted(byte[] key, long token, int leaseSeconds, HoldMode mode) {
+        append(new Grant(key, token, leaseSeconds, mode));
     }
 
     @Override

@@ -12,7 +12,7 @@ import java.util.Map;
 import dev.leasehold.cluster.Command.Expire;
 import dev.leasehold.cluster.Command.Extend;
 import dev.leasehold.cluster.Command.Grant;
-import dev.leasehold.cluster.Command.SharedGrant;
+import dev.leasehold.protocol.HoldMode;
 import dev.leasehold.registry.HeldGrant;
 
 /**
@@ -51,8 +51,9 @@ public final class ReplicatedTable {
     }
 
     /**
-     * One shared slot: active grant {@code token} (its longest lease {@code maxLeaseSeconds}), or,
-     * with {@code token} 0, in lock-delay after {@code delayedToken} for {@code delaySeconds}.
+     * One hold: the active grant {@code token} (its longest lease {@code maxLeaseSeconds}), or,
+     * with {@code token} 0, a place kept by the lock-delay after {@code delayedToken}'s lease ran
+     * out, for {@code delaySeconds} (a duration only: the leader times it).
      */
     private static final class Slot {
         long token;
@@ -60,39 +61,41 @@ public final class ReplicatedTable {
         long delayedToken;
         int delaySeconds;
 
+        static Slot active(long token, int maxLeaseSeconds) {
+            Slot s = new Slot();
+            s.token = token;
+            s.maxLeaseSeconds = maxLeaseSeconds;
+            return s;
+        }
+
+        static Slot delayed(long delayedToken, int delaySeconds) {
+            Slot s = new Slot();
+            s.delayedToken = delayedToken;
+            s.delaySeconds = delaySeconds;
+            return s;
+        }
+
         HeldGrant.Slot view() {
             return new HeldGrant.Slot(token, maxLeaseSeconds, delayedToken, delaySeconds);
         }
     }
 
     /**
-     * One key's replicated state. Exclusive: held by {@code token} (its longest lease
-     * {@code maxLeaseSeconds}), or, with {@code token} 0, in lock-delay after the expiry of
-     * {@code delayedToken} for {@code delaySeconds}. Shared: no token and no delay, the key's
-     * {@code sharedLimit} and one or more {@code slots}. A key with none of these is not in the table.
+     * One key's replicated state: the {@link HoldMode} of its holds and the holds, one for an
+     * exclusive key, one or more for a shared one (all of a key's holds share one mode, 13.2).
+     * A key with no hold is not in the table.
      */
     private static final class Row {
         final byte[] key;
-        long token;
-        int maxLeaseSeconds;
-        long delayedToken;
-        int delaySeconds;
-        int sharedLimit = HeldGrant.NO_LIMIT;
+        HoldMode mode;
         final List<Slot> slots = new ArrayList<>(1);
 
-        Row(byte[] key) {
+        Row(byte[] key, HoldMode mode) {
             this.key = key;
+            this.mode = mode;
         }
 
-        boolean holds(long t) {
-            return t != 0 && token == t;
-        }
-
-        boolean isEmpty() {
-            return token == 0 && delayedToken == 0 && slots.isEmpty();
-        }
-
-        /** The active shared slot of {@code t}, or null. */
+        /** The active hold of {@code t}, or null. */
         Slot active(long t) {
             for (Slot s : slots) {
                 if (t != 0 && s.token == t) {
@@ -102,7 +105,7 @@ public final class ReplicatedTable {
             return null;
         }
 
-        /** The shared slot in lock-delay after {@code t}, or null. */
+        /** The hold in lock-delay after {@code t}, or null. */
         Slot delayed(long t) {
             for (Slot s : slots) {
                 if (t != 0 && s.delayedToken == t) {
@@ -112,18 +115,18 @@ public final class ReplicatedTable {
             return null;
         }
 
-        void remove(Slot s) {
-            slots.remove(s);
-            if (slots.isEmpty()) {
-                sharedLimit = HeldGrant.NO_LIMIT; // one limit per key only while a slot uses it (13.2)
+        /** True if no hold is an active grant: only lock-delays are left. */
+        boolean onlyDelays() {
+            for (Slot s : slots) {
+                if (s.token != 0) {
+                    return false;
+                }
             }
+            return true;
         }
 
         HeldGrant view() {
-            if (!slots.isEmpty()) {
-                return HeldGrant.shared(key, sharedLimit, slots.stream().map(Slot::view).toList());
-            }
-            return new HeldGrant(key, token, maxLeaseSeconds, delayedToken, delaySeconds);
+            return new HeldGrant(key, mode, slots.stream().map(Slot::view).toList());
         }
     }
 
@@ -150,7 +153,6 @@ public final class ReplicatedTable {
         Row row = rows.get(key);
         return switch (command.kind()) {
             case GRANT -> grant(key, row, (Grant) command);
-            case SHARED_GRANT -> sharedGrant(key, row, (SharedGrant) command);
             case RELEASE -> release(key, row, command.token());
             case EXTEND -> extend(row, (Extend) command);
             case EXPIRE -> expire(key, row, (Expire) command);
@@ -162,17 +164,33 @@ public final class ReplicatedTable {
         // Tokens are issued by the leader from counter() upwards on several lanes at once, so
         // grants on different keys may reach the log slightly out of token order; the leader
         // never issues a token twice, and a new leader starts above counter().
-        if ((row != null && (row.token != 0 || !row.slots.isEmpty())) || g.token() <= 0) {
+        if (g.token() <= 0 || (row != null && !admits(row, g))) {
             return reject(g.token());
         }
-        Row r = row != null ? row : new Row(g.key());
-        r.delayedToken = 0; // the leader logs the delay's end first; a Grant ends it anyway
-        r.delaySeconds = 0;
-        r.token = g.token();
-        r.maxLeaseSeconds = g.leaseSeconds();
-        rows.putIfAbsent(key, r);
+        Row r = row;
+        if (r == null || !r.mode.isShared()) {
+            // New, or an exclusive key in lock-delay: the leader logs the delay's end first, and
+            // a grant ends it anyway.
+            r = new Row(g.key(), g.mode());
+            rows.put(key, r);
+        }
+        r.slots.add(Slot.active(g.token(), g.leaseSeconds()));
         counter = Math.max(counter, g.token());
         return Outcome.GRANTED;
+    }
+
+    /**
+     * Whether {@code row} can take the grant {@code g}: an exclusive key only while it is in
+     * lock-delay (then any grant ends the delay); a shared key only a grant of its own mode, while
+     * a slot is free (a read lock is bounded by the leader's {@code max-shared-holders-per-key},
+     * which the table does not know), with a token it does not use.
+     */
+    private static boolean admits(Row row, Grant g) {
+        if (!row.mode.isShared()) {
+            return row.onlyDelays();
+        }
+        return row.mode.equals(g.mode()) && row.slots.size() < g.mode().slots(Integer.MAX_VALUE)
+                && row.active(g.token()) == null && row.delayed(g.token()) == null;
     }
 
     /**
@@ -186,48 +204,8 @@ public final class ReplicatedTable {
         return Outcome.REJECTED;
     }
 
-    private Outcome sharedGrant(Key key, Row row, SharedGrant g) {
-        if (g.token() <= 0 || g.limit() < 0 || (row != null && !admitsShared(row, g))) {
-            return reject(g.token());
-        }
-        Row r = row != null ? row : new Row(g.key());
-        r.delayedToken = 0; // as for a Grant: the leader logs an exclusive delay's end first
-        r.delaySeconds = 0;
-        r.sharedLimit = g.limit();
-        Slot s = new Slot();
-        s.token = g.token();
-        s.maxLeaseSeconds = g.leaseSeconds();
-        r.slots.add(s);
-        rows.putIfAbsent(key, r);
-        counter = Math.max(counter, g.token());
-        return Outcome.GRANTED;
-    }
-
-    /**
-     * Whether {@code row} can take the shared grant {@code g}: not held exclusive, the same limit
-     * as its slots, a free slot (limit 0, a read lock, is bounded by the leader's
-     * {@code max-shared-holders-per-key}, which the table does not know), a token it does not use.
-     */
-    private static boolean admitsShared(Row row, SharedGrant g) {
-        if (row.token != 0) {
-            return false;
-        }
-        if (row.slots.isEmpty()) {
-            return true;
-        }
-        return row.sharedLimit == g.limit() && (g.limit() == 0 || row.slots.size() < g.limit())
-                && row.active(g.token()) == null && row.delayed(g.token()) == null;
-    }
-
     private static Outcome extend(Row row, Extend e) {
-        if (row == null) {
-            return Outcome.NOT_HELD;
-        }
-        if (row.holds(e.token())) {
-            row.maxLeaseSeconds = Math.max(row.maxLeaseSeconds, e.leaseSeconds());
-            return Outcome.EXTENDED;
-        }
-        Slot s = row.active(e.token());
+        Slot s = row == null ? null : row.active(e.token());
         if (s == null) {
             return Outcome.NOT_HELD;
         }
@@ -236,19 +214,11 @@ public final class ReplicatedTable {
     }
 
     private Outcome release(Key key, Row row, long token) {
-        if (row == null) {
-            return Outcome.NOT_HELD;
-        }
-        if (row.holds(token)) {
-            rows.remove(key);
-            return Outcome.RELEASED;
-        }
-        Slot s = row.active(token);
+        Slot s = row == null ? null : row.active(token);
         if (s == null) {
             return Outcome.NOT_HELD;
         }
-        row.remove(s);
-        removeIfEmpty(key, row);
+        remove(key, row, s);
         return Outcome.RELEASED;
     }
 
@@ -257,47 +227,31 @@ public final class ReplicatedTable {
         if (row == null || token == 0) {
             return Outcome.NOT_HELD;
         }
-        if (row.holds(token)) {
-            if (x.delaySeconds() > 0) {
-                // A duration only: the leader times it.
-                row.token = 0;
-                row.maxLeaseSeconds = 0; // no grant: nothing for a new leader to run again
-                row.delayedToken = token;
-                row.delaySeconds = x.delaySeconds();
-            } else {
-                rows.remove(key);
-            }
-            return Outcome.EXPIRED;
-        }
-        if (row.delayedToken == token && x.delaySeconds() == 0) {
-            rows.remove(key);
-            return Outcome.DELAY_ENDED;
-        }
         Slot active = row.active(token);
         if (active != null) {
             if (x.delaySeconds() > 0) {
-                active.token = 0; // the slot stays taken for the delay (13.5)
-                active.maxLeaseSeconds = 0;
+                // The place stays taken for the delay (sections 12 and 13.5), a duration only.
+                active.token = 0;
+                active.maxLeaseSeconds = 0; // no grant: nothing for a new leader to run again
                 active.delayedToken = token;
                 active.delaySeconds = x.delaySeconds();
             } else {
-                row.remove(active);
-                removeIfEmpty(key, row);
+                remove(key, row, active);
             }
             return Outcome.EXPIRED;
         }
         Slot delayed = row.delayed(token);
         if (delayed != null && x.delaySeconds() == 0) {
-            row.remove(delayed);
-            removeIfEmpty(key, row);
+            remove(key, row, delayed);
             return Outcome.DELAY_ENDED;
         }
         return Outcome.NOT_HELD;
     }
 
-    private void removeIfEmpty(Key key, Row row) {
-        if (row.isEmpty()) {
-            rows.remove(key);
+    private void remove(Key key, Row row, Slot s) {
+        row.slots.remove(s);
+        if (row.slots.isEmpty()) {
+            rows.remove(key); // and with it the key's mode: one limit per key only while a hold uses it (13.2)
         }
     }
 
@@ -320,7 +274,9 @@ public final class ReplicatedTable {
     public int sharedSlots() {
         int n = 0;
         for (Row r : rows.values()) {
-            n += r.slots.size();
+            if (r.mode.isShared()) {
+                n += r.slots.size();
+            }
         }
         return n;
     }
@@ -334,15 +290,22 @@ public final class ReplicatedTable {
         return out;
     }
 
-    /** The snapshot format {@link #writeTo} writes: 2 added lock-delay to each row, 3 shared slots. */
-    static final int SNAPSHOT_FORMAT = 3;
+    /**
+     * The snapshot format {@link #writeTo} writes: 2 added lock-delay to each row, 3 shared slots,
+     * 4 one shape for every row (a mode and its holds).
+     */
+    static final int SNAPSHOT_FORMAT = 4;
+
+    /** A row's mode in format 4: its kind's byte, then the permits (u16, 0 unless a semaphore). */
+    private static final byte EXCLUSIVE = 'X';
+    private static final byte READ = 'R';
+    private static final byte PERMITS = 'P';
 
     /**
-     * Writes the whole table (a snapshot): format, counter, rejected, then every key. Format 3: each
-     * row is key, token (0 while in lock-delay or shared), longest lease, delayed token, delay
-     * seconds, the shared limit (-1 when none), the slot count, and per slot its token (0 while in
-     * lock-delay), longest lease, delayed token and delay seconds. {@link #readFrom} still reads
-     * format 2 (no shared part) and 1 (rows of key, token and longest lease only).
+     * Writes the whole table (a snapshot): format, counter, rejected, then every key. Format 4: each
+     * row is the key, its mode (a byte: {@code X} exclusive, {@code R} read, {@code P} permits; then
+     * the permits as u16), the hold count, and per hold its token (0 while in lock-delay), longest
+     * lease, delayed token and delay seconds. {@link #readFrom} still reads formats 1 to 3.
      */
     public void writeTo(DataOutput out) throws IOException {
         out.writeInt(SNAPSHOT_FORMAT);
@@ -352,11 +315,12 @@ public final class ReplicatedTable {
         for (Row r : rows.values()) {
             out.writeInt(r.key.length);
             out.write(r.key);
-            out.writeLong(r.token);
-            out.writeShort(r.maxLeaseSeconds);
-            out.writeLong(r.delayedToken);
-            out.writeByte(r.delaySeconds);
-            out.writeInt(r.sharedLimit);
+            out.writeByte(switch (r.mode.kind()) {
+                case EXCLUSIVE -> EXCLUSIVE;
+                case READ -> READ;
+                case PERMITS -> PERMITS;
+            });
+            out.writeShort(r.mode.permits());
             out.writeInt(r.slots.size());
             for (Slot s : r.slots) {
                 out.writeLong(s.token);
@@ -367,7 +331,7 @@ public final class ReplicatedTable {
         }
     }
 
-    /** Reads a table written by {@link #writeTo}, in format 3, 2 or 1. */
+    /** Reads a table written by {@link #writeTo}, in format 4, or by an earlier build in format 3, 2 or 1. */
     public static ReplicatedTable readFrom(DataInput in) throws IOException {
         int version = in.readInt();
         if (version < 1 || version > SNAPSHOT_FORMAT) {
@@ -380,37 +344,66 @@ public final class ReplicatedTable {
         for (int i = 0; i < n; i++) {
             byte[] key = new byte[in.readInt()];
             in.readFully(key);
-            Row r = new Row(key);
-            long token = in.readLong();
-            int maxLease = in.readUnsignedShort();
-            if (token != 0) {
-                r.token = token;
-                r.maxLeaseSeconds = maxLease;
-            }
-            if (version >= 2) {
-                long delayed = in.readLong();
-                int delaySeconds = in.readUnsignedByte();
-                if (delayed != 0) {
-                    r.delayedToken = delayed;
-                    r.delaySeconds = delaySeconds;
-                    r.maxLeaseSeconds = 0;
-                }
-            }
-            if (version >= 3) {
-                readShared(in, r);
-            }
-            if (!r.isEmpty()) {
+            Row r = version >= 4 ? readRow(in, key) : readOldRow(in, key, version);
+            if (r != null && !r.slots.isEmpty()) {
                 t.rows.putIfAbsent(new Key(key), r);
             }
         }
         return t;
     }
 
-    private static void readShared(DataInput in, Row r) throws IOException {
-        int limit = in.readInt();
+    private static Row readRow(DataInput in, byte[] key) throws IOException {
+        int kind = in.readUnsignedByte();
+        int permits = in.readUnsignedShort();
+        HoldMode mode = switch (kind) {
+            case EXCLUSIVE -> HoldMode.EXCLUSIVE;
+            case READ -> HoldMode.READ;
+            case PERMITS -> HoldMode.permits(permits);
+            default -> throw new IOException("bad snapshot row: mode " + kind);
+        };
+        Row r = new Row(key, mode);
+        readSlots(in, r);
+        return r;
+    }
+
+    /**
+     * A row of formats 1 to 3: the exclusive part (token and longest lease; from 2 the delayed
+     * token and delay), then from 3 the shared part (the limit, -1 when none, and the slots).
+     * At most one of the parts holds anything.
+     */
+    private static Row readOldRow(DataInput in, byte[] key, int version) throws IOException {
+        long token = in.readLong();
+        int maxLease = in.readUnsignedShort();
+        long delayed = 0;
+        int delaySeconds = 0;
+        if (version >= 2) {
+            delayed = in.readLong();
+            delaySeconds = in.readUnsignedByte();
+        }
+        Row r = new Row(key, HoldMode.EXCLUSIVE);
+        if (token != 0) {
+            r.slots.add(Slot.active(token, maxLease));
+        } else if (delayed != 0) {
+            r.slots.add(Slot.delayed(delayed, delaySeconds));
+        }
+        if (version >= 3) {
+            int limit = in.readInt();
+            Row shared = new Row(key, limit >= 0 && limit <= HoldMode.MAX_LIMIT ? HoldMode.ofLimit(limit) : HoldMode.READ);
+            readSlots(in, shared);
+            if (!shared.slots.isEmpty()) {
+                if (limit < 0 || limit > HoldMode.MAX_LIMIT || !r.slots.isEmpty()) {
+                    throw new IOException("bad shared row: limit " + limit + ", " + shared.slots.size() + " slots");
+                }
+                return shared;
+            }
+        }
+        return r;
+    }
+
+    private static void readSlots(DataInput in, Row r) throws IOException {
         int slots = in.readInt();
-        if (slots < 0 || (slots > 0 && limit < 0)) {
-            throw new IOException("bad shared row: limit " + limit + ", " + slots + " slots");
+        if (slots < 0) {
+            throw new IOException("bad snapshot row: " + slots + " holds");
         }
         for (int j = 0; j < slots; j++) {
             Slot s = new Slot();
@@ -420,6 +413,5 @@ public final class ReplicatedTable {
             s.delaySeconds = in.readUnsignedByte();
             r.slots.add(s);
         }
-        r.sharedLimit = slots > 0 ? limit : HeldGrant.NO_LIMIT;
     }
 }

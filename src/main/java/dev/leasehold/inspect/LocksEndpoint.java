@@ -186,9 +186,9 @@ public final class LocksEndpoint implements DisposableBean {
         } else if (!v.sharedHolders().isEmpty() || v.delayedSharedSlots() > 0) {
             m.put("mode", "shared");
         }
-        if (v.sharedLimit() >= 0) {
+        if (v.sharedMode() != null) {
             // PROTOCOL.md section 13.8: the shared limit (fixed by shared holders or shared waiters) and every holder
-            m.put("limit", v.sharedLimit());
+            m.put("limit", v.sharedMode().limit());
             List<Map<String, Object>> holders = new ArrayList<>(v.sharedHolders().size());
             for (KeyView.SharedHolder g : v.sharedHolders()) {
                 Map<String, Object> one = new LinkedHashMap<>();

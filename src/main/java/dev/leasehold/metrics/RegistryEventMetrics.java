@@ -1,5 +1,6 @@
 package dev.leasehold.metrics;
 
+import dev.leasehold.protocol.HoldMode;
 import java.time.Duration;
 import java.util.concurrent.TimeUnit;
 
@@ -173,35 +174,26 @@ public final class RegistryEventMetrics implements RegistryObserver {
         (current ? checkCurrent : checkNotCurrent).increment();
     }
 
+    /** Exclusive and shared grants are counted apart (the shared meters are PROTOCOL.md section 13's). */
     @Override
-    public void granted(long queuedNanos, boolean fromQueue) {
-        acquired.increment();
+    public void granted(HoldMode mode, long queuedNanos, boolean fromQueue) {
+        (mode.isShared() ? sharedGranted : acquired).increment();
         if (fromQueue) {
-            queueWait.record(queuedNanos, TimeUnit.NANOSECONDS);
+            (mode.isShared() ? sharedQueueWait : queueWait).record(queuedNanos, TimeUnit.NANOSECONDS);
         }
     }
 
+    /** A lease expiration is counted for exclusive grants only, as before shared holds. */
     @Override
-    public void ended(long heldNanos, boolean expired) {
-        if (expired) {
+    public void ended(HoldMode mode, long heldNanos, boolean expired) {
+        if (mode.isShared()) {
+            (expired ? sharedHeldUntilExpiry : sharedHeldUntilRelease).record(heldNanos, TimeUnit.NANOSECONDS);
+        } else if (expired) {
             leaseExpirations.increment();
             heldUntilExpiry.record(heldNanos, TimeUnit.NANOSECONDS);
         } else {
             heldUntilRelease.record(heldNanos, TimeUnit.NANOSECONDS);
         }
-    }
-
-    @Override
-    public void sharedGranted(long queuedNanos, boolean fromQueue) {
-        sharedGranted.increment();
-        if (fromQueue) {
-            sharedQueueWait.record(queuedNanos, TimeUnit.NANOSECONDS);
-        }
-    }
-
-    @Override
-    public void sharedEnded(long heldNanos, boolean expired) {
-        (expired ? sharedHeldUntilExpiry : sharedHeldUntilRelease).record(heldNanos, TimeUnit.NANOSECONDS);
     }
 
     @Override

@@ -1,5 +1,7 @@
 package dev.leasehold.registry;
 
+import dev.leasehold.protocol.HoldMode;
+
 /**
  * Receives every state-changing decision of the registry, in the order the decisions were made
  * for each key: the cluster's proposer turns them into Raft log entries (PROTOCOL.md section 10),
@@ -10,15 +12,12 @@ package dev.leasehold.registry;
  */
 public interface DecisionLog {
 
-    /** {@code token} was granted on {@code key} for {@code leaseSeconds}. */
-    void granted(byte[] key, long token, int leaseSeconds);
-
     /**
-     * Shared {@code token} was granted on {@code key} for {@code leaseSeconds}, under the key's
-     * {@code limit} (PROTOCOL.md section 13). Its Release, Extend, expiry, delay end and Check are
-     * the other decisions here, by its token.
+     * {@code token} was granted on {@code key} for {@code leaseSeconds}, holding it in
+     * {@code mode} (PROTOCOL.md sections 3 and 13). Its Release, Extend, expiry, delay end and
+     * Check are the other decisions here, by its token, whatever the mode.
      */
-    void sharedGranted(byte[] key, long token, int leaseSeconds, int limit);
+    void granted(byte[] key, long token, int leaseSeconds, HoldMode mode);
 
     /** A Release of {@code token} was decided (whether it was the active grant or not). */
     void released(byte[] key, long token);
@@ -45,11 +44,7 @@ public interface DecisionLog {
     /** Single-node mode: nothing is replicated. */
     DecisionLog NONE = new DecisionLog() {
         @Override
-        public void granted(byte[] key, long token, int leaseSeconds) {
-        }
-
-        @Override
-        public void sharedGranted(byte[] key, long token, int leaseSeconds, int limit) {
+        public void granted(byte[] key, long token, int leaseSeconds, HoldMode mode) {
         }
 
         @Override

@@ -1,20 +1,27 @@
 package dev.leasehold.registry;
 
-/**
- * One key's grant and FIFO queue, and the per-key transitions of the request × key state
- * matrix (PROTOCOL.md section 5) as a deterministic state machine: the instant {@code now} and
- * the next token are inputs, and every transition returns what happened as a value. Nothing here
- * reads a clock, issues a token, touches a counter shared by other keys, a timer or a session:
- * that is the {@link LockRegistry} shell's work (lanes, global limits, timer wheel, delivery).
- *
- * <p>Present in its lane's table while the key is HELD or QUEUED, removed when it becomes FREE.
- * The timer node is the lease end. Guarded by the lock of the lane (or table) that holds it.
- */
-final class KeyState extends TimerNode {
+import dev.leasehold.protocol.HoldMode;
 
-    /** What an Acquire meets at its receipt. */
+/**
+ * One key: its holds and its FIFO queue, and the per-key rules of the request × key state matrix
+ * (PROTOCOL.md sections 5, 12 and 13) as a deterministic state machine: the instant {@code now}
+ * and the next token are inputs, and every rule returns what it decided as a value. Nothing here
+ * reads a clock, issues a token, touches a counter shared by other keys, a timer or a session:
+ * that is the shell's work ({@link Lanes}).
+ *
+ * <p>A key's holds are all of one kind at a time: its own exclusive hold (this object is that
+ * {@link Hold}, inline, so an exclusive grant allocates nothing beyond its key), or shared slots
+ * under one shared mode. One queue orders every mode, so a reader never overtakes a queued
+ * writer; each mode contributes only its admission rule ({@link #admits}).
+ *
+ * <p>Present in its lane's table while the key has a hold or a waiter, removed when it becomes
+ * FREE. Guarded by the lock of the lane (or table) that holds it.
+ */
+final class KeyState extends Hold {
+
+    /** What an acquire meets at its receipt. */
     enum Admission {
-        /** FREE: grant at once (subject to the shell's limits). */
+        /** Admitted: grant at once (subject to the shell's limits). */
         GRANT,
         /** Taken and wait = 0: {@code T} at once. */
         TIMED_OUT,
@@ -24,46 +31,24 @@ final class KeyState extends TimerNode {
         MISMATCH
     }
 
-    /** {@link #sharedLimit} when the key has no shared slot and no shared waiter. */
-    static final int NO_LIMIT = -1;
-
     /** The key's exact bytes (compared byte for byte, no normalisation); never modified. */
     final byte[] key;
     /** {@link KeyTable#hash}(key): picks the lane (low bits) and the table slot. */
     final int hash;
-    /** Active grant's token, or 0 when no grant is active (only transiently, or during a grace). */
-    long token;
-    /** The session that took the active grant, for inspect; {@link SessionHandle.Peer#UNKNOWN} if not known. */
-    SessionHandle.Peer holder = SessionHandle.Peer.UNKNOWN;
-    long grantNanos;
-    long leaseEndNanos;
-    /**
-     * The longest lease (seconds) requested for the active grant, by its Acquire or any Extend.
-     * A new cluster leader runs every lease for this long again (PROTOCOL.md section 10).
-     */
-    int maxLeaseSeconds;
-    /** Whether this key counts against max-held-keys (from a grant until it has none, lock-delay included). */
+    /** Whether this key counts against max-held-keys (from a grant until it has no hold, lock-delay included). */
     boolean countedHeld;
-    /**
-     * Lock-delay (PROTOCOL.md section 12): the token whose lease expired, while the key is granted
-     * to nobody until {@link #delayEndNanos}; 0 when not delayed. In the replicated table the
-     * delay is a duration only ({@link #delaySeconds}); the leader times it.
-     */
-    long delayedToken;
-    long delayEndNanos;
-    int delaySeconds;
 
     Waiter head;
     Waiter tail;
     int waiters;
 
     /**
-     * Shared holds (PROTOCOL.md section 13): the key's limit while it has shared slots or shared
-     * waiters, else {@link #NO_LIMIT}; the slots (active shared grants and delayed ones), their
-     * count, and how many of the waiters are shared.
+     * The mode of the key's shared holds and shared waiters, which all share one limit (13.2);
+     * null while it has neither. Another shared mode is answered {@code L}.
      */
-    int sharedLimit = NO_LIMIT;
-    SharedGrant sharedFirst;
+    HoldMode sharedMode;
+    /** The shared slots, newest first: active shared grants and slots kept by a lock-delay. */
+    SharedSlot sharedFirst;
     int sharedSlots;
     int sharedWaiters;
 
@@ -72,100 +57,101 @@ final class KeyState extends TimerNode {
         this.hash = hash;
     }
 
+    @Override
+    KeyState key() {
+        return this;
+    }
+
+    @Override
+    HoldMode mode() {
+        return HoldMode.EXCLUSIVE;
+    }
+
+    /** Held by an active exclusive grant. */
     boolean isHeld() {
-        return token != 0;
+        return isActive();
     }
 
-    /** True if the active grant's lease has reached its end, processed or not. */
-    boolean leaseOver(long now) {
-        return now - leaseEndNanos >= 0;
-    }
-
-    /** FREE: no active grant, no lock-delay, no shared slot and nobody waiting. */
+    /** FREE: no hold of any kind and nobody waiting. */
     boolean isFree() {
-        return token == 0 && delayedToken == 0 && sharedSlots == 0 && head == null;
+        return noHolds() && head == null;
     }
 
-    /** Held exclusively, or in an exclusive grant's lock-delay: no shared grant can be made. */
-    boolean exclusiveTaken() {
-        return token != 0 || delayedToken != 0;
+    /** Has no hold of any kind, active or delayed (waiters or not). */
+    boolean noHolds() {
+        return isEmpty() && sharedSlots == 0;
     }
 
-    /** Has no grant, slot or delay of any kind (waiters or not). */
-    boolean noGrants() {
-        return token == 0 && delayedToken == 0 && sharedSlots == 0;
-    }
-
-    /** In lock-delay: no grant, and none until the delay ends. */
-    boolean isDelayed() {
-        return delayedToken != 0;
-    }
-
-    /** Starts a lock-delay of {@code delayNanos} after {@code expired}'s lease ran out at {@code now}. */
-    void delay(long expired, long now, long delayNanos, int seconds) {
-        delayedToken = expired;
-        delayEndNanos = now + delayNanos;
-        delaySeconds = seconds;
-        maxLeaseSeconds = 0; // no grant: nothing for a new leader to run again
-    }
-
-    /** Ends the lock-delay if it is over at {@code now}: true if it ended now. */
-    boolean endDelay(long now) {
-        if (delayedToken == 0 || now - delayEndNanos < 0) {
-            return false;
-        }
-        delayedToken = 0;
-        delaySeconds = 0;
-        return true;
-    }
-
-    // ------------------------------------------------------------------ transitions
+    // ------------------------------------------------------------------ admission
 
     /**
-     * The matrix row for an Acquire on this (settled) key. {@code heldByGrace}: every key behaves
-     * as HELD during a recovery grace (section 5).
+     * The matrix row for an acquire in {@code mode} on this (settled) key: the limit check first
+     * (13.2), then FIFO: admitted only with nobody waiting. {@code heldByGrace}: every key behaves
+     * as held during a recovery grace (section 5).
      */
-    Admission admit(int waitSeconds, boolean heldByGrace) {
-        // A delayed key behaves as HELD (section 12): settled before this, so the delay is still running.
-        if (isFree() && !heldByGrace) {
-            return Admission.GRANT;
-        }
-        return waitSeconds == 0 ? Admission.TIMED_OUT : Admission.ENQUEUE;
-    }
-
-    /**
-     * The matrix row for a shared acquire with {@code limit} ({@code slots} = the slots it allows)
-     * on this (settled) key: the limit check first (13.2), then FIFO (13.3).
-     */
-    Admission admitShared(int limit, int slots, int waitSeconds, boolean heldByGrace) {
-        if (sharedLimit != NO_LIMIT && sharedLimit != limit) {
+    Admission admit(HoldMode mode, int waitSeconds, boolean heldByGrace, int maxSharedPerKey) {
+        if (mode.isShared() && sharedMode != null && !sharedMode.equals(mode)) {
             return Admission.MISMATCH;
         }
-        if (!heldByGrace && head == null && !exclusiveTaken() && sharedSlots < slots) {
+        if (!heldByGrace && head == null && admits(mode, maxSharedPerKey)) {
             return Admission.GRANT;
         }
         return waitSeconds == 0 ? Admission.TIMED_OUT : Admission.ENQUEUE;
     }
 
-    /** Adds an active shared slot. */
-    SharedGrant grantShared(long newToken, long now, int leaseSeconds, long leaseNanos, int limit) {
-        SharedGrant g = new SharedGrant(this, newToken, now, leaseSeconds, leaseNanos);
+    /**
+     * Each mode's admission rule, queue aside: an exclusive hold only on a key with no hold at all;
+     * a shared one while the key has no exclusive hold (active or in lock-delay) and a slot of
+     * the mode is free.
+     */
+    boolean admits(HoldMode mode, int maxSharedPerKey) {
+        return switch (mode.kind()) {
+            case EXCLUSIVE -> noHolds();
+            case READ, PERMITS -> isEmpty() && sharedSlots < mode.slots(maxSharedPerKey);
+        };
+    }
+
+    /** The waiter to grant next: the head, if its mode is admitted now; never one behind it (13.3). */
+    Waiter nextToGrant(boolean heldByGrace, int maxSharedPerKey) {
+        return !heldByGrace && head != null && admits(head.mode, maxSharedPerKey) ? head : null;
+    }
+
+    // ------------------------------------------------------------------ holds
+
+    /**
+     * A new, empty hold of {@code mode}, to be started or delayed by the caller: this key's own
+     * for an exclusive hold, else a new shared slot at the front of the list (which fixes the
+     * key's shared mode).
+     */
+    Hold addHold(HoldMode mode) {
+        if (!mode.isShared()) {
+            return this;
+        }
+        SharedSlot g = new SharedSlot(this, mode);
         g.next = sharedFirst;
         if (sharedFirst != null) {
             sharedFirst.prev = g;
         }
         sharedFirst = g;
         sharedSlots++;
-        sharedLimit = limit;
+        sharedMode = mode;
         return g;
     }
 
-    /** The active shared grant with token {@code t}, or null. */
-    SharedGrant activeShared(long t) {
+    /** The hold the latest {@link #addHold} of {@code mode} made (slots are added at the front). */
+    Hold newestHold(HoldMode mode) {
+        return mode.isShared() ? sharedFirst : this;
+    }
+
+    /** The active hold with token {@code t}, exclusive or shared, or null ({@code N}). */
+    Hold activeHold(long t) {
         if (t == 0) {
             return null;
         }
-        for (SharedGrant g = sharedFirst; g != null; g = g.next) {
+        if (holds(t)) {
+            return this;
+        }
+        for (SharedSlot g = sharedFirst; g != null; g = g.next) {
             if (g.token == t) {
                 return g;
             }
@@ -173,8 +159,14 @@ final class KeyState extends TimerNode {
         return null;
     }
 
-    /** Frees a shared slot (Release, expiry without delay, end of its delay). */
-    void removeShared(SharedGrant g) {
+    /**
+     * Lets go of an empty hold: a shared slot leaves the list (and the shared mode is forgotten
+     * once nothing shared uses it); the key's own hold needs nothing.
+     */
+    void removeHold(Hold h) {
+        if (!(h instanceof SharedSlot g)) {
+            return;
+        }
         if (g.prev == null) {
             sharedFirst = g.next;
         } else {
@@ -186,89 +178,25 @@ final class KeyState extends TimerNode {
         g.prev = null;
         g.next = null;
         sharedSlots--;
-        forgetLimitIfUnused();
+        forgetSharedModeIfUnused();
     }
 
-    /** One limit per key only while something shared uses it (13.2). */
-    void forgetLimitIfUnused() {
+    /** One shared mode per key only while something shared uses it (13.2). */
+    private void forgetSharedModeIfUnused() {
         if (sharedSlots == 0 && sharedWaiters == 0) {
-            sharedLimit = NO_LIMIT;
+            sharedMode = null;
         }
     }
 
-    /** Active shared grants (not delayed slots). */
+    /** Active shared grants (not slots kept by a lock-delay). */
     int activeShared() {
         int n = 0;
-        for (SharedGrant g = sharedFirst; g != null; g = g.next) {
+        for (SharedSlot g = sharedFirst; g != null; g = g.next) {
             if (g.isActive()) {
                 n++;
             }
         }
         return n;
-    }
-
-    /** Makes the key HELD by a new grant: {@code newToken} is the next token, issued by the caller. */
-    void grant(long newToken, long now, int leaseSeconds, long leaseNanos) {
-        token = newToken;
-        grantNanos = now;
-        leaseEndNanos = now + leaseNanos;
-        maxLeaseSeconds = leaseSeconds;
-    }
-
-    /** Release of {@code t}: true (and no grant is left) if it is the active grant, else false ({@code N}). */
-    boolean release(long t) {
-        if (!holds(t)) {
-            return false;
-        }
-        token = 0;
-        return true;
-    }
-
-    /** True if {@code t} is the active grant's token. */
-    boolean holds(long t) {
-        return t != 0 && token == t;
-    }
-
-    /**
-     * Where an Extend of the active grant by {@code leaseNanos} at {@code now} would put the lease
-     * end: never earlier than it is (an Extend never shortens a lease).
-     */
-    long extendedEnd(long now, long leaseNanos) {
-        return Math.max(leaseEndNanos, now + leaseNanos);
-    }
-
-    /** Applies an Extend decided with {@link #extendedEnd}. */
-    void extendTo(long end, int leaseSeconds) {
-        leaseEndNanos = end;
-        maxLeaseSeconds = Math.max(maxLeaseSeconds, leaseSeconds);
-    }
-
-    /**
-     * Ends the active grant if its lease is over at {@code now}.
-     *
-     * @return how long it was held (nanos), or -1 if nothing ended
-     */
-    long expire(long now) {
-        if (!isHeld() || !leaseOver(now)) {
-            return -1;
-        }
-        token = 0;
-        return leaseEndNanos - grantNanos;
-    }
-
-    /**
-     * The waiter to grant next (13.3): an exclusive head once the key has no grant, slot or
-     * delay; a shared head while a slot is free ({@code maxSlots} = the slots of the key's
-     * limit); else null. Never a waiter behind the head.
-     */
-    Waiter nextToGrant(boolean heldByGrace, int maxSlots) {
-        if (heldByGrace || head == null || exclusiveTaken()) {
-            return null;
-        }
-        if (head.shared) {
-            return sharedSlots < maxSlots ? head : null;
-        }
-        return sharedSlots == 0 ? head : null;
     }
 
     // ------------------------------------------------------------------ the FIFO queue
@@ -283,8 +211,9 @@ final class KeyState extends TimerNode {
         }
         tail = w;
         waiters++;
-        if (w.shared) {
+        if (w.mode.isShared()) {
             sharedWaiters++;
+            sharedMode = w.mode; // a queued shared acquire fixes the key's limit (13.2)
         }
     }
 
@@ -302,9 +231,9 @@ final class KeyState extends TimerNode {
         w.prevInQueue = null;
         w.nextInQueue = null;
         waiters--;
-        if (w.shared) {
+        if (w.mode.isShared()) {
             sharedWaiters--;
-            forgetLimitIfUnused();
+            forgetSharedModeIfUnused();
         }
     }
 }

@@ -4,6 +4,8 @@ import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.List;
 
+import dev.leasehold.protocol.HoldMode;
+
 /**
  * One key as an operator sees it at one instant (the {@code locks} endpoint and
  * {@code leasehold inspect}): read under its lane lock by {@link LockRegistry#inspect}, so the
@@ -21,8 +23,8 @@ import java.util.List;
  *        number asked for)
  * @param delayedToken in lock-delay: the token whose lease expired; else 0
  * @param delayRemainingNanos in lock-delay: until the delay ends; else 0
- * @param sharedLimit the key's shared limit (0 = read lock) while it has shared slots or shared
- *        waiters (PROTOCOL.md section 13); else -1
+ * @param sharedMode the mode of the key's shared holds and shared waiters, which fixes its limit
+ *        (PROTOCOL.md section 13.2), while it has any; else null
  * @param sharedHolders the active shared grants, oldest first
  * @param delayedSharedSlots shared slots held by a lock-delay
  * @param oldestWaiterKinds the kinds of the oldest waiters ({@code exclusive} or {@code shared}),
@@ -30,7 +32,7 @@ import java.util.List;
  */
 public record KeyView(String key, State state, long token, long grantedAgoNanos, long leaseRemainingNanos,
         int longestLeaseSeconds, SessionHandle.Peer holder, int waiters, List<Long> oldestWaitsRemainingNanos,
-        long delayedToken, long delayRemainingNanos, int sharedLimit, List<SharedHolder> sharedHolders,
+        long delayedToken, long delayRemainingNanos, HoldMode sharedMode, List<SharedHolder> sharedHolders,
         int delayedSharedSlots, List<String> oldestWaiterKinds) {
 
     /**
@@ -59,7 +61,7 @@ public record KeyView(String key, State state, long token, long grantedAgoNanos,
     }
 
     static KeyView free(byte[] key) {
-        return new KeyView(text(key), State.FREE, 0, 0, 0, 0, null, 0, List.of(), 0, 0, -1, List.of(), 0, List.of());
+        return new KeyView(text(key), State.FREE, 0, 0, 0, 0, null, 0, List.of(), 0, 0, null, List.of(), 0, List.of());
     }
 
     /** Lane lock held; {@code s} settled at {@code now}. */
@@ -68,11 +70,11 @@ public record KeyView(String key, State state, long token, long grantedAgoNanos,
         List<String> kinds = new ArrayList<>(Math.min(maxWaits, s.waiters));
         for (Waiter w = s.head; w != null && waits.size() < maxWaits; w = w.nextInQueue) {
             waits.add(Math.max(0, w.deadline - now));
-            kinds.add(w.shared ? "shared" : "exclusive");
+            kinds.add(w.mode.isShared() ? "shared" : "exclusive");
         }
         List<SharedHolder> shared = new ArrayList<>();
         int delayedShared = 0;
-        for (SharedGrant g = s.sharedFirst; g != null; g = g.next) {
+        for (SharedSlot g = s.sharedFirst; g != null; g = g.next) {
             if (g.isActive()) {
                 shared.add(new SharedHolder(g.token, now - g.grantNanos, Math.max(0, g.leaseEndNanos - now),
                         g.maxLeaseSeconds, g.holder));
@@ -88,7 +90,7 @@ public record KeyView(String key, State state, long token, long grantedAgoNanos,
         return new KeyView(text(s.key), state, held ? s.token : 0, held ? now - s.grantNanos : 0,
                 held ? Math.max(0, s.leaseEndNanos - now) : 0, held ? s.maxLeaseSeconds : 0, held ? s.holder : null,
                 s.waiters, List.copyOf(waits), s.delayedToken, s.isDelayed() ? Math.max(0, s.delayEndNanos - now) : 0,
-                s.sharedLimit, List.copyOf(shared), delayedShared, List.copyOf(kinds));
+                s.sharedMode, List.copyOf(shared), delayedShared, List.copyOf(kinds));
     }
 
     private static String text(byte[] key) {

@@ -38,11 +38,6 @@ public record RegistryLimits(int maxWaitersPerKey, int maxWaitersTotal, int maxP
         this(maxWaitersPerKey, maxWaitersTotal, maxPendingPerSession, maxHeldKeys, 0);
     }
 
-    /** The slots a shared limit allows: {@code limit}, or {@link #maxSharedPerKey} for a read lock (0). */
-    public int sharedSlots(int limit) {
-        return limit == 0 ? maxSharedPerKey : limit;
-    }
-
     public RegistryLimits {
         if (maxWaitersPerKey < 0 || maxWaitersTotal < 0 || maxPendingPerSession < 0 || maxHeldKeys < 1) {
             // the parameters, not this: in a compact constructor the fields are not assigned yet

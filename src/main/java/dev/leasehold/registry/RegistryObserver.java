@@ -1,25 +1,22 @@
 package dev.leasehold.registry;
 
+import dev.leasehold.protocol.HoldMode;
+
 /**
  * Hooks for metrics, called on the registry's hot path (some under a lane lock): they must be
  * cheap and must not block or call back into the registry.
  */
 public interface RegistryObserver {
 
-    /** A grant was made; {@code queuedNanos} is receipt to grant (0 for an immediate grant). */
-    default void granted(long queuedNanos, boolean fromQueue) {
+    /**
+     * A grant in {@code mode} was made; {@code queuedNanos} is receipt to grant (0 for an
+     * immediate grant).
+     */
+    default void granted(HoldMode mode, long queuedNanos, boolean fromQueue) {
     }
 
-    /** A grant ended after {@code heldNanos}, by Release or by its lease running out. */
-    default void ended(long heldNanos, boolean expired) {
-    }
-
-    /** A shared grant ({@code S}, PROTOCOL.md section 13) was made; as {@link #granted}. */
-    default void sharedGranted(long queuedNanos, boolean fromQueue) {
-    }
-
-    /** A shared grant ended after {@code heldNanos}, by Release or by its lease running out. */
-    default void sharedEnded(long heldNanos, boolean expired) {
+    /** A grant in {@code mode} ended after {@code heldNanos}, by Release or by its lease running out. */
+    default void ended(HoldMode mode, long heldNanos, boolean expired) {
     }
 
     /** A shared acquire was answered {@code L}: its limit is not the key's. */

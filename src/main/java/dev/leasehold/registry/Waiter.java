@@ -1,5 +1,7 @@
 package dev.leasehold.registry;
 
+import dev.leasehold.protocol.HoldMode;
+
 /**
  * A queued Acquire. Linked in place into its key's FIFO queue and its lane's timer wheel, so
  * enqueue, grant and cancel are O(1) without extra allocation.
@@ -25,8 +27,8 @@ public final class Waiter extends TimerNode {
     private final long receiptNanos;
     private final SessionHandle session;
     final KeyState state;
-    /** A shared acquire ({@code S}, PROTOCOL.md section 13) rather than an exclusive one. */
-    final boolean shared;
+    /** How it asks to hold the key, from its request on: its own admission rule when it reaches the head. */
+    final HoldMode mode;
 
     Waiter prevInQueue;
     Waiter nextInQueue;
@@ -42,12 +44,8 @@ public final class Waiter extends TimerNode {
     /** {@link #handoffStartNanos()} of a waiter not granted by a Release (a lease end, a grace end, a drop). */
     public static final long NO_HANDOFF = Long.MIN_VALUE;
 
-    Waiter(long owner, int leaseSeconds, long receiptNanos, SessionHandle session, KeyState state) {
-        this(owner, leaseSeconds, receiptNanos, session, state, false);
-    }
-
-    Waiter(long owner, int leaseSeconds, long receiptNanos, SessionHandle session, KeyState state, boolean shared) {
-        this.shared = shared;
+    Waiter(long owner, int leaseSeconds, long receiptNanos, SessionHandle session, KeyState state, HoldMode mode) {
+        this.mode = mode;
         this.owner = owner;
         this.leaseSeconds = leaseSeconds;
         this.receiptNanos = receiptNanos;
@@ -63,9 +61,9 @@ public final class Waiter extends TimerNode {
         return session;
     }
 
-    /** True for a shared acquire ({@code S}). */
-    public boolean isShared() {
-        return shared;
+    /** How it asks to hold the key. */
+    public HoldMode mode() {
+        return mode;
     }
 
     public Outcome outcome() {

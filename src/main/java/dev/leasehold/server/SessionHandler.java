@@ -120,8 +120,7 @@ final class SessionHandler extends ChannelInboundHandlerAdapter {
         }
         // No default: a new RequestType does not compile until it is served here.
         boolean waitsForHorizon = switch (request.type()) {
-            case ACQUIRE -> acquire((Request.Acquire) request);
-            case SHARED_ACQUIRE -> sharedAcquire((Request.SharedAcquire) request);
+            case ACQUIRE, SHARED_ACQUIRE -> acquire((Request.Acquiring) request);
             case RELEASE -> release((Request.Release) request);
             case EXTEND -> extend(ctx, (Request.Extend) request);
             case CHECK -> check((Request.Check) request);
@@ -162,23 +161,12 @@ final class SessionHandler extends ChannelInboundHandlerAdapter {
     // Each request's handler returns whether the session now waits for the lease horizon (only
     // an Extend may): then its answer, and the batch-full check, come when the horizon is written.
 
-    private boolean acquire(Request.Acquire a) {
-        AcquireResult result = registry.acquire(a.key(), a.waitSeconds(), a.leaseSeconds(), a.owner(),
-                clock.nanoTime(), session);
-        if (result instanceof AcquireResult.Granted g) {
-            Answers.appendAcquired(session.batch(), a.owner(), g.token(), 0);
-        } else if (result instanceof AcquireResult.TimedOut) {
-            Answers.appendWithLong(session.batch(), AnswerType.TIMED_OUT, a.owner());
-        } else if (result instanceof AcquireResult.Busy) {
-            Answers.appendWithLong(session.batch(), AnswerType.BUSY, a.owner());
-        }
-        // Queued: SessionNotifier answers when the registry decides.
-        return false;
-    }
-
-    /** A shared acquire (PROTOCOL.md section 13): answered like an Acquire, or {@code L}. */
-    private boolean sharedAcquire(Request.SharedAcquire a) {
-        AcquireResult result = registry.acquireShared(a.key(), a.waitSeconds(), a.leaseSeconds(), a.owner(), a.limit(),
+    /**
+     * An acquire in any hold mode ({@code A}, {@code S}; PROTOCOL.md sections 3 and 13): answered
+     * {@code A}, {@code T}, {@code B} or {@code L} now, or later by the notifier when queued.
+     */
+    private boolean acquire(Request.Acquiring a) {
+        AcquireResult result = registry.acquire(a.key(), a.mode(), a.waitSeconds(), a.leaseSeconds(), a.owner(),
                 clock.nanoTime(), session);
         if (result instanceof AcquireResult.Granted g) {
             Answers.appendAcquired(session.batch(), a.owner(), g.token(), 0);
@@ -188,6 +176,8 @@ final class SessionHandler extends ChannelInboundHandlerAdapter {
             Answers.appendWithLong(session.batch(), AnswerType.BUSY, a.owner());
         } else if (result instanceof AcquireResult.LimitMismatch m) {
             Answers.appendLimitMismatch(session.batch(), a.owner(), m.limit());
+        } else if (!(result instanceof AcquireResult.Queued)) {
+            throw new IllegalStateException("an acquire result this handler does not answer: " + result);
         }
         // Queued: SessionNotifier answers when the registry decides.
         return false;

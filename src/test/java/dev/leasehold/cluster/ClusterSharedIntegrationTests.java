@@ -125,9 +125,9 @@ class ClusterSharedIntegrationTests {
             String row = "none";
             for (HeldGrant h : cluster.node(i).replicated().held()) {
                 if (new String(h.key(), UTF_8).equals(KEY)) {
-                    row = h.shared().isEmpty() ? KEY + " exclusive " + h.token()
-                            : KEY + " limit " + h.sharedLimit() + " "
-                                    + h.shared().stream().map(HeldGrant.Slot::token).sorted().toList();
+                    row = !h.mode().isShared() ? KEY + " exclusive " + h.slots().get(0).token()
+                            : KEY + " limit " + h.mode().limit() + " "
+                                    + h.slots().stream().map(HeldGrant.Slot::token).sorted().toList();
                 }
             }
             rows.add("n" + i + " " + row);

@@ -14,6 +14,7 @@ import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 
+import dev.leasehold.protocol.HoldMode;
 import dev.leasehold.registry.AcquireResult;
 import dev.leasehold.registry.BusyReason;
 import dev.leasehold.registry.LeaseHorizon;
@@ -59,7 +60,7 @@ class ProposerTests {
     void aCheckWaitsForANewEntryEvenWhenEverythingHasCommitted() throws Exception {
         proposer.start();
         proposer.open(0);
-        proposer.granted(key("a"), 1, 10);
+        proposer.granted(key("a"), 1, 10, HoldMode.EXCLUSIVE);
         proposals.poll(5, TimeUnit.SECONDS).complete("ok");
         Wait.until("the proposer's barrier committed (committed?)", Duration.ofSeconds(10), () -> proposer.committed(proposer.barrier()),
                 committed -> committed);
@@ -111,18 +112,19 @@ class ProposerTests {
     @Test
     void aSharedGrantRoundTripsWithItsLimitInFormatThree() {
         List<Command> batch = List.of(new Command.Grant(key("a"), 7, 30),
-                new Command.SharedGrant(key("config/pricing"), 0x0102030405060708L, 255, 65535),
-                new Command.SharedGrant(key("r"), 9, 1, 0), new Command.Expire(key("r"), 9, 4));
+                new Command.Grant(key("config/pricing"), 0x0102030405060708L, 255, HoldMode.ofLimit(65535)),
+                new Command.Grant(key("r"), 9, 1, HoldMode.ofLimit(0)), new Command.Expire(key("r"), 9, 4));
         byte[] bytes = CommandCodec.encode(batch);
         assertThat(bytes[0]).isEqualTo(CommandCodec.SHARED_VERSION);
         List<Command> back = CommandCodec.decode(bytes);
         assertThat(back).hasSize(4);
-        Command.SharedGrant s = (Command.SharedGrant) back.get(1);
+        Command.Grant s = (Command.Grant) back.get(1);
         assertThat(s.token()).isEqualTo(0x0102030405060708L);
         assertThat(s.leaseSeconds()).isEqualTo(255);
-        assertThat(s.limit()).isEqualTo(65535);
+        assertThat(s.mode()).isEqualTo(HoldMode.permits(65535));
         assertThat(new String(s.key(), UTF_8)).isEqualTo("config/pricing");
-        assertThat(((Command.SharedGrant) back.get(2)).limit()).isZero();
+        assertThat(((Command.Grant) back.get(2)).mode()).isEqualTo(HoldMode.READ);
+        assertThat(((Command.Grant) back.get(0)).mode()).isEqualTo(HoldMode.EXCLUSIVE);
         assertThat(((Command.Grant) back.get(0)).leaseSeconds()).isEqualTo(30);
         assertThat(((Command.Expire) back.get(3)).delaySeconds()).isEqualTo(4);
         assertThat(CommandCodec.encode(List.of(new Command.Grant(key("a"), 7, 30)))[0])
@@ -137,7 +139,7 @@ class ProposerTests {
         proposer.start();
         proposer.open(41);
         assertThat(proposer.next()).as("tokens continue above the replicated counter").isEqualTo(42);
-        proposer.granted(key("a"), 42, 10);
+        proposer.granted(key("a"), 42, 10, HoldMode.EXCLUSIVE);
         long first = proposer.barrier();
         List<String> answered = new CopyOnWriteArrayList<>();
         proposer.whenCommitted(first, ok -> answered.add("first " + ok));
@@ -167,14 +169,14 @@ class ProposerTests {
     void whenServingStopsWaitingAnswersAreDroppedAndNothingIsIssued() throws Exception {
         proposer.start();
         proposer.open(0);
-        proposer.granted(key("a"), proposer.next(), 10);
+        proposer.granted(key("a"), proposer.next(), 10, HoldMode.EXCLUSIVE);
         List<Boolean> answered = new CopyOnWriteArrayList<>();
         proposer.whenCommitted(proposer.barrier(), answered::add);
         proposals.poll(5, TimeUnit.SECONDS);
         proposer.close();
         assertThat(answered).containsExactly(false);
         assertThat(proposer.next()).isEqualTo(TokenSource.NONE);
-        proposer.granted(key("b"), 5, 10); // ignored: not serving
+        proposer.granted(key("b"), 5, 10, HoldMode.EXCLUSIVE); // ignored: not serving
         assertThat(proposer.backlog()).isZero();
         proposer.whenCommitted(proposer.barrier(), answered::add);
         assertThat(answered).containsExactly(false, false);
@@ -201,10 +203,10 @@ class ProposerTests {
             two.start();
             two.open(0);
             List<String> answered = new CopyOnWriteArrayList<>();
-            two.granted(key("a"), 1, 10);
+            two.granted(key("a"), 1, 10, HoldMode.EXCLUSIVE);
             two.whenCommitted(two.barrier(), ok -> answered.add("a " + ok));
             CompletableFuture<Object> batch1 = inFlight.poll(5, TimeUnit.SECONDS);
-            two.granted(key("b"), 2, 10);
+            two.granted(key("b"), 2, 10, HoldMode.EXCLUSIVE);
             two.whenCommitted(two.barrier(), ok -> answered.add("b " + ok));
             CompletableFuture<Object> batch2 = inFlight.poll(5, TimeUnit.SECONDS);
             assertThat(batch2).as("two batches in flight").isNotNull();
@@ -252,16 +254,16 @@ class ProposerTests {
         try {
             small.start();
             small.open(0);
-            assertThat(registry.acquire(key("k0"), 0, 10, 100, NanoClock.SYSTEM.nanoTime(), session))
+            assertThat(registry.acquire(key("k0"), HoldMode.EXCLUSIVE, 0, 10, 100, NanoClock.SYSTEM.nanoTime(), session))
                     .isInstanceOf(AcquireResult.Granted.class);
             CompletableFuture<Object> batch1 = inFlight.poll(5, TimeUnit.SECONDS);
             assertThat(batch1).as("the first grant is proposed and stays in flight").isNotNull();
             for (int i = 1; i <= 4; i++) {
-                assertThat(registry.acquire(key("k" + i), 0, 10, 100 + i, NanoClock.SYSTEM.nanoTime(), session))
+                assertThat(registry.acquire(key("k" + i), HoldMode.EXCLUSIVE, 0, 10, 100 + i, NanoClock.SYSTEM.nanoTime(), session))
                         .as("grant %d: %d decisions waiting, max-pending 3", i, i - 1)
                         .isInstanceOf(AcquireResult.Granted.class);
             }
-            assertThat(registry.acquire(key("k5"), 0, 10, 105, NanoClock.SYSTEM.nanoTime(), session))
+            assertThat(registry.acquire(key("k5"), HoldMode.EXCLUSIVE, 0, 10, 105, NanoClock.SYSTEM.nanoTime(), session))
                     .isEqualTo(new AcquireResult.Busy(BusyReason.REPLICATION));
             assertThat(counted).containsExactly(BusyReason.REPLICATION);
             assertThat(small.backlog()).as("nothing of the refused Acquire was appended").isEqualTo(4);
@@ -269,11 +271,11 @@ class ProposerTests {
             batch1.complete("ok");
             assertThat(inFlight.poll(5, TimeUnit.SECONDS)).as("the waiting decisions go out as the next batch")
                     .isNotNull();
-            assertThat(registry.acquire(key("k5"), 0, 10, 106, NanoClock.SYSTEM.nanoTime(), session))
+            assertThat(registry.acquire(key("k5"), HoldMode.EXCLUSIVE, 0, 10, 106, NanoClock.SYSTEM.nanoTime(), session))
                     .isInstanceOf(AcquireResult.Granted.class);
 
             small.close(); // stepping down
-            assertThat(registry.acquire(key("k6"), 0, 10, 107, NanoClock.SYSTEM.nanoTime(), session))
+            assertThat(registry.acquire(key("k6"), HoldMode.EXCLUSIVE, 0, 10, 107, NanoClock.SYSTEM.nanoTime(), session))
                     .isEqualTo(new AcquireResult.Busy(BusyReason.REPLICATION));
             assertThat(counted).containsExactly(BusyReason.REPLICATION, BusyReason.REPLICATION);
         } finally {

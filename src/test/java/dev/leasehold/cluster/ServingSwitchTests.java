@@ -22,6 +22,7 @@ import org.apache.ratis.util.TimeDuration;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 
+import dev.leasehold.protocol.HoldMode;
 import dev.leasehold.registry.AcquireResult;
 import dev.leasehold.registry.BusyReason;
 import dev.leasehold.registry.LeaseHorizon;
@@ -107,7 +108,7 @@ class ServingSwitchTests {
     }
 
     private AcquireResult acquire(String key, long owner, SessionHandle session, int waitSeconds) {
-        return registry.acquire(key.getBytes(UTF_8), waitSeconds, 10, owner, clock.nanoTime(), session);
+        return registry.acquire(key.getBytes(UTF_8), HoldMode.EXCLUSIVE, waitSeconds, 10, owner, clock.nanoTime(), session);
     }
 
     @Test

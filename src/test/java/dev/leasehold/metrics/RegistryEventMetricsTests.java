@@ -9,6 +9,7 @@ import java.util.concurrent.atomic.AtomicLong;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 
+import dev.leasehold.protocol.HoldMode;
 import dev.leasehold.registry.AcquireResult;
 import dev.leasehold.registry.BusyReason;
 import dev.leasehold.registry.ExtendResult;
@@ -66,9 +67,9 @@ class RegistryEventMetricsTests {
     @Test
     void sharedGrantsAreCountedApartFromExclusiveOnes() {
         SessionHandle session = new SessionHandle();
-        long r = granted(registry.acquireShared(key("s"), 0, 30, 1, 0, now.get(), session));
-        granted(registry.acquireShared(key("s"), 0, 30, 2, 0, now.get(), session));
-        assertThat(registry.acquireShared(key("s"), 0, 30, 3, 2, now.get(), session))
+        long r = granted(registry.acquire(key("s"), HoldMode.ofLimit(0), 0, 30, 1, now.get(), session));
+        granted(registry.acquire(key("s"), HoldMode.ofLimit(0), 0, 30, 2, now.get(), session));
+        assertThat(registry.acquire(key("s"), HoldMode.ofLimit(2), 0, 30, 3, now.get(), session))
                 .isEqualTo(new AcquireResult.LimitMismatch(0));
         assertThat(meters.get("leasehold.shared.grants").counter().count()).isEqualTo(2);
         assertThat(meters.get("leasehold.shared.limit.mismatches").counter().count()).isEqualTo(1);
@@ -86,8 +87,8 @@ class RegistryEventMetricsTests {
 
     @Test
     void immediateGrantTimeoutAndRelease() {
-        long token = granted(registry.acquire(key("a"), 0, 30, 1, now.get(), new SessionHandle()));
-        assertThat(registry.acquire(key("a"), 0, 30, 2, now.get(), new SessionHandle()))
+        long token = granted(registry.acquire(key("a"), HoldMode.EXCLUSIVE, 0, 30, 1, now.get(), new SessionHandle()));
+        assertThat(registry.acquire(key("a"), HoldMode.EXCLUSIVE, 0, 30, 2, now.get(), new SessionHandle()))
                 .isInstanceOf(AcquireResult.TimedOut.class);
         now.addAndGet(3 * SECOND);
         assertThat(registry.release(key("a"), token)).isEqualTo(ReleaseResult.RELEASED);
@@ -107,10 +108,10 @@ class RegistryEventMetricsTests {
 
     @Test
     void queuedGrantRecordsItsWaitAndAFullQueueCountsBusy() {
-        long first = granted(registry.acquire(key("q"), 0, 30, 1, now.get(), new SessionHandle()));
-        assertThat(registry.acquire(key("q"), 10, 30, 2, now.get(), new SessionHandle()))
+        long first = granted(registry.acquire(key("q"), HoldMode.EXCLUSIVE, 0, 30, 1, now.get(), new SessionHandle()));
+        assertThat(registry.acquire(key("q"), HoldMode.EXCLUSIVE, 10, 30, 2, now.get(), new SessionHandle()))
                 .isInstanceOf(AcquireResult.Queued.class);
-        assertThat(registry.acquire(key("q"), 10, 30, 3, now.get(), new SessionHandle()))
+        assertThat(registry.acquire(key("q"), HoldMode.EXCLUSIVE, 10, 30, 3, now.get(), new SessionHandle()))
                 .isEqualTo(new AcquireResult.Busy(BusyReason.KEY_QUEUE));
         now.addAndGet(2 * SECOND);
         registry.release(key("q"), first);
@@ -126,12 +127,12 @@ class RegistryEventMetricsTests {
 
     @Test
     void heldKeysLimitAndDrainingCountTheirReasons() {
-        granted(registry.acquire(key("h1"), 0, 30, 1, now.get(), new SessionHandle()));
-        granted(registry.acquire(key("h2"), 0, 30, 2, now.get(), new SessionHandle()));
-        registry.acquire(key("h3"), 0, 30, 3, now.get(), new SessionHandle());
-        registry.acquire(key("h1"), 10, 30, 4, now.get(), new SessionHandle()); // queued, drained below
+        granted(registry.acquire(key("h1"), HoldMode.EXCLUSIVE, 0, 30, 1, now.get(), new SessionHandle()));
+        granted(registry.acquire(key("h2"), HoldMode.EXCLUSIVE, 0, 30, 2, now.get(), new SessionHandle()));
+        registry.acquire(key("h3"), HoldMode.EXCLUSIVE, 0, 30, 3, now.get(), new SessionHandle());
+        registry.acquire(key("h1"), HoldMode.EXCLUSIVE, 10, 30, 4, now.get(), new SessionHandle()); // queued, drained below
         registry.drain();
-        registry.acquire(key("h4"), 0, 30, 5, now.get(), new SessionHandle());
+        registry.acquire(key("h4"), HoldMode.EXCLUSIVE, 0, 30, 5, now.get(), new SessionHandle());
 
         assertThat(count("leasehold.busy", "reason", "held_keys")).isEqualTo(1);
         assertThat(count("leasehold.busy", "reason", "draining")).isEqualTo(2);
@@ -140,8 +141,8 @@ class RegistryEventMetricsTests {
 
     @Test
     void leaseThatRunsOutIsAnExpirationHeldForTheWholeLease() {
-        granted(registry.acquire(key("x"), 0, 5, 1, now.get(), new SessionHandle()));
-        assertThat(registry.acquire(key("x"), 1, 30, 2, now.get(), new SessionHandle()))
+        granted(registry.acquire(key("x"), HoldMode.EXCLUSIVE, 0, 5, 1, now.get(), new SessionHandle()));
+        assertThat(registry.acquire(key("x"), HoldMode.EXCLUSIVE, 1, 30, 2, now.get(), new SessionHandle()))
                 .isInstanceOf(AcquireResult.Queued.class);
         now.addAndGet(2 * SECOND);
         registry.advance(); // the waiter's 1 s wait has run out: T from the queue
@@ -158,7 +159,7 @@ class RegistryEventMetricsTests {
 
     @Test
     void extendOutcomes() {
-        long token = granted(registry.acquire(key("e"), 0, 30, 1, now.get(), new SessionHandle()));
+        long token = granted(registry.acquire(key("e"), HoldMode.EXCLUSIVE, 0, 30, 1, now.get(), new SessionHandle()));
         assertThat(registry.extend(key("e"), token, 60)).isEqualTo(ExtendResult.EXTENDED);
         assertThat(registry.extend(key("e"), token + 1, 60)).isEqualTo(ExtendResult.NOT_HELD);
         assertThat(registry.extend(key("nope"), 7, 60)).isEqualTo(ExtendResult.NOT_HELD);

@@ -93,7 +93,7 @@ class LockDelayTests {
 
     @Test
     void promotionRunsTheWholeDelayAgainAndResetForgetsIt() {
-        h.registry.promote(List.of(new HeldGrant(key("k"), 0, 0, 7, 5)), 0);
+        h.registry.promote(List.of(HeldGrant.delayed(key("k"), 7, 5)), 0);
         assertThat(h.registry.delayedKeys()).isEqualTo(1);
         assertThat(h.acquire("k", 0, 5, 1, s1)).isEqualTo(AcquireResult.TIMED_OUT);
         h.tick(5000);

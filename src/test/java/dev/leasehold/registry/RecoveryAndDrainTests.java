@@ -13,6 +13,7 @@ import java.time.Duration;
 
 import org.junit.jupiter.api.Test;
 
+import dev.leasehold.protocol.HoldMode;
 import dev.leasehold.testing.ManualClocks;
 import dev.leasehold.testing.support.Wait;
 
@@ -34,7 +35,7 @@ class RecoveryAndDrainTests {
     final SessionHandle session = new SessionHandle();
 
     AcquireResult acquire(String key, int wait, int lease, long owner) {
-        return registry.acquire(key.getBytes(UTF_8), wait, lease, owner, clock.nanoTime(), session);
+        return registry.acquire(key.getBytes(UTF_8), HoldMode.EXCLUSIVE, wait, lease, owner, clock.nanoTime(), session);
     }
 
     void advance(long amount, java.util.concurrent.TimeUnit unit) {
@@ -110,12 +111,12 @@ class RecoveryAndDrainTests {
             LockRegistry r = new LockRegistry(new RegistryLimits(10, 10, 10, 10), System::nanoTime,
                     nextToken::incrementAndGet, LeaseHorizon.UNBOUNDED, w -> { }, RegistryObserver.NONE, 1);
             SessionHandle s = new SessionHandle();
-            assertThat(r.acquire(hugeKey, 0, 60, 1, System.nanoTime(), s)).isInstanceOf(AcquireResult.Granted.class);
+            assertThat(r.acquire(hugeKey, HoldMode.EXCLUSIVE, 0, 60, 1, System.nanoTime(), s)).isInstanceOf(AcquireResult.Granted.class);
             java.util.concurrent.CountDownLatch started = new java.util.concurrent.CountDownLatch(1);
             AtomicReference<AcquireResult> racing = new AtomicReference<>();
             Thread acquirer = new Thread(() -> {
                 started.countDown();
-                racing.set(r.acquire(hugeKey, 60, 5, 2, System.nanoTime(), s));
+                racing.set(r.acquire(hugeKey, HoldMode.EXCLUSIVE, 60, 5, 2, System.nanoTime(), s));
             });
             acquirer.start();
             assertThat(started.await(30, java.util.concurrent.TimeUnit.SECONDS)).as("round %d: the acquirer thread started", round)
@@ -158,7 +159,7 @@ class RecoveryAndDrainTests {
     void noTokenMeansBusyNotAWait() {
         LockRegistry r = new LockRegistry(new RegistryLimits(10, 10, 10, 10), clock, () -> TokenSource.NONE,
                 LeaseHorizon.UNBOUNDED, answered::add, RegistryObserver.NONE, 4);
-        assertThat(r.acquire("k".getBytes(UTF_8), 5, 5, 1, clock.nanoTime(), session))
+        assertThat(r.acquire("k".getBytes(UTF_8), HoldMode.EXCLUSIVE, 5, 5, 1, clock.nanoTime(), session))
                 .isEqualTo(new AcquireResult.Busy(BusyReason.STORAGE));
     }
 }

@@ -1,5 +1,6 @@
 package dev.leasehold.registry;
 
+import dev.leasehold.protocol.HoldMode;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.List;
@@ -33,11 +34,11 @@ final class RegistryHarness {
     }
 
     AcquireResult acquire(String key, int wait, int lease, long owner, SessionHandle session) {
-        return registry.acquire(key(key), wait, lease, owner, clock.nanoTime(), session);
+        return registry.acquire(key(key), HoldMode.EXCLUSIVE, wait, lease, owner, clock.nanoTime(), session);
     }
 
     AcquireResult acquireShared(String key, int wait, int lease, long owner, int limit, SessionHandle session) {
-        return registry.acquireShared(key(key), wait, lease, owner, limit, clock.nanoTime(), session);
+        return registry.acquire(key(key), HoldMode.ofLimit(limit), wait, lease, owner, clock.nanoTime(), session);
     }
 
     ReleaseResult release(String key, long token) {

@@ -7,6 +7,7 @@ import java.util.Deque;
 import java.util.IdentityHashMap;
 import java.util.Map;
 
+import dev.leasehold.protocol.HoldMode;
 import dev.leasehold.protocol.Answer;
 import dev.leasehold.protocol.Request;
 import dev.leasehold.testing.LockDriver;
@@ -100,8 +101,7 @@ class RegistryLockSemanticsTests implements LockSemanticsContract {
 
     /** As {@link #acquire}, plus {@code L}. */
     private Answer sharedAcquire(Request.SharedAcquire a, SessionHandle session) {
-        AcquireResult result = h.registry.acquireShared(a.key(), a.waitSeconds(), a.leaseSeconds(), a.owner(),
-                a.limit(), h.clock.nanoTime(), session);
+        AcquireResult result = h.registry.acquire(a.key(), HoldMode.ofLimit(a.limit()), a.waitSeconds(), a.leaseSeconds(), a.owner(), h.clock.nanoTime(), session);
         if (result instanceof AcquireResult.Granted g) {
             return new Answer.Acquired(a.owner(), g.token(), 0);
         }
@@ -116,7 +116,7 @@ class RegistryLockSemanticsTests implements LockSemanticsContract {
 
     /** The answer due now, or null while queued. */
     private Answer acquire(Request.Acquire a, SessionHandle session) {
-        AcquireResult result = h.registry.acquire(a.key(), a.waitSeconds(), a.leaseSeconds(), a.owner(),
+        AcquireResult result = h.registry.acquire(a.key(), HoldMode.EXCLUSIVE, a.waitSeconds(), a.leaseSeconds(), a.owner(),
                 h.clock.nanoTime(), session);
         if (result instanceof AcquireResult.Granted g) {
             return new Answer.Acquired(a.owner(), g.token(), 0);

@@ -1,5 +1,6 @@
 package dev.leasehold.registry;
 
+import dev.leasehold.protocol.HoldMode;
 import static dev.leasehold.registry.RegistryHarness.key;
 import static dev.leasehold.registry.RegistryHarness.token;
 import static dev.leasehold.registry.RegistryHarness.waiter;
@@ -235,7 +236,7 @@ class SharedHoldsTests {
         assertThat(d.release("k", r1)).as("no active token in a delay").isEqualTo(ReleaseResult.NOT_HELD);
         KeyView v = d.registry.inspect(key("k"), 5);
         assertThat(v.delayedSharedSlots()).isEqualTo(1);
-        assertThat(v.sharedLimit()).isEqualTo(2);
+        assertThat(v.sharedMode().limit()).isEqualTo(2);
         assertThat(d.acquireShared("k", 0, 30, 4, 5, s3)).as("a delayed slot keeps the limit")
                 .isEqualTo(new AcquireResult.LimitMismatch(2));
         d.release("k", r2); // a Release frees its slot at once: the other free slot goes to the waiter

@@ -10,6 +10,7 @@ import java.util.Map;
 import java.util.Random;
 
 import org.junit.jupiter.api.Test;
+import dev.leasehold.protocol.HoldMode;
 import dev.leasehold.testing.support.Seeds;
 
 /**
@@ -139,7 +140,7 @@ class SharedModelTests {
         /** Could a request of this kind be granted on the key if it were at the head? */
         boolean compatible(String key, boolean shared, int limit) {
             if (shared) {
-                return !exclusiveTaken(key) && sharedSlots(key) < limits.sharedSlots(limit);
+                return !exclusiveTaken(key) && sharedSlots(key) < HoldMode.ofLimit(limit).slots(limits.maxSharedPerKey());
             }
             return grants.get(key).isEmpty();
         }
@@ -203,8 +204,8 @@ class SharedModelTests {
             long o = ++owner;
             long now = now();
             AcquireResult r = shared
-                    ? h.registry.acquireShared(RegistryHarness.key(key), wait, lease, o, limit, now, session)
-                    : h.registry.acquire(RegistryHarness.key(key), wait, lease, o, now, session);
+                    ? h.registry.acquire(RegistryHarness.key(key), HoldMode.ofLimit(limit), wait, lease, o, now, session)
+                    : h.registry.acquire(RegistryHarness.key(key), HoldMode.EXCLUSIVE, wait, lease, o, now, session);
             List<Waiter> later = h.takeAnswers();
             assertThat(later).as("%s: an %s on %s answers no waiter", label, shared ? "S" : "A", key).isEmpty();
             String what = label + ": " + (shared ? "S limit " + limit : "A") + " wait " + wait + " on " + key
@@ -387,7 +388,7 @@ class SharedModelTests {
                 int limit = keyLimit(k);
                 if (shared > 0) {
                     assertThat(shared).as("%s: never over the limit on %s", label, k)
-                            .isLessThanOrEqualTo(limits.sharedSlots(limit));
+                            .isLessThanOrEqualTo(HoldMode.ofLimit(limit).slots(limits.maxSharedPerKey()));
                     assertThat(gs.stream().filter(g -> g.shared).allMatch(g -> g.limit == limit)
                             && queues.get(k).stream().filter(Pending::shared).allMatch(p -> p.limit() == limit))
                             .as("%s: one limit per key", label).isTrue();

@@ -1,5 +1,6 @@
 package dev.leasehold.registry;
 
+import dev.leasehold.protocol.HoldMode;
 import static dev.leasehold.registry.RegistryHarness.key;
 import static org.assertj.core.api.Assertions.assertThat;
 
@@ -31,12 +32,12 @@ class SharedPromotionTests {
 
     @Test
     void aNewLeaderKeepsEverySharedGrantItsDelayedSlotsAndTheKeysLimit() {
-        registry.promote(List.of(HeldGrant.shared(key("k"), 2, List.of(HeldGrant.Slot.active(5, 10),
-                HeldGrant.Slot.delayed(4, 3))), new HeldGrant(key("x"), 6, 20)), ELECTION_NANOS);
+        registry.promote(List.of(new HeldGrant(key("k"), HoldMode.ofLimit(2), List.of(HeldGrant.Slot.active(5, 10),
+                HeldGrant.Slot.delayed(4, 3))), HeldGrant.exclusive(key("x"), 6, 20)), ELECTION_NANOS);
         assertThat(decisions).as("promotion logs nothing: the grants are in the table").isEmpty();
         KeyView view = registry.inspect(key("k"), 4);
         assertThat(view.state()).isEqualTo(KeyView.State.SHARED);
-        assertThat(view.sharedLimit()).isEqualTo(2);
+        assertThat(view.sharedMode().limit()).isEqualTo(2);
         assertThat(view.delayedSharedSlots()).isEqualTo(1);
         assertThat(view.sharedHolders()).singleElement().satisfies(g -> {
             assertThat(g.token()).isEqualTo(5);
@@ -52,7 +53,7 @@ class SharedPromotionTests {
 
         assertThat(acquireShared(0, 3)).as("the key keeps its limit").isEqualTo(new AcquireResult.LimitMismatch(2));
         assertThat(acquireShared(0, 2)).as("both slots taken, the delayed one too").isEqualTo(AcquireResult.TIMED_OUT);
-        AcquireResult writer = registry.acquire(key("k"), 60, 5, 9, clock.nanoTime(), s1);
+        AcquireResult writer = registry.acquire(key("k"), HoldMode.EXCLUSIVE, 60, 5, 9, clock.nanoTime(), s1);
         assertThat(writer).isInstanceOf(AcquireResult.Queued.class);
 
         decisions.clear();
@@ -94,13 +95,13 @@ class SharedPromotionTests {
     @Test
     void promotionOnAKeyThatIsNotEmptyKeepsWhatIsThere() {
         long r = ((AcquireResult.Granted) acquireShared(0, 2)).token();
-        registry.promote(List.of(HeldGrant.shared(key("k"), 2, List.of(HeldGrant.Slot.active(5, 10)))), 0);
+        registry.promote(List.of(new HeldGrant(key("k"), HoldMode.ofLimit(2), List.of(HeldGrant.Slot.active(5, 10)))), 0);
         assertThat(registry.inspect(key("k"), 4).sharedHolders()).extracting(KeyView.SharedHolder::token)
                 .containsExactly(r);
     }
 
     private AcquireResult acquireShared(int wait, int limit) {
-        return registry.acquireShared(key("k"), wait, 5, 1, limit, clock.nanoTime(), s1);
+        return registry.acquire(key("k"), HoldMode.ofLimit(limit), wait, 5, 1, clock.nanoTime(), s1);
     }
 
     private void tick(long millis) {
@@ -111,13 +112,10 @@ class SharedPromotionTests {
     private DecisionLog recorder() {
         return new DecisionLog() {
             @Override
-            public void granted(byte[] key, long token, int leaseSeconds) {
-                decisions.add("G " + new String(key) + " " + token + " " + leaseSeconds);
-            }
-
-            @Override
-            public void sharedGranted(byte[] key, long token, int leaseSeconds, int limit) {
-                decisions.add("S " + new String(key) + " " + token + " " + leaseSeconds + " " + limit);
+            public void granted(byte[] key, long token, int leaseSeconds, HoldMode mode) {
+                decisions.add(mode.isShared()
+                        ? "S " + new String(key) + " " + token + " " + leaseSeconds + " " + mode.limit()
+                        : "G " + new String(key) + " " + token + " " + leaseSeconds);
             }
 
             @Override

@@ -1,5 +1,6 @@
 package dev.leasehold.registry;
 
+import dev.leasehold.protocol.HoldMode;
 import java.nio.charset.StandardCharsets;
 import java.util.Arrays;
 import java.util.concurrent.TimeUnit;
@@ -36,7 +37,7 @@ class TopMeasurementTests {
         SessionHandle session = new SessionHandle();
         long t0 = System.nanoTime();
         for (int i = 0; i < KEYS; i++) {
-            registry.acquire(("held/" + i).getBytes(StandardCharsets.UTF_8), 0, 255, i, System.nanoTime(), session);
+            registry.acquire(("held/" + i).getBytes(StandardCharsets.UTF_8), HoldMode.EXCLUSIVE, 0, 255, i, System.nanoTime(), session);
         }
         System.out.printf("%,d keys held in %d ms%n", registry.heldKeys(), ms(System.nanoTime() - t0));
 
@@ -78,7 +79,7 @@ class TopMeasurementTests {
         for (; n < count && System.nanoTime() < deadline; n++) {
             byte[] k = keys[n & 1023];
             long s = System.nanoTime();
-            AcquireResult r = registry.acquire(k, 0, 10, n, s, session);
+            AcquireResult r = registry.acquire(k, HoldMode.EXCLUSIVE, 0, 10, n, s, session);
             registry.release(k, ((AcquireResult.Granted) r).token());
             lat[n] = System.nanoTime() - s;
         }

@@ -1,5 +1,6 @@
 package dev.leasehold.client;
 
+import dev.leasehold.protocol.HoldMode;
 import dev.leasehold.protocol.Keys;
 import dev.leasehold.protocol.Wire;
 
@@ -30,11 +31,11 @@ final class Arguments {
         return lease;
     }
 
-    /** A shared acquire's limit: 0 (read lock) to 65535 (the wire's u16); the server may allow fewer. */
-    static int sharedLimit(int limit) {
-        if (limit < 0 || limit > 65535) {
+    /** A shared acquire's mode from its limit: 0 (read lock) to 65535 (the wire's u16); the server may allow fewer. */
+    static HoldMode sharedMode(int limit) {
+        if (limit < 0 || limit > HoldMode.MAX_LIMIT) {
             throw new IllegalArgumentException("shared limit is " + limit + "; it must be 0 (read lock) to 65535");
         }
-        return limit;
+        return HoldMode.ofLimit(limit);
     }
 }

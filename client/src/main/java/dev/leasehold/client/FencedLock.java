@@ -1,5 +1,6 @@
 package dev.leasehold.client;
 
+import dev.leasehold.protocol.HoldMode;
 import java.time.Duration;
 import java.util.Map;
 import java.util.Optional;
@@ -30,20 +31,20 @@ public final class FencedLock implements Lock {
     private final LeaseholdClient client;
     private final String key;
     private final int leaseSeconds;
-    /** -1: the write lock (exclusive); else the shared limit (0 for the read lock, N for a permit). */
-    private final int sharedLimit;
+    /** Exclusive for the write lock; read for the read lock, permits for a semaphore's permit. */
+    private final HoldMode mode;
     private final Map<Thread, Ticket> holds = new ConcurrentHashMap<>();
 
-    FencedLock(LeaseholdClient client, String key, int leaseSeconds, int sharedLimit) {
+    FencedLock(LeaseholdClient client, String key, int leaseSeconds, HoldMode mode) {
         this.client = client;
         this.key = key;
         this.leaseSeconds = leaseSeconds;
-        this.sharedLimit = sharedLimit;
+        this.mode = mode;
     }
 
     /** True for the read lock (a shared grant), false for the write lock. */
     public boolean isShared() {
-        return sharedLimit >= 0;
+        return mode.isShared();
     }
 
     /** The key. */
@@ -124,7 +125,7 @@ public final class FencedLock implements Lock {
         if (holds.containsKey(Thread.currentThread())) {
             throw new IllegalStateException("not reentrant: the current thread already holds " + this);
         }
-        AcquireOutcome o = sharedLimit >= 0 ? client.acquireShared(key, sharedLimit, waitSeconds, leaseSeconds)
+        AcquireOutcome o = mode.isShared() ? client.acquireShared(key, mode.limit(), waitSeconds, leaseSeconds)
                 : client.acquire(key, waitSeconds, leaseSeconds);
         if (o instanceof AcquireOutcome.LimitMismatch m) {
             throw new SharedLimitException(key, m);
@@ -138,7 +139,7 @@ public final class FencedLock implements Lock {
 
     @Override
     public String toString() {
-        return (sharedLimit >= 0 ? "read lock " : "write lock ") + Keys.quoted(key);
+        return (mode.isShared() ? "read lock " : "write lock ") + Keys.quoted(key);
     }
 
     /** The time a {@link Duration} wait takes on the wire: whole seconds, rounded up, 0 to 255. */

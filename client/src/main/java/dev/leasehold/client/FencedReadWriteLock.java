@@ -1,5 +1,6 @@
 package dev.leasehold.client;
 
+import dev.leasehold.protocol.HoldMode;
 import java.util.concurrent.locks.ReadWriteLock;
 
 /**
@@ -16,8 +17,8 @@ public final class FencedReadWriteLock implements ReadWriteLock {
     private final FencedLock write;
 
     FencedReadWriteLock(LeaseholdClient client, String key, int leaseSeconds) {
-        this.read = new FencedLock(client, key, leaseSeconds, 0);
-        this.write = new FencedLock(client, key, leaseSeconds, -1);
+        this.read = new FencedLock(client, key, leaseSeconds, HoldMode.READ);
+        this.write = new FencedLock(client, key, leaseSeconds, HoldMode.EXCLUSIVE);
     }
 
     /** The read lock: a shared grant; many holders at once, none while a writer holds. */

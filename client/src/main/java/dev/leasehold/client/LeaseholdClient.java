@@ -9,6 +9,7 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
 import java.util.concurrent.atomic.AtomicInteger;
 
+import dev.leasehold.protocol.HoldMode;
 import dev.leasehold.client.internal.AcquireCall;
 import dev.leasehold.client.internal.Blocking;
 import dev.leasehold.client.internal.Config;
@@ -172,7 +173,7 @@ public final class LeaseholdClient implements AutoCloseable {
      * @throws IllegalStateException if the client is closed
      */
     public AcquireOutcome acquire(String key, int waitSeconds, int leaseSeconds) {
-        return acquire(key, AcquireCall.EXCLUSIVE, waitSeconds, leaseSeconds);
+        return acquire(key, HoldMode.EXCLUSIVE, waitSeconds, leaseSeconds);
     }
 
     /**
@@ -190,7 +191,7 @@ public final class LeaseholdClient implements AutoCloseable {
      * @throws IllegalStateException if the client is closed
      */
     public AcquireOutcome acquireShared(String key, int limit, int waitSeconds, int leaseSeconds) {
-        return acquire(key, Arguments.sharedLimit(limit), waitSeconds, leaseSeconds);
+        return acquire(key, Arguments.sharedMode(limit), waitSeconds, leaseSeconds);
     }
 
     /**
@@ -201,7 +202,7 @@ public final class LeaseholdClient implements AutoCloseable {
      */
     public CompletableFuture<AcquireOutcome> acquireSharedAsync(String key, int limit, int waitSeconds,
             int leaseSeconds) {
-        return acquireAsync(key, Arguments.sharedLimit(limit), waitSeconds, leaseSeconds);
+        return acquireAsync(key, Arguments.sharedMode(limit), waitSeconds, leaseSeconds);
     }
 
     /**
@@ -224,10 +225,10 @@ public final class LeaseholdClient implements AutoCloseable {
         return new FencedSemaphore(this, key, permits, leaseSeconds);
     }
 
-    private AcquireOutcome acquire(String key, int sharedLimit, int waitSeconds, int leaseSeconds) {
+    private AcquireOutcome acquire(String key, HoldMode mode, int waitSeconds, int leaseSeconds) {
         byte[] bytes = checked(key, waitSeconds, leaseSeconds);
         // This thread waits for the outcome anyway: it may write the request itself (one thread hop fewer).
-        AcquireCall call = engine.acquire(bytes, waitSeconds, leaseSeconds, sharedLimit, tickets(key, bytes), true);
+        AcquireCall call = engine.acquire(bytes, waitSeconds, leaseSeconds, mode, tickets(key, bytes), true);
         long bound = call.deadline() + options.responseGrace().toNanos();
         AcquireOutcome r = Blocking.await(call.result(), bound - engine.ticker().nanoTime(), () -> {
             call.expireNow(); // the timer runs late: decide now, as it would have
@@ -248,13 +249,13 @@ public final class LeaseholdClient implements AutoCloseable {
      * @throws IllegalStateException if the client is closed
      */
     public CompletableFuture<AcquireOutcome> acquireAsync(String key, int waitSeconds, int leaseSeconds) {
-        return acquireAsync(key, AcquireCall.EXCLUSIVE, waitSeconds, leaseSeconds);
+        return acquireAsync(key, HoldMode.EXCLUSIVE, waitSeconds, leaseSeconds);
     }
 
-    private CompletableFuture<AcquireOutcome> acquireAsync(String key, int sharedLimit, int waitSeconds,
+    private CompletableFuture<AcquireOutcome> acquireAsync(String key, HoldMode mode, int waitSeconds,
             int leaseSeconds) {
         byte[] bytes = checked(key, waitSeconds, leaseSeconds);
-        AcquireCall call = engine.acquire(bytes, waitSeconds, leaseSeconds, sharedLimit, tickets(key, bytes), false);
+        AcquireCall call = engine.acquire(bytes, waitSeconds, leaseSeconds, mode, tickets(key, bytes), false);
         CompletableFuture<AcquireOutcome> future = new CompletableFuture<>();
         call.result().whenCompleteAsync((r, e) -> {
             AcquireOutcome o = e != null ? new AcquireOutcome.Indeterminate(String.valueOf(e)) : call.deliver(r);

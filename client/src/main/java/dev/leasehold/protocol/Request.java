@@ -16,20 +16,45 @@ public sealed interface Request permits Request.Keyed, Request.Ping {
      * session's ACL (PROTOCOL.md section 4), and in cluster mode only the leader serves it
      * (section 10).
      */
-    sealed interface Keyed extends Request permits Acquire, SharedAcquire, Release, Extend, Check {
+    sealed interface Keyed extends Request permits Acquiring, Release, Extend, Check {
 
         /** The key, as the exact bytes received. */
         byte[] key();
     }
 
     /**
+     * A request for a grant, in any {@link HoldMode}: the server decides and answers every one
+     * the same way (PROTOCOL.md sections 3 and 13), so it serves them through this view and asks
+     * only the mode what differs.
+     */
+    sealed interface Acquiring extends Keyed permits Acquire, SharedAcquire {
+
+        /** Seconds it may wait in the key's queue; 0 never queues. */
+        int waitSeconds();
+
+        /** The lease asked for, in seconds. */
+        int leaseSeconds();
+
+        /** Correlates the answer; carries no authority. */
+        long owner();
+
+        /** How the grant would hold the key. */
+        HoldMode mode();
+    }
+
+    /**
      * Ask for the lock on {@code key}. {@code waitSeconds} 0 is one immediate attempt that never
      * queues; {@code owner} only correlates the answer and carries no authority.
      */
-    record Acquire(int waitSeconds, int leaseSeconds, long owner, byte[] key) implements Keyed {
+    record Acquire(int waitSeconds, int leaseSeconds, long owner, byte[] key) implements Acquiring {
         @Override
         public RequestType type() {
             return RequestType.ACQUIRE;
+        }
+
+        @Override
+        public HoldMode mode() {
+            return HoldMode.EXCLUSIVE;
         }
 
         @Override
@@ -55,10 +80,16 @@ public sealed interface Request permits Request.Keyed, Request.Ping {
      * lock (beside {@link Acquire} as the write lock), N a semaphore of N permits. Answered like
      * an Acquire, or {@code L} when the key's shared holds use another limit.
      */
-    record SharedAcquire(int waitSeconds, int leaseSeconds, long owner, int limit, byte[] key) implements Keyed {
+    record SharedAcquire(int waitSeconds, int leaseSeconds, long owner, int limit, byte[] key) implements Acquiring {
         @Override
         public RequestType type() {
             return RequestType.SHARED_ACQUIRE;
+        }
+
+        /** {@link HoldMode#READ} for limit 0, else a semaphore of {@code limit} permits. */
+        @Override
+        public HoldMode mode() {
+            return HoldMode.ofLimit(limit);
         }
 
         @Override

@@ -4,6 +4,7 @@ import java.io.IOException;
 import java.time.Duration;
 import java.util.Map;
 
+import dev.leasehold.protocol.HoldMode;
 import dev.leasehold.client.AcquireOutcome;
 import dev.leasehold.client.CheckOutcome;
 import dev.leasehold.client.ExtendOutcome;
@@ -25,9 +26,9 @@ final class Commands {
         String key = ctx.key();
         int wait = ctx.waitSeconds();
         int lease = ctx.leaseSeconds();
-        int limit = ctx.sharedLimit();
+        HoldMode mode = ctx.holdMode();
         try (LeaseholdClient client = ctx.client()) {
-            AcquireOutcome outcome = Context.acquire(client, key, limit, wait, lease);
+            AcquireOutcome outcome = Context.acquire(client, key, mode, wait, lease);
             if (!(outcome instanceof AcquireOutcome.Acquired acquired)) {
                 return ctx.acquireFailure(key, wait, lease, outcome);
             }
@@ -38,10 +39,10 @@ final class Commands {
             m.put("token", Context.unsigned(ticket.token()));
             m.put("valid_until_ms", validUntil);
             m.put("lease_s", lease);
-            if (limit >= 0) {
-                m.put("shared_limit", limit);
+            if (mode.isShared()) {
+                m.put("shared_limit", mode.limit());
             }
-            return ctx.report(ExitCode.OK, "acquired " + (limit < 0 ? "" : "shared ") + Context.quote(key) + " token "
+            return ctx.report(ExitCode.OK, "acquired " + (mode.isShared() ? "shared " : "") + Context.quote(key) + " token "
                     + Long.toUnsignedString(ticket.token()) + ", valid until " + Context.instant(validUntil)
                     + " (" + remaining(validUntil) + ")", m);
         }

@@ -9,6 +9,7 @@ import java.time.Instant;
 import java.util.LinkedHashMap;
 import java.util.Map;
 
+import dev.leasehold.protocol.HoldMode;
 import dev.leasehold.client.AcquireOutcome;
 import dev.leasehold.client.ClientOptions;
 import dev.leasehold.client.ClientTls;
@@ -184,24 +185,24 @@ final class Context {
     }
 
     /**
-     * {@code --shared [--limit N]}: the shared limit (0 = read lock, the default), or -1 without
-     * {@code --shared} (an exclusive lock). {@code --limit} without {@code --shared} is a usage error.
+     * {@code --shared [--limit N]}: a shared mode (limit 0 = read lock, the default), or exclusive
+     * without {@code --shared}. {@code --limit} without {@code --shared} is a usage error.
      */
-    int sharedLimit() throws UsageException {
+    HoldMode holdMode() throws UsageException {
         String v = line.value("--limit");
         if (!line.has("--shared")) {
             if (v != null) {
                 throw new UsageException("--limit goes with --shared, as in --shared --limit 4");
             }
-            return -1;
+            return HoldMode.EXCLUSIVE;
         }
         if (v == null) {
-            return 0;
+            return HoldMode.READ;
         }
         try {
             int n = Integer.parseInt(v.trim());
-            if (n >= 0 && n <= 65535) {
-                return n;
+            if (n >= 0 && n <= HoldMode.MAX_LIMIT) {
+                return HoldMode.ofLimit(n);
             }
         } catch (NumberFormatException e) {
             // reported below
@@ -209,9 +210,9 @@ final class Context {
         throw new UsageException("--limit " + v + " is not a number of permits from 0 (read lock) to 65535");
     }
 
-    /** Acquires exclusively, or shared with {@code limit} (see {@link #sharedLimit()}). */
-    static AcquireOutcome acquire(LeaseholdClient client, String key, int limit, int wait, int lease) {
-        return limit < 0 ? client.acquire(key, wait, lease) : client.acquireShared(key, limit, wait, lease);
+    /** Acquires in {@code mode} (see {@link #holdMode()}). */
+    static AcquireOutcome acquire(LeaseholdClient client, String key, HoldMode mode, int wait, int lease) {
+        return mode.isShared() ? client.acquireShared(key, mode.limit(), wait, lease) : client.acquire(key, wait, lease);
     }
 
     /** {@code --lease}, 1 to 255 whole seconds. */

@@ -9,6 +9,7 @@ import java.util.concurrent.Semaphore;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 
+import dev.leasehold.protocol.HoldMode;
 import dev.leasehold.client.AcquireOutcome;
 import dev.leasehold.client.ExtendOutcome;
 import dev.leasehold.client.LeaseholdClient;
@@ -44,8 +45,8 @@ final class RunCommand {
     private final String key;
     private final int wait;
     private final int lease;
-    /** {@code --shared [--limit N]}: the shared limit, or -1 for an exclusive lock. */
-    private final int sharedLimit;
+    /** {@code --shared [--limit N]}: a shared mode, or exclusive. */
+    private final HoldMode mode;
     private final long killGraceNanos;
     private final long safetyNanos;
     private final long intervalNanos;
@@ -63,7 +64,7 @@ final class RunCommand {
         this.key = ctx.key();
         this.wait = ctx.waitSeconds();
         this.lease = ctx.leaseSeconds();
-        this.sharedLimit = ctx.sharedLimit();
+        this.mode = ctx.holdMode();
         String grace = ctx.line().value("--kill-grace");
         long graceMs = grace == null ? 5_000 : Durations.millis("--kill-grace", grace);
         long leaseMs = lease * 1000L;
@@ -87,7 +88,7 @@ final class RunCommand {
 
     int execute() throws UsageException, InterruptedException {
         try (LeaseholdClient client = ctx.client()) {
-            AcquireOutcome outcome = Context.acquire(client, key, sharedLimit, wait, lease);
+            AcquireOutcome outcome = Context.acquire(client, key, mode, wait, lease);
             if (!(outcome instanceof AcquireOutcome.Acquired acquired)) {
                 return ctx.acquireFailure(key, wait, lease, outcome);
             }

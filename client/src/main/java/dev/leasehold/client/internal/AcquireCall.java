@@ -1,5 +1,6 @@
 package dev.leasehold.client.internal;
 
+import dev.leasehold.protocol.HoldMode;
 import dev.leasehold.client.AcquireOutcome;
 import dev.leasehold.protocol.Answer;
 import dev.leasehold.protocol.FrameWriter;
@@ -32,11 +33,8 @@ public final class AcquireCall extends Outbound<AcquireOutcome> {
     private final byte[] key;
     private final int waitSeconds;
     private final int leaseSeconds;
-    /** The limit of a shared acquire ({@code S}, PROTOCOL.md section 13), or {@link #EXCLUSIVE}. */
-    private final int sharedLimit;
-
-    /** {@link #sharedLimit} of an exclusive Acquire ({@code A}). */
-    public static final int EXCLUSIVE = -1;
+    /** How the grant would hold the key: {@code A} for exclusive, else {@code S} (PROTOCOL.md section 13). */
+    private final HoldMode mode;
     private final long owner;
     private final long deadline;
     private final Tickets tickets;
@@ -48,14 +46,14 @@ public final class AcquireCall extends Outbound<AcquireOutcome> {
     private int notLeaderResends;
 
     AcquireCall(Engine engine, byte[] key, int waitSeconds, int leaseSeconds, long owner, long start, Tickets tickets) {
-        this(engine, key, waitSeconds, leaseSeconds, EXCLUSIVE, owner, start, tickets);
+        this(engine, key, waitSeconds, leaseSeconds, HoldMode.EXCLUSIVE, owner, start, tickets);
     }
 
-    /** @param sharedLimit the limit of a shared acquire (0 = read lock), or {@link #EXCLUSIVE} */
-    AcquireCall(Engine engine, byte[] key, int waitSeconds, int leaseSeconds, int sharedLimit, long owner, long start,
+    /** @param mode exclusive ({@code A}), or read or permits ({@code S}) */
+    AcquireCall(Engine engine, byte[] key, int waitSeconds, int leaseSeconds, HoldMode mode, long owner, long start,
             Tickets tickets) {
         super(engine);
-        this.sharedLimit = sharedLimit;
+        this.mode = mode;
         this.key = key;
         this.waitSeconds = waitSeconds;
         this.leaseSeconds = leaseSeconds;
@@ -93,8 +91,9 @@ public final class AcquireCall extends Outbound<AcquireOutcome> {
 
     @Override
     byte[] encode(long now) {
-        return FrameWriter.encode(sharedLimit == EXCLUSIVE ? new Request.Acquire(wireWait(now), leaseSeconds, owner, key)
-                : new Request.SharedAcquire(wireWait(now), leaseSeconds, owner, sharedLimit, key));
+        return FrameWriter.encode(mode.isShared()
+                ? new Request.SharedAcquire(wireWait(now), leaseSeconds, owner, mode.limit(), key)
+                : new Request.Acquire(wireWait(now), leaseSeconds, owner, key));
     }
 
     /** A correlated {@code A}, {@code T} or {@code B} arrived on {@code s} at {@code receivedAt}. */
@@ -109,7 +108,7 @@ public final class AcquireCall extends Outbound<AcquireOutcome> {
                 case TIMED_OUT -> new AcquireOutcome.TimedOut();
                 case BUSY -> new AcquireOutcome.Busy();
                 // Definitive, like B (PROTOCOL.md 13.1): names both limits, never Indeterminate.
-                case LIMIT_MISMATCH -> new AcquireOutcome.LimitMismatch(Math.max(0, sharedLimit),
+                case LIMIT_MISMATCH -> new AcquireOutcome.LimitMismatch(mode.isShared() ? mode.limit() : 0,
                         ((Answer.LimitMismatch) a).limit());
                 case RELEASED, EXTENDED, NOT_HELD, CURRENT, PONG, ERROR ->
                         throw new IllegalArgumentException("not an answer to an Acquire: " + a);

@@ -13,6 +13,7 @@ import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.Function;
 import java.util.random.RandomGenerator;
 
+import dev.leasehold.protocol.HoldMode;
 import dev.leasehold.client.CheckOutcome;
 import dev.leasehold.client.ExtendOutcome;
 import dev.leasehold.client.ReleaseOutcome;
@@ -102,18 +103,18 @@ public final class Engine implements AutoCloseable {
      */
     public AcquireCall acquire(byte[] key, int waitSeconds, int leaseSeconds, AcquireCall.Tickets tickets,
             boolean callerWaits) {
-        return acquire(key, waitSeconds, leaseSeconds, AcquireCall.EXCLUSIVE, tickets, callerWaits);
+        return acquire(key, waitSeconds, leaseSeconds, HoldMode.EXCLUSIVE, tickets, callerWaits);
     }
 
     /**
      * As {@link #acquire(byte[], int, int, AcquireCall.Tickets, boolean)}, for a shared acquire
-     * ({@code S}) when {@code sharedLimit} is 0 or more (PROTOCOL.md section 13); the same call
-     * under every rule of section 9.
+     * ({@code S}) when {@code mode} is shared (PROTOCOL.md section 13); the same call under every
+     * rule of section 9.
      */
-    public AcquireCall acquire(byte[] key, int waitSeconds, int leaseSeconds, int sharedLimit,
+    public AcquireCall acquire(byte[] key, int waitSeconds, int leaseSeconds, HoldMode mode,
             AcquireCall.Tickets tickets, boolean callerWaits) {
         checkOpen();
-        AcquireCall call = new AcquireCall(this, key, waitSeconds, leaseSeconds, sharedLimit, owners.getAndIncrement(),
+        AcquireCall call = new AcquireCall(this, key, waitSeconds, leaseSeconds, mode, owners.getAndIncrement(),
                 ticker.nanoTime(), tickets);
         track(call);
         call.start();
