@@ -28,6 +28,7 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 import org.springframework.context.SmartLifecycle;
 
+import dev.leasehold.cluster.Formation.Storage;
 import dev.leasehold.cluster.tls.RaftTls;
 import dev.leasehold.registry.DecisionLog;
 import dev.leasehold.registry.LockRegistry;
@@ -103,16 +104,6 @@ public final class ClusterNode implements ServingGate, SmartLifecycle, LockState
     private volatile RaftPeerId leaderId;
     private volatile boolean running;
     private Membership membership;
-
-    /** Whether this node has Raft storage it may vote with (see {@link Formation}). */
-    public enum Storage {
-        /** Storage present (or formatted at the first formation): an ordinary member. */
-        FORMED,
-        /** Empty storage; probing the peers before it may format. No vote, no log. */
-        WAITING,
-        /** Empty storage and the cluster exists: never votes or serves until replaced. */
-        REFUSED
-    }
 
     /**
      * @param onFatal what a log failure does: halt the process (tests record it instead)

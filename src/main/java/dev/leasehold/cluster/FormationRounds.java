@@ -26,7 +26,7 @@ import org.apache.ratis.util.TimeDuration;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
-import dev.leasehold.cluster.ClusterNode.Storage;
+import dev.leasehold.cluster.Formation.Storage;
 import dev.leasehold.registry.NanoClock;
 
 /**

@@ -13,7 +13,7 @@ import org.apache.ratis.server.RaftServer;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
-import dev.leasehold.cluster.ClusterNode.Storage;
+import dev.leasehold.cluster.Formation.Storage;
 import dev.leasehold.cluster.tls.RaftTls;
 
 /**
