@@ -26,7 +26,6 @@ import org.apache.ratis.util.TimeDuration;
 
 import dev.leasehold.cluster.MemberView.Member;
 import dev.leasehold.cluster.MemberView.Role;
-import dev.leasehold.cluster.Membership.LocalNode;
 import dev.leasehold.registry.NanoClock;
 
 /**
@@ -36,13 +35,13 @@ import dev.leasehold.registry.NanoClock;
  */
 final class MemberViews {
 
-    private final LocalNode node;
+    private final RaftHost node;
     private final Parameters clientParameters;
     private final NanoClock clock;
     private final long rpcMillis;
     private final long timeoutMillis;
 
-    MemberViews(LocalNode node, Parameters clientParameters, NanoClock clock, long rpcMillis, long timeoutMillis) {
+    MemberViews(RaftHost node, Parameters clientParameters, NanoClock clock, long rpcMillis, long timeoutMillis) {
         this.node = node;
         this.clientParameters = clientParameters;
         this.clock = clock;
@@ -65,7 +64,7 @@ final class MemberViews {
     MemberView view(long deadline) {
         String lastError = "no leader known";
         while (true) {
-            RaftPeerId leader = node.knownLeader();
+            RaftPeerId leader = node.leader();
             if (leader != null) {
                 try {
                     GroupInfoReply info = groupInfo(leader.toString(), deadline);

@@ -3,7 +3,6 @@ package dev.leasehold.cluster;
 import java.io.IOException;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.Optional;
 import java.util.concurrent.TimeUnit;
 import java.util.stream.Collectors;
 
@@ -16,7 +15,6 @@ import org.apache.ratis.protocol.RaftGroup;
 import org.apache.ratis.protocol.RaftPeer;
 import org.apache.ratis.protocol.RaftPeerId;
 import org.apache.ratis.protocol.SetConfigurationRequest;
-import org.apache.ratis.server.RaftServer;
 import org.apache.ratis.thirdparty.com.google.protobuf.UnsafeByteOperations;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -59,28 +57,8 @@ public final class Membership {
     public record Result(String change, long millis, List<String> steps, MemberView after) {
     }
 
-    /**
-     * What a membership change needs of the node it runs on: a narrow view, so that this class
-     * does not hold the node (and the node's other jobs stay out of reach).
-     */
-    interface LocalNode {
-        /** The leader this node knows of, or null. */
-        RaftPeerId knownLeader();
-
-        /** This node's local Raft view, or null while it has no group (empty storage). */
-        RaftServer.Division division();
-
-        /** The settings this node runs with. */
-        ClusterSettings settings();
-
-        /** With cluster TLS, accept the certificates of the members added online (the roster's directory). */
-        void admitAddedMembers();
-
-        /** A member's protocol address: from the settings, or, for a member added online, the roster. */
-        Optional<String> clientAddress(String memberId);
-    }
-
-    private final LocalNode node;
+    /** The node it runs on, as its parts see it: not the node itself, so its other jobs stay out of reach. */
+    private final RaftHost node;
     private final LockStateMachine stateMachine;
     /** Deadlines and step times; the polls between them sleep, since another node must progress. */
     private final NanoClock clock;
@@ -88,7 +66,7 @@ public final class Membership {
     private final long rpcMillis;
     private final MemberViews views;
 
-    Membership(LocalNode node, LockStateMachine stateMachine, Parameters clientParameters, NanoClock clock) {
+    Membership(RaftHost node, LockStateMachine stateMachine, Parameters clientParameters, NanoClock clock) {
         this.node = node;
         this.stateMachine = stateMachine;
         this.clock = clock;
