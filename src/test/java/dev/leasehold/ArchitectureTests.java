@@ -6,6 +6,7 @@ import static com.tngtech.archunit.lang.conditions.ArchPredicates.are;
 import static com.tngtech.archunit.core.domain.JavaClass.Predicates.resideInAPackage;
 import static com.tngtech.archunit.core.domain.properties.HasName.Predicates.nameStartingWith;
 import static com.tngtech.archunit.lang.syntax.ArchRuleDefinition.classes;
+import static com.tngtech.archunit.lang.syntax.ArchRuleDefinition.constructors;
 import static com.tngtech.archunit.lang.syntax.ArchRuleDefinition.fields;
 import static com.tngtech.archunit.lang.syntax.ArchRuleDefinition.noClasses;
 import static org.assertj.core.api.Assertions.assertThat;
@@ -20,9 +21,13 @@ import java.util.stream.Stream;
 import org.junit.jupiter.api.Test;
 
 import com.tngtech.archunit.core.domain.JavaClasses;
+import com.tngtech.archunit.core.domain.JavaConstructor;
 import com.tngtech.archunit.core.domain.JavaModifier;
 import com.tngtech.archunit.core.importer.ClassFileImporter;
 import com.tngtech.archunit.core.importer.ImportOption;
+import com.tngtech.archunit.lang.ArchCondition;
+import com.tngtech.archunit.lang.ConditionEvents;
+import com.tngtech.archunit.lang.SimpleConditionEvent;
 
 import dev.leasehold.testing.support.SuiteRules;
 
@@ -145,6 +150,34 @@ class ArchitectureTests {
                 .check(MAIN);
         noClasses().that().resideInAPackage("dev.leasehold.cluster..")
                 .should().callMethod(System.class, "nanoTime")
+                .check(MAIN);
+    }
+
+    /**
+     * The node's parts see it through one {@code RaftHost}, not through the node itself nor one
+     * lambda per field of it (code review 5, item 3): only {@code ClusterNode} names
+     * {@code ClusterNode} in cluster/, and no constructor there takes more than one supplier.
+     */
+    @Test
+    void clusterPartsSeeTheNodeThroughOneHost() {
+        noClasses().that().resideInAPackage("dev.leasehold.cluster..")
+                .and().haveNameNotMatching("dev\\.leasehold\\.cluster\\.ClusterNode(\\$.*)?")
+                .should().dependOnClassesThat().haveFullyQualifiedName("dev.leasehold.cluster.ClusterNode")
+                .check(MAIN);
+        constructors().that().areDeclaredInClassesThat().resideInAPackage("dev.leasehold.cluster..")
+                .should(new ArchCondition<JavaConstructor>("take at most one supplier") {
+                    @Override
+                    public void check(JavaConstructor c, ConditionEvents events) {
+                        long suppliers = c.getRawParameterTypes().stream()
+                                .filter(t -> t.getPackageName().equals("java.util.function")
+                                        && t.getSimpleName().endsWith("Supplier"))
+                                .count();
+                        if (suppliers > 1) {
+                            events.add(SimpleConditionEvent.violated(c, c.getFullName() + " takes " + suppliers
+                                    + " suppliers: hand it the RaftHost instead"));
+                        }
+                    }
+                })
                 .check(MAIN);
     }
 

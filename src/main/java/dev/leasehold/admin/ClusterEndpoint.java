@@ -19,6 +19,7 @@ import org.springframework.boot.actuate.endpoint.annotation.Selector;
 import org.springframework.boot.actuate.endpoint.annotation.WriteOperation;
 import org.springframework.boot.actuate.endpoint.web.WebEndpointResponse;
 
+import dev.leasehold.cluster.MemberView;
 import dev.leasehold.cluster.Membership;
 import dev.leasehold.cluster.MembershipException;
 import reactor.core.publisher.Mono;
@@ -122,16 +123,16 @@ public final class ClusterEndpoint implements DisposableBean {
         return body;
     }
 
-    private static Map<String, Object> view(Membership.View v) {
+    private static Map<String, Object> view(MemberView v) {
         Map<String, Object> body = new LinkedHashMap<>();
         body.put("leader", v.leader());
         body.put("term", v.term());
         body.put("commitIndex", v.commitIndex());
         List<Map<String, Object>> members = new ArrayList<>();
-        for (Membership.Member m : v.members()) {
+        for (MemberView.Member m : v.members()) {
             Map<String, Object> e = new LinkedHashMap<>();
             e.put("id", m.id());
-            e.put("role", m.role());
+            e.put("role", m.role().name());
             e.put("raftAddress", m.raftAddress());
             e.put("clientAddress", m.clientAddress());
             e.put("commitIndex", m.commitIndex());

@@ -20,14 +20,13 @@ import org.apache.ratis.protocol.RaftPeer;
 import org.apache.ratis.protocol.RaftPeerId;
 import org.apache.ratis.server.DivisionInfo;
 import org.apache.ratis.server.RaftServer;
-import org.apache.ratis.server.protocol.TermIndex;
-import org.apache.ratis.server.raftlog.RaftLog;
 import org.apache.ratis.server.storage.RaftStorage;
 import org.apache.ratis.util.TimeDuration;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 import org.springframework.context.SmartLifecycle;
 
+import dev.leasehold.cluster.Formation.Storage;
 import dev.leasehold.cluster.tls.RaftTls;
 import dev.leasehold.registry.DecisionLog;
 import dev.leasehold.registry.LockRegistry;
@@ -65,7 +64,8 @@ import dev.leasehold.server.ServingGate;
  * This class is the Raft host: the lifecycle, Ratis's events and the {@link ServingGate}. The
  * serving switch is {@link ServingSwitch}; the empty-storage rounds {@link FormationRounds}; the
  * periodic roster and heartbeat checks {@link RosterTender}; proposals {@link LocalProposals};
- * channel resets {@link PeerChannels}; the Ratis configuration {@link RaftConfig}.
+ * channel resets {@link PeerChannels}; the Ratis configuration {@link RaftConfig}. Each of them
+ * sees this node through one {@link RaftHost}.
  *
  * <h2>Failure of the log</h2>
  * {@code notifyLogFailed} halts the process: a node that cannot append must not go on serving.
@@ -96,6 +96,8 @@ public final class ClusterNode implements ServingGate, SmartLifecycle, LockState
     private final ServingSwitch switcher;
     private final FormationRounds formation;
     private final RosterTender tender;
+    /** This node as its parts see it: the one view handed to each of them. */
+    private final RaftHost host = new Host();
 
     private RaftServer raftServer;
     /** Admin calls only (leadership transfer on drain); proposals go in-process ({@link LocalProposals}). */
@@ -103,16 +105,6 @@ public final class ClusterNode implements ServingGate, SmartLifecycle, LockState
     private volatile RaftPeerId leaderId;
     private volatile boolean running;
     private Membership membership;
-
-    /** Whether this node has Raft storage it may vote with (see {@link Formation}). */
-    public enum Storage {
-        /** Storage present (or formatted at the first formation): an ordinary member. */
-        FORMED,
-        /** Empty storage; probing the peers before it may format. No vote, no log. */
-        WAITING,
-        /** Empty storage and the cluster exists: never votes or serves until replaced. */
-        REFUSED
-    }
 
     /**
      * @param onFatal what a log failure does: halt the process (tests record it instead)
@@ -139,18 +131,17 @@ public final class ClusterNode implements ServingGate, SmartLifecycle, LockState
         }
         this.group = RaftGroup.valueOf(GROUP_ID, peers);
         this.stateMachine = new LockStateMachine(this);
-        this.proposals = new LocalProposals(selfId, () -> raftServer, settings.electionTimeoutMax().toMillis());
+        this.proposals = new LocalProposals(host);
         this.roster = new RosterKeeper(settings.nodeId(), group, stateMachine, RaftConfig.clientParameters(tls),
                 TimeDuration.valueOf(Math.max(1000, settings.electionTimeoutMax().toMillis()), TimeUnit.MILLISECONDS),
                 proposals::propose);
         this.proposer = new Proposer(proposals::propose, settings.maxBatch(), settings.maxInFlight(),
                 settings.maxPending(), clock, n -> commitObserver.accept(n), this::proposalFailed);
-        this.channels = new PeerChannels(selfId, group, () -> raftServer, this::division, () -> leaderId);
-        this.switcher = new ServingSwitch(settings, clock, proposer, roster, stateMachine::read, this::readyLeader,
-                () -> running, () -> leaderId = selfId, roles::schedule);
-        this.formation = new FormationRounds(settings, selfId, group, RaftConfig.clientParameters(tls), roster, clock,
-                roles, () -> raftServer, () -> running, proposals);
-        this.tender = new RosterTender(settings, stateMachine, roster, formation, switcher, this::division, tls);
+        this.channels = new PeerChannels(host, group);
+        this.switcher = new ServingSwitch(host, clock, proposer, roster, stateMachine::read, roles::schedule);
+        this.formation = new FormationRounds(host, group, RaftConfig.clientParameters(tls), roster, clock, roles,
+                proposals);
+        this.tender = new RosterTender(host, stateMachine, roster, formation, switcher, tls);
     }
 
     /** The registry's decision log: every state change becomes a Raft entry. */
@@ -266,7 +257,7 @@ public final class ClusterNode implements ServingGate, SmartLifecycle, LockState
      * and needs no catch-up); null if none (then Ratis steps down without a target).
      */
     private RaftPeerId handoverTarget() {
-        RaftServer.Division d = division();
+        RaftServer.Division d = host.division();
         if (d == null) {
             return null;
         }
@@ -339,29 +330,8 @@ public final class ClusterNode implements ServingGate, SmartLifecycle, LockState
         roles.execute(() -> switcher.proposalFailed(error));
     }
 
-    /** This node as the ready leader, for promotion; null when it is not. */
-    private ServingSwitch.ReadyLeader readyLeader() {
-        RaftServer.Division d = division();
-        DivisionInfo info = d == null ? null : d.getInfo();
-        if (info == null || !info.isLeader() || !info.isLeaderReady()) {
-            return null;
-        }
-        TermIndex last = d.getRaftLog().getLastEntryTermIndex(); // null while the log is empty
-        return new ServingSwitch.ReadyLeader(info.getCurrentTerm(), info.getLastAppliedIndex(),
-                last == null ? RaftLog.INVALID_LOG_INDEX : last.getIndex(), d.getCommitInfos());
-    }
-
-    private RaftServer.Division division() {
-        try {
-            RaftServer s = raftServer;
-            return s == null ? null : s.getDivision(GROUP_ID);
-        } catch (IOException e) {
-            return null;
-        }
-    }
-
     private boolean isLeader() {
-        RaftServer.Division d = division();
+        RaftServer.Division d = host.division();
         DivisionInfo i = d == null ? null : d.getInfo();
         return i != null && i.isLeader();
     }
@@ -444,7 +414,7 @@ public final class ClusterNode implements ServingGate, SmartLifecycle, LockState
      */
     public Status status() {
         Storage storage = formation.storage();
-        DivisionReading r = DivisionReading.of(division(),
+        DivisionReading r = DivisionReading.of(host.division(),
                 storage == Storage.FORMED ? DivisionReading.STOPPED : "NO_STORAGE");
         RaftPeerId l = leaderId;
         return new Status(settings.nodeId(), r.role(), serving(), r.term(), l == null ? "" : l.toString(),
@@ -458,32 +428,7 @@ public final class ClusterNode implements ServingGate, SmartLifecycle, LockState
      */
     public synchronized Membership membership() {
         if (membership == null) {
-            membership = new Membership(new Membership.LocalNode() {
-                @Override
-                public RaftPeerId knownLeader() {
-                    return leaderId;
-                }
-
-                @Override
-                public RaftServer.Division division() {
-                    return ClusterNode.this.division();
-                }
-
-                @Override
-                public ClusterSettings settings() {
-                    return settings;
-                }
-
-                @Override
-                public void admitAddedMembers() {
-                    tender.admitAddedMembers();
-                }
-
-                @Override
-                public Optional<String> clientAddress(String memberId) {
-                    return ClusterNode.this.clientAddress(memberId);
-                }
-            }, stateMachine, RaftConfig.clientParameters(tls), clock);
+            membership = new Membership(host, stateMachine, RaftConfig.clientParameters(tls), clock);
         }
         return membership;
     }
@@ -496,5 +441,58 @@ public final class ClusterNode implements ServingGate, SmartLifecycle, LockState
     /** The settings this node runs with. */
     public ClusterSettings settings() {
         return settings;
+    }
+
+    /** The {@link RaftHost} of this node: reads its fields as they are now. */
+    private final class Host implements RaftHost {
+        @Override
+        public ClusterSettings settings() {
+            return settings;
+        }
+
+        @Override
+        public RaftPeerId selfId() {
+            return selfId;
+        }
+
+        @Override
+        public RaftServer server() {
+            return raftServer;
+        }
+
+        @Override
+        public RaftServer.Division division() {
+            try {
+                RaftServer s = raftServer;
+                return s == null ? null : s.getDivision(GROUP_ID);
+            } catch (IOException e) {
+                return null;
+            }
+        }
+
+        @Override
+        public RaftPeerId leader() {
+            return leaderId;
+        }
+
+        @Override
+        public boolean running() {
+            return running;
+        }
+
+        @Override
+        public void markSelfLeader() {
+            leaderId = selfId;
+        }
+
+        @Override
+        public Optional<String> clientAddress(String memberId) {
+            return ClusterNode.this.clientAddress(memberId);
+        }
+
+        @Override
+        public void admitAddedMembers() {
+            tender.admitAddedMembers();
+        }
     }
 }

@@ -4,8 +4,6 @@ import java.nio.file.Path;
 import java.time.Duration;
 import java.util.Map;
 
-import dev.leasehold.cluster.tls.PeerIdentities;
-
 /**
  * How one node of a cluster runs (PROTOCOL.md section 10), validated by the configuration layer.
  *
@@ -55,7 +53,8 @@ public record ClusterSettings(String nodeId, Map<String, Peer> peers, Path raftD
      * @param raftAddress host:port of its Raft (gRPC) endpoint
      * @param clientAddress host:port clients use for the lock protocol (named in {@code X 8} hints)
      * @param identity with cluster TLS, the typed SAN ({@code dns:}, {@code ip:}, {@code uri:}) that
-     *        names this node in its certificate; null: its {@code raftAddress} host (see {@link PeerIdentities})
+     *        names this node in its certificate; null: its {@code raftAddress} host (the rules are in
+     *        {@code tls.PeerIdentities}, named, not linked: the settings stay below the TLS code that reads them)
      */
     public record Peer(String raftAddress, String clientAddress, String identity) {
 

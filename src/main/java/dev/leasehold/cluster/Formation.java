@@ -64,6 +64,19 @@ public final class Formation {
         REFUSE
     }
 
+    /**
+     * Whether this node has Raft storage it may vote with: where the decision above leaves it
+     * (health and metrics show it; the formation rounds and the periodic checks act on it).
+     */
+    public enum Storage {
+        /** Storage present (or formatted at the first formation): an ordinary member. */
+        FORMED,
+        /** Empty storage; probing the peers before it may format. No vote, no log. */
+        WAITING,
+        /** Empty storage and the cluster exists: never votes or serves until replaced. */
+        REFUSED
+    }
+
     private final Set<String> peers;
     private final Set<String> seenUnformed = new LinkedHashSet<>();
     private final Map<String, PeerState> last = new LinkedHashMap<>();

@@ -4,8 +4,6 @@ import java.io.IOException;
 import java.util.LinkedHashSet;
 import java.util.Set;
 import java.util.concurrent.TimeUnit;
-import java.util.function.BooleanSupplier;
-import java.util.function.Supplier;
 
 import org.apache.ratis.client.RaftClient;
 import org.apache.ratis.client.RaftClientConfigKeys;
@@ -21,12 +19,11 @@ import org.apache.ratis.protocol.RaftPeer;
 import org.apache.ratis.protocol.RaftPeerId;
 import org.apache.ratis.protocol.exceptions.GroupMismatchException;
 import org.apache.ratis.retry.RetryPolicies;
-import org.apache.ratis.server.RaftServer;
 import org.apache.ratis.util.TimeDuration;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
-import dev.leasehold.cluster.ClusterNode.Storage;
+import dev.leasehold.cluster.Formation.Storage;
 import dev.leasehold.registry.NanoClock;
 
 /**
@@ -40,6 +37,8 @@ final class FormationRounds {
 
     private static final Logger LOG = LoggerFactory.getLogger(FormationRounds.class);
 
+    /** The node: its settings and id, whether it runs, and the Raft server that formats the storage. */
+    private final RaftHost host;
     private final ClusterSettings settings;
     private final RaftPeerId selfId;
     private final RaftGroup group;
@@ -47,8 +46,6 @@ final class FormationRounds {
     private final RosterKeeper roster;
     private final NanoClock clock;
     private final RolesThread roles;
-    private final Supplier<RaftServer> server;
-    private final BooleanSupplier running;
     private final LocalProposals calls;
 
     private volatile Storage storage = Storage.WAITING;
@@ -62,18 +59,20 @@ final class FormationRounds {
     private volatile String leaderSeen;
     private String lastProbeError = "";
 
-    FormationRounds(ClusterSettings settings, RaftPeerId selfId, RaftGroup group, Parameters clientParameters,
-            RosterKeeper roster, NanoClock clock, RolesThread roles, Supplier<RaftServer> server,
-            BooleanSupplier running, LocalProposals calls) {
-        this.settings = settings;
-        this.selfId = selfId;
+    /**
+     * @param group the configured members: the peers to probe, and the group to format
+     * @param calls call ids for the in-process group add that formats the storage
+     */
+    FormationRounds(RaftHost host, RaftGroup group, Parameters clientParameters, RosterKeeper roster,
+            NanoClock clock, RolesThread roles, LocalProposals calls) {
+        this.host = host;
+        this.settings = host.settings();
+        this.selfId = host.selfId();
         this.group = group;
         this.clientParameters = clientParameters;
         this.roster = roster;
         this.clock = clock;
         this.roles = roles;
-        this.server = server;
-        this.running = running;
         this.calls = calls;
     }
 
@@ -125,7 +124,7 @@ final class FormationRounds {
 
     /** On the roles thread: one probe of every peer, then act on the decision or probe again. */
     private void round() {
-        if (!running.getAsBoolean() || formation == null) {
+        if (!host.running() || formation == null) {
             return;
         }
         for (RaftPeer p : group.getPeers()) {
@@ -249,7 +248,7 @@ final class FormationRounds {
     private void bootstrap() {
         close();
         try {
-            RaftClientReply r = server.get().groupManagement(GroupManagementRequest.newAdd(ClientId.randomId(), selfId,
+            RaftClientReply r = host.server().groupManagement(GroupManagementRequest.newAdd(ClientId.randomId(), selfId,
                     calls.nextCallId(), group, true));
             if (!r.isSuccess()) {
                 throw new IOException(String.valueOf(r.getException()));

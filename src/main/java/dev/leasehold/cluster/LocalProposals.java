@@ -4,14 +4,11 @@ import java.io.IOException;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
-import java.util.function.Supplier;
 
 import org.apache.ratis.protocol.ClientId;
 import org.apache.ratis.protocol.Message;
 import org.apache.ratis.protocol.RaftClientReply;
 import org.apache.ratis.protocol.RaftClientRequest;
-import org.apache.ratis.protocol.RaftPeerId;
-import org.apache.ratis.server.RaftServer;
 import org.apache.ratis.thirdparty.com.google.protobuf.UnsafeByteOperations;
 
 /**
@@ -28,29 +25,28 @@ final class LocalProposals {
     /** The proposer's identity towards Ratis's retry cache: (client id, call id) names a proposal. */
     private final ClientId proposerId = ClientId.randomId();
     private final AtomicLong callIds = new AtomicLong();
-    private final RaftPeerId selfId;
-    private final Supplier<RaftServer> server;
+    /** The node whose Raft server the batches go to (read per batch: it exists only once started). */
+    private final RaftHost host;
     private final long timeoutMs;
 
     /**
-     * @param server this node's Raft server, once started
-     * @param electionTimeoutMaxMs a batch not committed within three of these (at least 5 s) fails
+     * A batch not committed within three of the host's {@code election-timeout-max} (at least 5 s)
+     * fails.
      */
-    LocalProposals(RaftPeerId selfId, Supplier<RaftServer> server, long electionTimeoutMaxMs) {
-        this.selfId = selfId;
-        this.server = server;
-        this.timeoutMs = Math.max(5_000, electionTimeoutMaxMs * 3);
+    LocalProposals(RaftHost host) {
+        this.host = host;
+        this.timeoutMs = Math.max(5_000, host.settings().electionTimeoutMax().toMillis() * 3);
     }
 
     /** Submits {@code batch}; the future completes once it is committed, or fails. */
     CompletableFuture<?> propose(byte[] batch) {
-        RaftClientRequest request = RaftClientRequest.newBuilder().setClientId(proposerId).setServerId(selfId)
+        RaftClientRequest request = RaftClientRequest.newBuilder().setClientId(proposerId).setServerId(host.selfId())
                 .setGroupId(RaftConfig.GROUP_ID).setCallId(callIds.incrementAndGet())
                 .setMessage(Message.valueOf(UnsafeByteOperations.unsafeWrap(batch)))
                 .setType(RaftClientRequest.writeRequestType()).build();
         CompletableFuture<RaftClientReply> reply;
         try {
-            reply = server.get().submitClientRequestAsync(request);
+            reply = host.server().submitClientRequestAsync(request);
         } catch (IOException e) {
             return CompletableFuture.failedFuture(e);
         }

@@ -24,9 +24,8 @@ import org.apache.ratis.retry.RetryPolicy;
 import org.apache.ratis.server.RaftServer;
 import org.apache.ratis.util.TimeDuration;
 
-import dev.leasehold.cluster.Membership.LocalNode;
-import dev.leasehold.cluster.Membership.Member;
-import dev.leasehold.cluster.Membership.View;
+import dev.leasehold.cluster.MemberView.Member;
+import dev.leasehold.cluster.MemberView.Role;
 import dev.leasehold.registry.NanoClock;
 
 /**
@@ -36,13 +35,13 @@ import dev.leasehold.registry.NanoClock;
  */
 final class MemberViews {
 
-    private final LocalNode node;
+    private final RaftHost node;
     private final Parameters clientParameters;
     private final NanoClock clock;
     private final long rpcMillis;
     private final long timeoutMillis;
 
-    MemberViews(LocalNode node, Parameters clientParameters, NanoClock clock, long rpcMillis, long timeoutMillis) {
+    MemberViews(RaftHost node, Parameters clientParameters, NanoClock clock, long rpcMillis, long timeoutMillis) {
         this.node = node;
         this.clientParameters = clientParameters;
         this.clock = clock;
@@ -62,10 +61,10 @@ final class MemberViews {
     }
 
     /** The leader's view, asked of the leader (retried until one answers or the deadline passes). */
-    View view(long deadline) {
+    MemberView view(long deadline) {
         String lastError = "no leader known";
         while (true) {
-            RaftPeerId leader = node.knownLeader();
+            RaftPeerId leader = node.leader();
             if (leader != null) {
                 try {
                     GroupInfoReply info = groupInfo(leader.toString(), deadline);
@@ -102,7 +101,7 @@ final class MemberViews {
         }
     }
 
-    View toView(String leader, GroupInfoReply info) {
+    MemberView toView(String leader, GroupInfoReply info) {
         Conf conf = localConf();
         Map<String, Long> commits = new HashMap<>();
         info.getCommitInfos().forEach(c -> commits.put(c.getServer().getId().toStringUtf8(), c.getCommitIndex()));
@@ -117,18 +116,18 @@ final class MemberViews {
         for (boolean listeners : new boolean[] {false, true}) {
             for (RaftPeer p : listeners ? conf.listeners() : conf.voters()) {
                 String id = p.getId().toString();
-                String r = id.equals(leader) ? Membership.LEADER : listeners ? Membership.LISTENER : Membership.VOTER;
+                Role r = id.equals(leader) ? Role.LEADER : listeners ? Role.LISTENER : Role.VOTER;
                 Member m = new Member(id, r, p.getAddress(), node.clientAddress(id).orElse(""),
                         commits.getOrDefault(id, -1L), matches.getOrDefault(id, -1L),
                         id.equals(leader) ? 0 : contact.getOrDefault(id, -1L));
-                if (r.equals(Membership.LEADER)) {
+                if (r == Role.LEADER) {
                     members.add(0, m);
                 } else {
                     members.add(m);
                 }
             }
         }
-        return new View(leader, role.getLeaderInfo().getTerm(), commits.getOrDefault(leader, -1L), members);
+        return new MemberView(leader, role.getLeaderInfo().getTerm(), commits.getOrDefault(leader, -1L), members);
     }
 
     /**
@@ -196,7 +195,7 @@ final class MemberViews {
         }
     }
 
-    static RaftGroup groupOf(View v) {
+    static RaftGroup groupOf(MemberView v) {
         List<RaftPeer> peers = new ArrayList<>();
         for (Member m : v.members()) {
             peers.add(RaftPeer.newBuilder().setId(m.id()).setAddress(m.raftAddress()).build());

@@ -3,7 +3,6 @@ package dev.leasehold.cluster;
 import java.io.IOException;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.Optional;
 import java.util.concurrent.TimeUnit;
 import java.util.stream.Collectors;
 
@@ -16,7 +15,6 @@ import org.apache.ratis.protocol.RaftGroup;
 import org.apache.ratis.protocol.RaftPeer;
 import org.apache.ratis.protocol.RaftPeerId;
 import org.apache.ratis.protocol.SetConfigurationRequest;
-import org.apache.ratis.server.RaftServer;
 import org.apache.ratis.thirdparty.com.google.protobuf.UnsafeByteOperations;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -55,68 +53,12 @@ public final class Membership {
 
     private static final Logger LOG = LoggerFactory.getLogger(Membership.class);
 
-    /**
-     * A member as the leader sees it.
-     *
-     * @param commitIndex the member's commit index, as it last reported it to the leader
-     * @param matchIndex the highest log index the leader knows this member stores; Ratis keeps it
-     *     inside the leader's process only, so it is known when the leader itself answers and
-     *     {@code -1} otherwise (and for the leader itself: it stores the whole log)
-     * @param lastContactMillis how long ago the leader last heard from it ({@code 0} for the leader)
-     */
-    public record Member(String id, String role, String raftAddress, String clientAddress, long commitIndex,
-            long matchIndex, long lastContactMillis) {
-    }
-
-    /**
-     * The cluster's members.
-     *
-     * @param leader the leader's id
-     * @param term the leader's term
-     * @param commitIndex the leader's commit index
-     * @param members every voter and listener, the leader first
-     */
-    public record View(String leader, long term, long commitIndex, List<Member> members) {
-
-        Member member(String id) {
-            return members.stream().filter(m -> m.id().equals(id)).findFirst().orElse(null);
-        }
-
-        long voters() {
-            return members.stream().filter(m -> !m.role().equals(LISTENER)).count();
-        }
-    }
-
     /** What a change did: its steps with their times, and the members after it. */
-    public record Result(String change, long millis, List<String> steps, View after) {
+    public record Result(String change, long millis, List<String> steps, MemberView after) {
     }
 
-    static final String LEADER = "LEADER";
-    static final String VOTER = "VOTER";
-    static final String LISTENER = "LISTENER";
-
-    /**
-     * What a membership change needs of the node it runs on: a narrow view, so that this class
-     * does not hold the node (and the node's other jobs stay out of reach).
-     */
-    interface LocalNode {
-        /** The leader this node knows of, or null. */
-        RaftPeerId knownLeader();
-
-        /** This node's local Raft view, or null while it has no group (empty storage). */
-        RaftServer.Division division();
-
-        /** The settings this node runs with. */
-        ClusterSettings settings();
-
-        /** With cluster TLS, accept the certificates of the members added online (the roster's directory). */
-        void admitAddedMembers();
-
-        /** A member's protocol address: from the settings, or, for a member added online, the roster. */
-        Optional<String> clientAddress(String memberId);
-    }
-
-    private final LocalNode node;
+    /** The node it runs on, as its parts see it: not the node itself, so its other jobs stay out of reach. */
+    private final RaftHost node;
     private final LockStateMachine stateMachine;
     /** Deadlines and step times; the polls between them sleep, since another node must progress. */
     private final NanoClock clock;
@@ -124,7 +66,7 @@ public final class Membership {
     private final long rpcMillis;
     private final MemberViews views;
 
-    Membership(LocalNode node, LockStateMachine stateMachine, Parameters clientParameters, NanoClock clock) {
+    Membership(RaftHost node, LockStateMachine stateMachine, Parameters clientParameters, NanoClock clock) {
         this.node = node;
         this.stateMachine = stateMachine;
         this.clock = clock;
@@ -135,7 +77,7 @@ public final class Membership {
     }
 
     /** The members, roles, commit indexes and last contact, as the leader reports them. */
-    public synchronized View members() {
+    public synchronized MemberView members() {
         return views.view(clock.nanoTime() + TimeUnit.MILLISECONDS.toNanos(rpcMillis * 3));
     }
 
@@ -157,7 +99,7 @@ public final class Membership {
         MembershipRules.checkHostPort("raft-address", raftAddress);
         MembershipRules.checkHostPort("client-address", clientAddress);
         MembershipRules.checkIdentity(identity);
-        View before = views.view(deadline);
+        MemberView before = views.view(deadline);
         MembershipRules.checkAddable(before, id, stateMachine.rosterHas(id), stateMachine.rosterRemoved(id));
         MemberViews.Conf conf = views.stableConf(deadline);
         List<RaftPeer> voters = conf.voters();
@@ -205,7 +147,7 @@ public final class Membership {
         setConfiguration(before.leader(), voters, listeners, voters, withListener, deadline, false);
         steps.add(step("added as a listener", start));
 
-        View caught = awaitCaughtUp(id, deadline);
+        MemberView caught = awaitCaughtUp(id, deadline);
         steps.add(step("caught up to index " + caught.commitIndex(), start));
 
         // This node's copy of the configuration must show the listener before compare-and-set.
@@ -228,7 +170,7 @@ public final class Membership {
         long deadline = start + TimeUnit.MILLISECONDS.toNanos(timeoutMillis);
         List<String> steps = new ArrayList<>();
         MembershipRules.checkId(id);
-        View before = views.view(deadline);
+        MemberView before = views.view(deadline);
         MembershipRules.checkRemovable(before, id);
         if (id.equals(before.leader())) {
             String target = MembershipRules.handoverTarget(before, id);
@@ -247,7 +189,7 @@ public final class Membership {
             } else {
                 // An election can beat the handover (Ratis: DIFFERENT_LEADER). What the removal needs is
                 // a leader other than id, however it came: go on with it; otherwise nothing changed.
-                View now = leaderOtherThanOrNull(id, deadline);
+                MemberView now = leaderOtherThanOrNull(id, deadline);
                 if (now == null) {
                     throw new MembershipException(MembershipException.Kind.UNAVAILABLE, "leader " + id
                             + " could not hand leadership to " + target + ": " + failed
@@ -301,7 +243,7 @@ public final class Membership {
 
     private Result done(String change, long start, List<String> steps, long deadline) {
         long ms = TimeUnit.NANOSECONDS.toMillis(clock.nanoTime() - start);
-        View after = views.view(deadline);
+        MemberView after = views.view(deadline);
         LOG.info("Membership change '{}' done in {} ms: {}; members now {}", change, ms, steps, MembershipRules.ids(after));
         return new Result(change, ms, steps, after);
     }
@@ -362,7 +304,7 @@ public final class Membership {
 
     /** A roster entry, proposed through the leader like any write; waits for its commit. */
     private void propose(byte[] entry, String leader, long deadline, boolean partial) {
-        View v = views.view(deadline);
+        MemberView v = views.view(deadline);
         try (RaftClient c = views.clientUntil(views.groupOf(v), RaftPeerId.valueOf(leader), deadline)) {
             RaftClientReply r = c.io().send(Message.valueOf(UnsafeByteOperations.unsafeWrap(entry)));
             if (!r.isSuccess()) {
@@ -376,11 +318,11 @@ public final class Membership {
     }
 
     /** Waits until listener {@code id} reports a commit index at least the leader's at the start of the wait. */
-    private View awaitCaughtUp(String id, long deadline) {
+    private MemberView awaitCaughtUp(String id, long deadline) {
         long target = views.view(deadline).commitIndex();
         while (true) {
-            View v = views.view(deadline);
-            Member m = v.member(id);
+            MemberView v = views.view(deadline);
+            MemberView.Member m = v.member(id);
             if (m != null && m.commitIndex() >= target) {
                 return v;
             }
@@ -398,7 +340,7 @@ public final class Membership {
      * After a failed handover: a leader other than {@code id}, if one is confirmed within two RPC
      * timeouts ({@link #awaitLeaderOtherThan} on a shorter deadline); null if not.
      */
-    private View leaderOtherThanOrNull(String id, long deadline) {
+    private MemberView leaderOtherThanOrNull(String id, long deadline) {
         long shortDeadline = Math.min(deadline, clock.nanoTime() + TimeUnit.MILLISECONDS.toNanos(rpcMillis * 2L));
         try {
             return awaitLeaderOtherThan(id, shortDeadline);
@@ -407,10 +349,10 @@ public final class Membership {
         }
     }
 
-    private View awaitLeaderOtherThan(String id, long deadline) {
+    private MemberView awaitLeaderOtherThan(String id, long deadline) {
         while (true) {
             try {
-                View v = views.view(deadline);
+                MemberView v = views.view(deadline);
                 if (!v.leader().equals(id)) {
                     return v;
                 }

@@ -3,8 +3,8 @@ package dev.leasehold.cluster;
 import java.util.ArrayList;
 import java.util.List;
 
-import dev.leasehold.cluster.Membership.Member;
-import dev.leasehold.cluster.Membership.View;
+import dev.leasehold.cluster.MemberView.Member;
+import dev.leasehold.cluster.MemberView.Role;
 
 /**
  * The rules a membership change is refused by, decided on values before anything is changed
@@ -54,7 +54,7 @@ final class MembershipRules {
      * @param stored the roster records that {@code id} stored the log
      * @param removed the roster records that {@code id} was removed
      */
-    static void checkAddable(View before, String id, boolean stored, boolean removed) {
+    static void checkAddable(MemberView before, String id, boolean stored, boolean removed) {
         if (before.member(id) != null) {
             throw refused("node " + id + " is already a member (" + before.member(id).role() + ")");
         }
@@ -70,12 +70,12 @@ final class MembershipRules {
      * A member may be removed unless it is a voter whose removal would leave fewer voters than a
      * majority of the voters now (the majority floor); a listener may always go.
      */
-    static void checkRemovable(View before, String id) {
+    static void checkRemovable(MemberView before, String id) {
         Member m = before.member(id);
         if (m == null) {
             throw refused("node " + id + " is not a member (members: " + ids(before) + ")");
         }
-        boolean voter = !m.role().equals(Membership.LISTENER);
+        boolean voter = m.role() != Role.LISTENER;
         long votersBefore = before.voters();
         if (voter && votersBefore - 1 < votersBefore / 2 + 1) {
             throw refused("removing " + id + " would leave " + (votersBefore - 1) + " voter(s), fewer than a majority ("
@@ -95,10 +95,10 @@ final class MembershipRules {
     }
 
     /** The voter to hand leadership to: the one with the highest commit index, other than {@code leaving}. */
-    static String handoverTarget(View v, String leaving) {
+    static String handoverTarget(MemberView v, String leaving) {
         Member best = null;
         for (Member m : v.members()) {
-            if (!m.id().equals(leaving) && !m.role().equals(Membership.LISTENER)
+            if (!m.id().equals(leaving) && m.role() != Role.LISTENER
                     && (best == null || m.commitIndex() > best.commitIndex())) {
                 best = m;
             }
@@ -110,7 +110,7 @@ final class MembershipRules {
     }
 
     /** The members as {@code id ROLE, ...}, for messages. */
-    static String ids(View v) {
+    static String ids(MemberView v) {
         List<String> out = new ArrayList<>();
         v.members().forEach(m -> out.add(m.id() + " " + m.role()));
         return String.join(", ", out);

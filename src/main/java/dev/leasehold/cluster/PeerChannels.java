@@ -1,11 +1,9 @@
 package dev.leasehold.cluster;
 
 import java.io.IOException;
-import java.util.function.Supplier;
 
 import org.apache.ratis.protocol.RaftGroup;
 import org.apache.ratis.protocol.RaftPeer;
-import org.apache.ratis.protocol.RaftPeerId;
 import org.apache.ratis.server.RaftServer;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -18,25 +16,15 @@ final class PeerChannels {
 
     private static final Logger LOG = LoggerFactory.getLogger(PeerChannels.class);
 
-    private final RaftPeerId selfId;
+    /** The node: its server, its Raft view (null while it has no group) and the leader it knows of. */
+    private final RaftHost host;
     private final RaftGroup group;
-    private final Supplier<RaftServer> server;
-    private final Supplier<RaftServer.Division> division;
-    private final Supplier<RaftPeerId> leader;
     private final RolesThread thread = new RolesThread("leasehold-cluster-reconnect");
 
-    /**
-     * @param group the configured members, used while this node has no group of its own
-     * @param division this node's Raft view, or null while it has no group
-     * @param leader the leader this node knows of, or null
-     */
-    PeerChannels(RaftPeerId selfId, RaftGroup group, Supplier<RaftServer> server,
-            Supplier<RaftServer.Division> division, Supplier<RaftPeerId> leader) {
-        this.selfId = selfId;
+    /** @param group the configured members, used while this node has no group of its own */
+    PeerChannels(RaftHost host, RaftGroup group) {
+        this.host = host;
         this.group = group;
-        this.server = server;
-        this.division = division;
-        this.leader = leader;
     }
 
     void start() {
@@ -60,7 +48,7 @@ final class PeerChannels {
      * Ratis thread that reported the change: closing a channel may wait for it to shut down.
      */
     void reconnect() {
-        RaftServer rs = server.get();
+        RaftServer rs = host.server();
         if (thread.isShutdown() || rs == null) {
             return;
         }
@@ -70,12 +58,12 @@ final class PeerChannels {
             // appendEntries streams, so it loses its majority heartbeats and the election
             // starts again: seen as leaders lost within 2 s of winning, round after round,
             // in partition runs at load average 15-20.
-            if (leader.get() != null) {
+            if (host.leader() != null) {
                 return;
             }
-            RaftServer.Division d = division.get();
+            RaftServer.Division d = host.division();
             for (RaftPeer p : d == null ? group.getPeers() : d.getRaftConf().getAllPeers()) {
-                if (!p.getId().equals(selfId)) {
+                if (!p.getId().equals(host.selfId())) {
                     try {
                         rs.getServerRpc().handleException(p.getId(),
                                 new IOException("leader lost: new channel to " + p.getId()), true);

@@ -5,7 +5,6 @@ import java.util.Map;
 import java.util.Set;
 import java.util.TreeMap;
 import java.util.TreeSet;
-import java.util.function.Supplier;
 
 import org.apache.ratis.proto.RaftProtos;
 import org.apache.ratis.server.DivisionInfo;
@@ -13,7 +12,7 @@ import org.apache.ratis.server.RaftServer;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
-import dev.leasehold.cluster.ClusterNode.Storage;
+import dev.leasehold.cluster.Formation.Storage;
 import dev.leasehold.cluster.tls.RaftTls;
 
 /**
@@ -26,12 +25,13 @@ final class RosterTender {
 
     private static final Logger LOG = LoggerFactory.getLogger(RosterTender.class);
 
+    /** The node: its settings and its local Raft view (null while it has no group). */
+    private final RaftHost host;
     private final ClusterSettings settings;
     private final LockStateMachine stateMachine;
     private final RosterKeeper roster;
     private final FormationRounds formation;
     private final ServingSwitch serving;
-    private final Supplier<RaftServer.Division> division;
     /** Mutual TLS on the Raft port and to the peers; null: plaintext. */
     private final RaftTls tls;
 
@@ -40,21 +40,22 @@ final class RosterTender {
     /** Stopped serving for lack of majority heartbeats while Ratis still leads; roles thread only. */
     private boolean heartbeatsLost;
 
-    RosterTender(ClusterSettings settings, LockStateMachine stateMachine, RosterKeeper roster,
-            FormationRounds formation, ServingSwitch serving, Supplier<RaftServer.Division> division, RaftTls tls) {
-        this.settings = settings;
+    /** @param tls mutual TLS on the Raft port and to the peers; null: plaintext */
+    RosterTender(RaftHost host, LockStateMachine stateMachine, RosterKeeper roster, FormationRounds formation,
+            ServingSwitch serving, RaftTls tls) {
+        this.host = host;
+        this.settings = host.settings();
         this.stateMachine = stateMachine;
         this.roster = roster;
         this.formation = formation;
         this.serving = serving;
-        this.division = division;
         this.tls = tls;
     }
 
     /** On the roles thread, a few times a second: a serving leader records members with storage. */
     void tend() {
         try {
-            RaftServer.Division local = division.get();
+            RaftServer.Division local = host.division();
             formation.joinedIf(local != null);
             admitAddedMembers();
             if (local != null && formation.storage() == Storage.FORMED && !removedLogged
@@ -99,7 +100,7 @@ final class RosterTender {
      */
     void checkMajorityHeartbeats() {
         try {
-            RaftServer.Division d = division.get();
+            RaftServer.Division d = host.division();
             DivisionInfo info = d == null ? null : d.getInfo();
             if (info == null || !info.isLeader() || !d.getRaftConf().getPreviousPeers().isEmpty()) {
                 heartbeatsLost = false;

@@ -1,14 +1,12 @@
 package dev.leasehold.cluster;
 
-import java.util.Collection;
 import java.util.concurrent.TimeUnit;
-import java.util.function.BooleanSupplier;
 import java.util.function.Supplier;
 
-import org.apache.ratis.proto.RaftProtos.CommitInfoProto;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
+import dev.leasehold.cluster.RaftHost.ReadyLeader;
 import dev.leasehold.registry.LockRegistry;
 import dev.leasehold.registry.NanoClock;
 
@@ -40,28 +38,19 @@ final class ServingSwitch {
 
     private static final Logger LOG = LoggerFactory.getLogger(ServingSwitch.class);
 
-    /**
-     * What promotion needs of the local Raft division, read when this node is the ready leader.
-     *
-     * @param lastLogIndex the index of the log's last entry; -1 while the log is empty (nothing to wait for)
-     */
-    record ReadyLeader(long term, long appliedIndex, long lastLogIndex, Collection<CommitInfoProto> commitInfos) {
-    }
-
     /** Runs a task on the roles thread later. */
     @FunctionalInterface
     interface Later {
         void schedule(Runnable task, long delayMillis);
     }
 
+    /** The node: whether it runs, whether it is the ready leader, and where it records that it leads. */
+    private final RaftHost host;
     private final ClusterSettings settings;
     private final NanoClock clock;
     private final Proposer proposer;
     private final RosterKeeper roster;
     private final Supplier<LockStateMachine.Snapshot> table;
-    private final Supplier<ReadyLeader> readyLeader;
-    private final BooleanSupplier running;
-    private final Runnable selfLeads;
     private final Later later;
 
     private LockRegistry registry;
@@ -72,22 +61,18 @@ final class ServingSwitch {
     private long epochs;
 
     /**
+     * @param host the node: no promotion unless it runs and is the ready leader; it is marked the
+     *     known leader just before it serves
      * @param table the committed table as applied now
-     * @param readyLeader this node as the ready leader, or null when it is not (not leader, not ready, no group)
-     * @param running false once the node stops: no promotion then
-     * @param selfLeads records this node as the known leader, just before it serves
      */
-    ServingSwitch(ClusterSettings settings, NanoClock clock, Proposer proposer, RosterKeeper roster,
-            Supplier<LockStateMachine.Snapshot> table, Supplier<ReadyLeader> readyLeader, BooleanSupplier running,
-            Runnable selfLeads, Later later) {
-        this.settings = settings;
+    ServingSwitch(RaftHost host, NanoClock clock, Proposer proposer, RosterKeeper roster,
+            Supplier<LockStateMachine.Snapshot> table, Later later) {
+        this.host = host;
+        this.settings = host.settings();
         this.clock = clock;
         this.proposer = proposer;
         this.roster = roster;
         this.table = table;
-        this.readyLeader = readyLeader;
-        this.running = running;
-        this.selfLeads = selfLeads;
         this.later = later;
     }
 
@@ -117,10 +102,10 @@ final class ServingSwitch {
 
     /** Serve if this node is the ready leader and has applied its whole log. */
     void promoteIfReady() {
-        if (!running.getAsBoolean() || serving()) {
+        if (!host.running() || serving()) {
             return;
         }
-        ReadyLeader leader = readyLeader.get();
+        ReadyLeader leader = host.readyLeader();
         if (leader == null) {
             return;
         }
@@ -152,7 +137,7 @@ final class ServingSwitch {
         long epoch = ++epochs; // a session from an older epoch is never served again: it gets X 9
         long above = Math.max(now.counter(), settings.initialToken()); // a new cluster's floor
         proposer.open(above);
-        selfLeads.run();
+        host.markSelfLeader();
         servingEpoch = epoch;
         LOG.info("Node {} serves as leader (term {}): {} grants promoted, tokens continue above {} ({} ms)",
                 settings.nodeId(), leader.term(), now.held().size(), above,

@@ -4,6 +4,7 @@ import org.springframework.boot.health.contributor.Health;
 import org.springframework.boot.health.contributor.HealthIndicator;
 
 import dev.leasehold.cluster.ClusterNode;
+import dev.leasehold.cluster.Formation;
 
 /**
  * The {@code cluster} component of {@code /actuator/health} in cluster mode (docs/cluster.md):
@@ -30,7 +31,7 @@ public final class ClusterHealthIndicator implements HealthIndicator {
 
     static Health health(ClusterNode.Status s) {
         Health.Builder b;
-        if (s.storage() == ClusterNode.Storage.REFUSED || "STOPPED".equals(s.role())) {
+        if (s.storage() == Formation.Storage.REFUSED || "STOPPED".equals(s.role())) {
             b = Health.down();
         } else if (s.notYetRunning() != null) {
             b = Health.outOfService().withDetail("reason", s.notYetRunning());

@@ -100,7 +100,7 @@ class DivisionReadingTests {
     }
 
     static ClusterNode.Status status(String role, String leader) {
-        return new ClusterNode.Status("n2", role, false, 3, leader, 10, 10, 1, 0, 0, ClusterNode.Storage.FORMED);
+        return new ClusterNode.Status("n2", role, false, 3, leader, 10, 10, 1, 0, 0, Formation.Storage.FORMED);
     }
 
     private static RaftServer.Division division(DivisionInfo info, RaftLog log) {

@@ -11,8 +11,8 @@ import org.assertj.core.api.AbstractThrowableAssert;
 import org.assertj.core.api.ThrowableAssert.ThrowingCallable;
 import org.junit.jupiter.api.Test;
 
-import dev.leasehold.cluster.Membership.Member;
-import dev.leasehold.cluster.Membership.View;
+import dev.leasehold.cluster.MemberView.Member;
+import dev.leasehold.cluster.MemberView.Role;
 
 /**
  * The rules a membership change is refused by, on values: ids, addresses, identities, a former
@@ -29,16 +29,16 @@ class MembershipRulesTests {
     }
 
     /** A view led by {@code n1}: {@code voters} voters n1..nV, then {@code listeners} listeners l1..lL. */
-    private static View view(int voters, int listeners) {
+    private static MemberView view(int voters, int listeners) {
         List<Member> members = new ArrayList<>();
         for (int i = 1; i <= voters; i++) {
-            members.add(new Member("n" + i, i == 1 ? Membership.LEADER : Membership.VOTER, "h:" + i, "h:" + (100 + i),
+            members.add(new Member("n" + i, i == 1 ? Role.LEADER : Role.VOTER, "h:" + i, "h:" + (100 + i),
                     100 - i, -1, 0));
         }
         for (int i = 1; i <= listeners; i++) {
-            members.add(new Member("l" + i, Membership.LISTENER, "h:" + (10 + i), "h:" + (110 + i), 500, -1, 0));
+            members.add(new Member("l" + i, Role.LISTENER, "h:" + (10 + i), "h:" + (110 + i), 500, -1, 0));
         }
-        return new View("n1", 3, 99, members);
+        return new MemberView("n1", 3, 99, members);
     }
 
     @Test
@@ -76,7 +76,7 @@ class MembershipRulesTests {
 
     @Test
     void aNodeIsAddedOnlyUnderAnIdThatWasNeverAMember() {
-        View v = view(3, 1);
+        MemberView v = view(3, 1);
         assertThatCode(() -> MembershipRules.checkAddable(v, "n4", false, false)).doesNotThrowAnyException();
         refused(() -> MembershipRules.checkAddable(v, "n2", false, false))
                 .hasMessage("node n2 is already a member (VOTER)");
@@ -124,7 +124,7 @@ class MembershipRulesTests {
 
     @Test
     void leadershipGoesToTheVoterWithTheHighestCommitIndexNeverAListener() {
-        View v = view(3, 1); // commit indexes: n1 99, n2 98, n3 97; the listener l1 500
+        MemberView v = view(3, 1); // commit indexes: n1 99, n2 98, n3 97; the listener l1 500
         assertThat(MembershipRules.handoverTarget(v, "n1")).isEqualTo("n2");
         assertThat(MembershipRules.handoverTarget(v, "n2")).isEqualTo("n1");
         refused(() -> MembershipRules.handoverTarget(view(1, 1), "n1"))

@@ -10,6 +10,7 @@ import java.util.Arrays;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.atomic.AtomicLong;
@@ -18,6 +19,7 @@ import org.apache.ratis.conf.Parameters;
 import org.apache.ratis.protocol.RaftGroup;
 import org.apache.ratis.protocol.RaftPeer;
 import org.apache.ratis.protocol.RaftPeerId;
+import org.apache.ratis.server.RaftServer;
 import org.apache.ratis.util.TimeDuration;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
@@ -55,7 +57,7 @@ class ServingSwitchTests {
     private final List<Long> laterDelays = new ArrayList<>();
     private final List<String> events = new ArrayList<>();
 
-    private ServingSwitch.ReadyLeader readyLeader;
+    private RaftHost.ReadyLeader readyLeader;
     private LockStateMachine.Snapshot table = new LockStateMachine.Snapshot(List.of(), 0, null);
     /** When set, reading the table throws it (a promotion that fails half-way). */
     private RuntimeException tableFailure;
@@ -86,16 +88,15 @@ class ServingSwitchTests {
                     log.add("roster " + Arrays.toString(entry));
                     return new CompletableFuture<>();
                 });
-        serving = new ServingSwitch(settings, clock, proposer, roster, () -> {
+        serving = new ServingSwitch(new Host(settings), clock, proposer, roster, () -> {
             if (tableFailure != null) {
                 throw tableFailure;
             }
             return table;
-        }, () -> readyLeader,
-                () -> running, () -> events.add("self leads, serving " + serving.serving()), (task, ms) -> {
-                    later.add(task);
-                    laterDelays.add(ms);
-                });
+        }, (task, ms) -> {
+            later.add(task);
+            laterDelays.add(ms);
+        });
         registry = new LockRegistry(new RegistryLimits(100, 1000, 100, 1000), clock, proposer, LeaseHorizon.UNBOUNDED,
                 w -> { }, new RegistryObserver() { }, proposer);
         serving.attach(registry, () -> events.add("leadership lost, serving " + serving.serving()
@@ -103,8 +104,8 @@ class ServingSwitchTests {
         proposer.start();
     }
 
-    private static ServingSwitch.ReadyLeader leader(long applied, long last) {
-        return new ServingSwitch.ReadyLeader(3, applied, last, List.of());
+    private static RaftHost.ReadyLeader leader(long applied, long last) {
+        return new RaftHost.ReadyLeader(3, applied, last, List.of());
     }
 
     private AcquireResult acquire(String key, long owner, SessionHandle session, int waitSeconds) {
@@ -251,6 +252,67 @@ class ServingSwitchTests {
         readyLeader = leader(5, 5);
         serving.promoteIfReady();
         assertThat(serving.serving()).isFalse();
+    }
+
+    /**
+     * The node as the switch sees it: the test's {@code running} and {@code readyLeader}, and an
+     * event when the switch marks it the known leader. No Raft server: the switch never asks for one.
+     */
+    private final class Host implements RaftHost {
+        private final ClusterSettings settings;
+
+        Host(ClusterSettings settings) {
+            this.settings = settings;
+        }
+
+        @Override
+        public ClusterSettings settings() {
+            return settings;
+        }
+
+        @Override
+        public RaftPeerId selfId() {
+            return RaftPeerId.valueOf(settings.nodeId());
+        }
+
+        @Override
+        public RaftServer server() {
+            return null;
+        }
+
+        @Override
+        public RaftServer.Division division() {
+            return null;
+        }
+
+        @Override
+        public RaftPeerId leader() {
+            return null;
+        }
+
+        @Override
+        public boolean running() {
+            return running;
+        }
+
+        @Override
+        public ReadyLeader readyLeader() {
+            return readyLeader;
+        }
+
+        @Override
+        public void markSelfLeader() {
+            events.add("self leads, serving " + serving.serving());
+        }
+
+        @Override
+        public Optional<String> clientAddress(String memberId) {
+            return Optional.empty();
+        }
+
+        @Override
+        public void admitAddedMembers() {
+        }
     }
 
     private static final class NoEvents implements LockStateMachine.Listener {

@@ -5,6 +5,7 @@ import java.time.Duration;
 
 import dev.leasehold.cluster.ClusterNode;
 import dev.leasehold.cluster.ClusterSettings;
+import dev.leasehold.cluster.Formation;
 import dev.leasehold.config.ClusterConfiguration;
 import dev.leasehold.config.NodeMode;
 import dev.leasehold.config.SingleNodeConfiguration;
@@ -118,7 +119,7 @@ final class EmbeddedNode {
             return true;
         }
         ClusterNode.Status s = cluster.status();
-        return s.storage() == ClusterNode.Storage.FORMED && s.ready();
+        return s.storage() == Formation.Storage.FORMED && s.ready();
     }
 
     ClusterNode.Status status() {
