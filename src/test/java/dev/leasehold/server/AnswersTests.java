@@ -13,6 +13,7 @@ import org.junit.jupiter.api.Test;
 
 import dev.leasehold.protocol.Answer;
 import dev.leasehold.protocol.AnswerType;
+import dev.leasehold.protocol.AnswerWriter;
 import dev.leasehold.protocol.ErrorCode;
 import io.netty.buffer.ByteBuf;
 import io.netty.buffer.ByteBufUtil;
@@ -65,6 +66,19 @@ class AnswersTests {
             if (type.frameBytes() > 0) {
                 assertThat(g.hex().split(" ")).as("%s frame length", type).hasSize(type.frameBytes());
             }
+        }
+    }
+
+    /**
+     * The test doubles write answers with the test fixture {@code AnswerWriter} (JDK only, from the
+     * client's test jar); it must write what the server writes, byte for byte.
+     */
+    @Test
+    void theTestDoublesAnswerWriterWritesWhatTheServerWrites() {
+        for (AnswerType type : AnswerType.values()) {
+            Answer a = golden(type).answer();
+            assertThat(sent(ch -> Answers.append(ch.alloc().buffer(), a)))
+                    .as("%s", type).isEqualTo(HexFormat.ofDelimiter(" ").withUpperCase().formatHex(AnswerWriter.encode(a)));
         }
     }
 
