@@ -1,5 +1,6 @@
 package dev.leasehold.server;
 
+import dev.leasehold.protocol.Answer;
 import dev.leasehold.protocol.AnswerType;
 import dev.leasehold.protocol.ErrorCode;
 import dev.leasehold.protocol.FrameWriter;
@@ -8,45 +9,95 @@ import io.netty.buffer.ByteBuf;
 import io.netty.buffer.ByteBufAllocator;
 
 /**
- * Encodes answers straight into pooled buffers (no intermediate objects on the hot path): either
- * a buffer of their own, or appended to a session's batch ({@link Session#batch}).
+ * The server's answer encoder, the only one that ships: every answer layout of PROTOCOL.md
+ * (sections 3, 11 and 13) is written here and nowhere else in main code. The client reads them
+ * with {@code AnswerDecoder}; the JDK test doubles write them with the test fixture
+ * {@code AnswerWriter}, and {@code AnswersTests} holds both to the same golden bytes.
+ *
+ * <p>{@link #append(ByteBuf, Answer)} is the compiler-checked entry point: its switch over
+ * {@link AnswerType} has no {@code default}, so a new answer type does not compile until its
+ * layout is written here. The hot path (request handlers, {@code SessionNotifier}) calls the
+ * per-layout appenders below with primitives instead, so no {@link Answer} record is allocated
+ * per answer: answers go straight into pooled buffers, either one of their own or a session's
+ * batch ({@link Session#batch}).
  */
 final class Answers {
+
+    /** {@code op u64 \n}: the length of every answer {@link #appendWithLong} writes. */
+    private static final int WITH_LONG_BYTES = 10;
 
     private Answers() {
     }
 
-    static void appendAcquired(ByteBuf b, long owner, long token, long queuedMillis) {
+    /**
+     * Appends {@code answer}'s frame to {@code b} and returns {@code b}. Each answer type maps to
+     * its layout's appender; a new {@link AnswerType} constant breaks the build here.
+     */
+    static ByteBuf append(ByteBuf b, Answer answer) {
+        return switch (answer.type()) {
+            case ACQUIRED -> {
+                Answer.Acquired a = (Answer.Acquired) answer;
+                yield appendAcquired(b, a.owner(), a.token(), a.queuedMs());
+            }
+            case TIMED_OUT -> appendWithLong(b, AnswerType.TIMED_OUT, ((Answer.TimedOut) answer).owner());
+            case BUSY -> appendWithLong(b, AnswerType.BUSY, ((Answer.Busy) answer).owner());
+            case LIMIT_MISMATCH -> {
+                Answer.LimitMismatch m = (Answer.LimitMismatch) answer;
+                yield appendLimitMismatch(b, m.owner(), m.limit());
+            }
+            case RELEASED -> appendWithLong(b, AnswerType.RELEASED, ((Answer.Released) answer).token());
+            case EXTENDED -> appendWithLong(b, AnswerType.EXTENDED, ((Answer.Extended) answer).token());
+            case NOT_HELD -> appendWithLong(b, AnswerType.NOT_HELD, ((Answer.NotHeld) answer).token());
+            case CURRENT -> appendWithLong(b, AnswerType.CURRENT, ((Answer.Current) answer).token());
+            case PONG -> appendWithLong(b, AnswerType.PONG, ((Answer.Pong) answer).nonce());
+            case ERROR -> {
+                Answer.Error e = (Answer.Error) answer;
+                yield appendError(b, e.code(), e.message());
+            }
+        };
+    }
+
+    /** {@code A owner token queued_ms}: {@code queuedMillis} is capped at the u32's maximum. */
+    static ByteBuf appendAcquired(ByteBuf b, long owner, long token, long queuedMillis) {
         b.writeByte(AnswerType.ACQUIRED.op()).writeLong(owner).writeLong(token);
-        b.writeInt((int) Math.min(queuedMillis, 0xFFFF_FFFFL)).writeByte(Wire.TERMINATOR);
+        return b.writeInt((int) Math.min(queuedMillis, 0xFFFF_FFFFL)).writeByte(Wire.TERMINATOR);
     }
 
     /** {@code L owner limit}: a shared acquire's limit is not the key's (PROTOCOL.md 13.1). */
-    static void appendLimitMismatch(ByteBuf b, long owner, int limit) {
-        b.writeByte(AnswerType.LIMIT_MISMATCH.op()).writeLong(owner).writeShort(limit).writeByte(Wire.TERMINATOR);
+    static ByteBuf appendLimitMismatch(ByteBuf b, long owner, int limit) {
+        return b.writeByte(AnswerType.LIMIT_MISMATCH.op()).writeLong(owner).writeShort(limit).writeByte(Wire.TERMINATOR);
     }
 
-    static void appendWithLong(ByteBuf b, AnswerType type, long value) {
-        b.writeByte(type.op()).writeLong(value).writeByte(Wire.TERMINATOR);
+    /**
+     * {@code T}, {@code B}, {@code R}, {@code E}, {@code N}, {@code C} and {@code P}: an op and one
+     * u64 (an owner, a token or a nonce).
+     */
+    static ByteBuf appendWithLong(ByteBuf b, AnswerType type, long value) {
+        assert type.frameBytes() == WITH_LONG_BYTES : type + " is not an op and one u64";
+        return b.writeByte(type.op()).writeLong(value).writeByte(Wire.TERMINATOR);
+    }
+
+    /** {@code X code message}: the message as the wire allows it ({@link FrameWriter#errorMessageBytes}). */
+    static ByteBuf appendError(ByteBuf b, int code, String message) {
+        return appendError(b, code, FrameWriter.errorMessageBytes(message));
+    }
+
+    private static ByteBuf appendError(ByteBuf b, int code, byte[] text) {
+        return b.writeByte(AnswerType.ERROR.op()).writeByte(code).writeBytes(text).writeByte(Wire.TERMINATOR);
     }
 
     static ByteBuf acquired(ByteBufAllocator alloc, long owner, long token, long queuedMillis) {
-        ByteBuf b = alloc.ioBuffer(AnswerType.ACQUIRED.frameBytes());
-        appendAcquired(b, owner, token, queuedMillis);
-        return b;
+        return appendAcquired(alloc.ioBuffer(AnswerType.ACQUIRED.frameBytes()), owner, token, queuedMillis);
     }
 
-    /** {@code T}, {@code B}, {@code R}, {@code E}, {@code N} and {@code P}: an op and one u64. */
+    /** An answer of {@link #appendWithLong}'s layout in a buffer of its own. */
     static ByteBuf withLong(ByteBufAllocator alloc, AnswerType type, long value) {
-        ByteBuf b = alloc.ioBuffer(10);
-        appendWithLong(b, type, value);
-        return b;
+        return appendWithLong(alloc.ioBuffer(WITH_LONG_BYTES), type, value);
     }
 
+    /** The {@code X} frame the server sends before it closes a session. */
     static ByteBuf error(ByteBufAllocator alloc, ErrorCode code, String message) {
         byte[] text = FrameWriter.errorMessageBytes(message);
-        ByteBuf b = alloc.ioBuffer(3 + text.length);
-        b.writeByte(AnswerType.ERROR.op()).writeByte(code.code()).writeBytes(text).writeByte(Wire.TERMINATOR);
-        return b;
+        return appendError(alloc.ioBuffer(3 + text.length), code.code(), text);
     }
 }

@@ -4,18 +4,10 @@ import java.io.IOException;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.time.Instant;
-import java.util.ArrayList;
-import java.util.List;
 import java.util.Optional;
 import java.util.OptionalLong;
-import java.util.concurrent.ConcurrentLinkedQueue;
-import java.util.concurrent.RejectedExecutionException;
-import java.util.concurrent.ScheduledThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.atomic.AtomicBoolean;
-import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
-import java.util.concurrent.atomic.AtomicLongArray;
 import java.util.function.LongSupplier;
 import java.util.function.Supplier;
 
@@ -70,6 +62,13 @@ import dev.leasehold.registry.NanoClock;
  * A failed write is reported by {@link #problem()} at once and retried every second. Answers
  * waiting for that write are refused (the registry sends {@code B} or {@code N}); leases already
  * covered by the last successful write stay grantable. The store recovers by itself when the disk does.
+ *
+ * <h2>Parts</h2>
+ * This class decides when to write and what: the coverage, the approved lease ends, the value at
+ * a stop. {@link LeasesInUse} keeps the reach, {@link WaitingAnswers} the answers that wait for a
+ * write, {@link StoreThread} is the thread that every write after {@link #open} and before
+ * {@link #close()} runs on, and {@link HorizonFiles} reads and writes the two files ({@link PreviousRun}
+ * is what they held at start-up).
  */
 public final class LeaseHorizonStore implements LeaseHorizon, StorageStatus, AutoCloseable {
 
@@ -112,12 +111,7 @@ public final class LeaseHorizonStore implements LeaseHorizon, StorageStatus, Aut
         }
     }
 
-    /** An answer waiting for the horizon to cover {@code target}. */
-    private record Waiting(long target, Durable then) {
-    }
-
-    private final DurableValue file;
-    private final DurableValue cleanStop;
+    private final HorizonFiles files;
     private final NanoClock mono;
     private final LongSupplier wallMillis;
     /** Coverage beyond the reach that each write adds: lookahead − slack. */
@@ -132,30 +126,20 @@ public final class LeaseHorizonStore implements LeaseHorizon, StorageStatus, Aut
     private volatile long coveredUntilNanos;
     /** Latest lease end approved by {@link #approve}; raised before the coverage is read. */
     private final AtomicLong approvedMax;
-    /** Per lease length in whole seconds (1..255): monotonic time it was last approved, or NEVER. */
-    private final AtomicLongArray lastUsed = new AtomicLongArray(256);
-    private static final long NEVER = Long.MIN_VALUE;
-    private final ConcurrentLinkedQueue<Waiting> waiting = new ConcurrentLinkedQueue<>();
-    /** Callbacks queued and not yet finished: while any is, a new one queues behind it, never runs inline. */
-    private final AtomicInteger unfinished = new AtomicInteger();
-    private final AtomicBoolean wakeQueued = new AtomicBoolean();
-    /** False in tests that call {@link #maintain()} themselves: nothing then runs on the store thread. */
-    private volatile boolean threadStarted;
+    private final LeasesInUse inUse = new LeasesInUse();
+    private final WaitingAnswers waiting = new WaitingAnswers();
     private volatile boolean closed;
     /** The leases still held, asked at {@link #close()}; null: every lease answered may still be held. */
     private volatile Supplier<OptionalLong> heldLeases;
-    private volatile long lastWrittenMillis;
-    private volatile long lastWriteTookNanos;
     private long nextRetryNanos;
-    private final AtomicLong writes = new AtomicLong();
     private final AtomicLong deferredAnswers = new AtomicLong();
     private volatile IOException lastFailure;
-    private final ScheduledThreadPoolExecutor thread;
+    /** Runs {@link #maintain()}; not started in tests that call it themselves. */
+    private final StoreThread thread = new StoreThread("leasehold-horizon-store", this::maintain);
 
-    private LeaseHorizonStore(DurableValue file, DurableValue cleanStop, Settings settings, NanoClock mono,
-            LongSupplier wallMillis, PreviousRun previous) {
-        this.file = file;
-        this.cleanStop = cleanStop;
+    private LeaseHorizonStore(HorizonFiles files, Settings settings, NanoClock mono, LongSupplier wallMillis,
+            PreviousRun previous) {
+        this.files = files;
         this.mono = mono;
         this.wallMillis = wallMillis;
         this.aheadNanos = settings.lookahead().minus(settings.slack()).toNanos();
@@ -166,15 +150,6 @@ public final class LeaseHorizonStore implements LeaseHorizon, StorageStatus, Aut
         this.floorMillis = Math.min(previous.horizonMillis().orElse(Long.MIN_VALUE), cap);
         this.coveredUntilNanos = previous.readNanos();
         this.approvedMax = new AtomicLong(previous.readNanos());
-        for (int i = 0; i < lastUsed.length(); i++) {
-            lastUsed.set(i, NEVER);
-        }
-        this.thread = new ScheduledThreadPoolExecutor(1, r -> {
-            Thread t = new Thread(r, "leasehold-horizon-store");
-            t.setDaemon(true);
-            return t;
-        });
-        thread.setExecuteExistingDelayedTasksAfterShutdownPolicy(false);
     }
 
     /** Opens {@code <dataDir>/lease-horizon} (and its clean-stop marker) with the system clocks. */
@@ -197,32 +172,12 @@ public final class LeaseHorizonStore implements LeaseHorizon, StorageStatus, Aut
      */
     public static LeaseHorizonStore open(DurableValue file, DurableValue cleanStop, Settings settings, NanoClock mono,
             LongSupplier wallMillis, boolean firstStart, boolean startThread) throws IOException {
-        OptionalLong stored = OptionalLong.empty();
-        String unreadable = null;
-        try {
-            stored = file.read();
-        } catch (IOException e) {
-            unreadable = e.getMessage();
-            LOG.warn("Ignoring the lease horizon: {}. The recovery grace falls back to the full 255 s", e.getMessage());
-        }
-        OptionalLong stop = OptionalLong.empty();
-        try {
-            stop = cleanStop.read();
-        } catch (IOException e) {
-            LOG.warn("Ignoring the clean-stop marker: {}", e.getMessage());
-        }
-        PreviousRun previous = PreviousRun.classify(file.file(), firstStart, stored, unreadable, stop,
-                wallMillis.getAsLong(), mono.nanoTime());
-        LeaseHorizonStore store = new LeaseHorizonStore(file, cleanStop, settings, mono, wallMillis, previous);
-        if (stop.isPresent() && stop.getAsLong() != 0) {
-            // From now on a crash must not be mistaken for a graceful stop.
-            cleanStop.write(0);
-        }
+        HorizonFiles files = new HorizonFiles(file, cleanStop);
+        PreviousRun previous = files.readPreviousRun(firstStart, wallMillis, mono);
+        LeaseHorizonStore store = new LeaseHorizonStore(files, settings, mono, wallMillis, previous);
         store.write(mono.nanoTime());
         if (startThread) {
-            store.threadStarted = true;
-            store.thread.scheduleWithFixedDelay(store::maintain, store.checkNanos, store.checkNanos,
-                    TimeUnit.NANOSECONDS);
+            store.thread.start(store.checkNanos);
         }
         return store;
     }
@@ -233,7 +188,7 @@ public final class LeaseHorizonStore implements LeaseHorizon, StorageStatus, Aut
 
     @Override
     public Approval approve(long nowNanos, long leaseEndNanos) {
-        noteLease(nowNanos, leaseEndNanos);
+        inUse.note(nowNanos, leaseEndNanos);
         raise(approvedMax, leaseEndNanos); // first: see "Never promising less than was approved"
         boolean onDisk = leaseEndNanos - coveredUntilNanos <= 0;
         // Read after publishing the end: close() sets the flag, then reads approvedMax, so
@@ -248,14 +203,14 @@ public final class LeaseHorizonStore implements LeaseHorizon, StorageStatus, Aut
             return Approval.REFUSED;
         }
         deferredAnswers.incrementAndGet();
-        wake();
+        thread.wake();
         return Approval.AFTER_WRITE;
     }
 
     @Override
     public void whenDurable(Durable then) {
         long target = approvedMax.get();
-        if (target - coveredUntilNanos <= 0 && unfinished.get() == 0) {
+        if (target - coveredUntilNanos <= 0 && waiting.idle()) {
             then.then(true); // nothing queued or running that it could overtake
             return;
         }
@@ -263,56 +218,17 @@ public final class LeaseHorizonStore implements LeaseHorizon, StorageStatus, Aut
             then.then(false); // stopped: nothing more is written, nothing may wait for ever
             return;
         }
-        unfinished.incrementAndGet();
-        waiting.add(new Waiting(target, then));
+        waiting.add(target, then);
         if (closed) {
-            refuseWaiting(); // close() may have emptied the queue just before this add
+            waiting.refuseAll(); // close() may have emptied the queue just before this add
             return;
         }
-        wake(); // the store thread runs it after its next write (or at once, if that write just finished)
-    }
-
-    /** Remembers that a lease of this length is in use (at most one shared write per length per second). */
-    private void noteLease(long nowNanos, long leaseEndNanos) {
-        long len = leaseEndNanos - nowNanos;
-        int seconds = (int) Math.min(255, Math.max(1, (len + SECOND_NANOS - 1) / SECOND_NANOS));
-        long last = lastUsed.get(seconds);
-        if (last == NEVER || nowNanos - last > SECOND_NANOS) {
-            lastUsed.set(seconds, nowNanos);
-        }
+        thread.wake(); // the store thread runs it after its next write (or at once, if that write just finished)
     }
 
     /** The longest lease granted or extended within {@link #LEASE_WINDOW}, 0 if none. */
     long reachNanos(long nowNanos) {
-        long window = LEASE_WINDOW.toNanos();
-        for (int seconds = 255; seconds >= 1; seconds--) {
-            long last = lastUsed.get(seconds);
-            if (last != NEVER && nowNanos - last < window) {
-                return seconds * SECOND_NANOS;
-            }
-        }
-        return 0;
-    }
-
-    /** True if any lease was granted or extended in the last {@code period} nanoseconds. */
-    private boolean activeWithin(long nowNanos, long period) {
-        for (int seconds = 1; seconds <= 255; seconds++) {
-            long last = lastUsed.get(seconds);
-            if (last != NEVER && nowNanos - last < period) {
-                return true;
-            }
-        }
-        return false;
-    }
-
-    private void wake() {
-        if (threadStarted && wakeQueued.compareAndSet(false, true)) {
-            try {
-                thread.execute(this::maintain);
-            } catch (RejectedExecutionException afterClose) {
-                wakeQueued.set(false);
-            }
-        }
+        return inUse.reachNanos(nowNanos);
     }
 
     /**
@@ -321,16 +237,17 @@ public final class LeaseHorizonStore implements LeaseHorizon, StorageStatus, Aut
      * answers that the coverage now allows. Runs on the store thread.
      */
     void maintain() {
-        wakeQueued.set(false);
+        thread.woken();
         if (closed) {
             return;
         }
         long now = mono.nanoTime();
         long covered = coveredUntilNanos;
-        long reach = reachNanos(now);
-        long early = checkNanos + 2 * lastWriteTookNanos;
+        long reach = inUse.reachNanos(now);
+        long early = checkNanos + 2 * files.lastWriteTookNanos();
         boolean demanded = approvedMax.get() - covered > 0 || !waiting.isEmpty();
-        boolean runningShort = covered - now < reach + early && activeWithin(now, aheadNanos + 2 * SECOND_NANOS);
+        boolean runningShort = covered - now < reach + early
+                && inUse.activeWithin(now, aheadNanos + 2 * SECOND_NANOS);
         boolean tooHigh = covered - now > reach + aheadNanos + SECOND_NANOS;
         boolean retry = lastFailure != null && now - nextRetryNanos >= 0;
         boolean write = lastFailure == null ? demanded || runningShort || tooHigh : retry;
@@ -338,26 +255,28 @@ public final class LeaseHorizonStore implements LeaseHorizon, StorageStatus, Aut
             try {
                 write(now);
                 if (lastFailure != null) {
-                    LOG.info("Lease horizon {} is writable again", file.file());
+                    LOG.info("Lease horizon {} is writable again", files.file());
                 }
                 lastFailure = null;
             } catch (IOException | RuntimeException e) {
                 if (lastFailure == null) {
                     LOG.warn("Cannot write the lease horizon {} ({}); grants continue only while the last written"
-                            + " horizon covers their lease, retrying every second", file.file(), e.toString());
+                            + " horizon covers their lease, retrying every second", files.file(), e.toString());
                 }
                 lastFailure = e instanceof IOException io ? io : new IOException(e);
                 nextRetryNanos = now + RETRY_AFTER_FAILURE_NANOS;
-                refuseWaiting();
+                waiting.refuseAll();
                 return;
             }
         }
-        answerCovered();
+        if (waiting.runCovered(coveredUntilNanos)) {
+            thread.wake(); // approved after this write began: one more write
+        }
     }
 
     /** Durably writes a horizon covering the reach and every approved lease end, plus the lookahead. */
     private void write(long now) throws IOException {
-        long target = now + reachNanos(now) + aheadNanos;
+        long target = now + inUse.reachNanos(now) + aheadNanos;
         if (target - coveredUntilNanos < 0) {
             coveredUntilNanos = target; // lower in memory first: see "Never promising less than was approved"
         }
@@ -367,51 +286,9 @@ public final class LeaseHorizonStore implements LeaseHorizon, StorageStatus, Aut
         }
         long nowMillis = wallMillis.getAsLong();
         long horizon = Math.max(nowMillis + ceilMillis(target - now) + slackMillis, floorMillis);
-        long t0 = System.nanoTime();
-        file.write(horizon);
-        lastWriteTookNanos = Math.min(System.nanoTime() - t0, SECOND_NANOS);
-        writes.incrementAndGet();
-        lastWrittenMillis = horizon;
+        files.write(horizon);
         coveredUntilNanos = target;
-        LOG.debug("Lease horizon {} written: {}", file.file(), Instant.ofEpochMilli(horizon));
-    }
-
-    private synchronized void answerCovered() {
-        if (waiting.isEmpty()) {
-            return;
-        }
-        long covered = coveredUntilNanos;
-        List<Waiting> ready = new ArrayList<>();
-        waiting.removeIf(w -> {
-            if (w.target() - covered <= 0) {
-                ready.add(w);
-                return true;
-            }
-            return false;
-        });
-        for (Waiting w : ready) {
-            run(w, true);
-        }
-        if (!waiting.isEmpty()) {
-            wake(); // approved after this write began: one more write
-        }
-    }
-
-    private synchronized void refuseWaiting() {
-        Waiting w;
-        while ((w = waiting.poll()) != null) {
-            run(w, false);
-        }
-    }
-
-    private void run(Waiting w, boolean onDisk) {
-        try {
-            w.then().then(onDisk);
-        } catch (RuntimeException e) {
-            LOG.error("An answer waiting for the lease horizon failed", e);
-        } finally {
-            unfinished.decrementAndGet();
-        }
+        LOG.debug("Lease horizon {} written: {}", files.file(), Instant.ofEpochMilli(horizon));
     }
 
     /** Monotonic instant up to which leases are covered. */
@@ -421,12 +298,12 @@ public final class LeaseHorizonStore implements LeaseHorizon, StorageStatus, Aut
 
     /** The horizon last written successfully (epoch ms). */
     public long horizonMillis() {
-        return lastWrittenMillis;
+        return files.lastWrittenMillis();
     }
 
     /** Durable writes of the horizon since start (one at start, then as leases need them, one at close). */
     public long writes() {
-        return writes.get();
+        return files.writes();
     }
 
     /** Grants and Extends since start whose answer had to wait for a horizon write. */
@@ -435,21 +312,15 @@ public final class LeaseHorizonStore implements LeaseHorizon, StorageStatus, Aut
     }
 
     public Path file() {
-        return file.file();
+        return files.file();
     }
 
     @Override
     public Optional<String> problem() {
         IOException e = lastFailure;
-        return e == null ? Optional.empty() : Optional.of("cannot write " + file.file() + ": " + e);
+        return e == null ? Optional.empty() : Optional.of("cannot write " + files.file() + ": " + e);
     }
 
-    /**
-     * Stops approving leases, stops the store thread and lowers the stored horizon to the
-     * latest end of the leases still held (plus slack; now if none is), then marks the stop as clean, so that a restart
-     * after a graceful stop waits only as long as needed. Call after the server has drained.
-     * Answers still waiting for a write are refused (B or N): their sessions are closed by now.
-     */
     /**
      * Where {@link #close()} asks for the latest end of the leases still held (monotonic nanos,
      * empty when none): a graceful stop then protects only those, so a stop with no lock held
@@ -459,6 +330,13 @@ public final class LeaseHorizonStore implements LeaseHorizon, StorageStatus, Aut
         this.heldLeases = latestHeldEnd;
     }
 
+    /**
+     * Stops approving leases, stops the store thread and lowers the stored horizon to the
+     * latest end of the leases still held (plus slack; now if none is), then marks the stop as
+     * clean, so that a restart after a graceful stop waits only as long as needed. Call after the
+     * server has drained. Answers still waiting for a write are refused (B or N): their sessions
+     * are closed by now.
+     */
     @Override
     public void close() {
         if (closed) {
@@ -466,13 +344,8 @@ public final class LeaseHorizonStore implements LeaseHorizon, StorageStatus, Aut
         }
         closed = true;
         long last = approvedMax.get();
-        thread.shutdown();
-        try {
-            thread.awaitTermination(5, TimeUnit.SECONDS);
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-        }
-        refuseWaiting(); // their sessions are closed by now (drain); nothing may wait for ever
+        thread.stop();
+        waiting.refuseAll(); // their sessions are closed by now (drain); nothing may wait for ever
         long nowNanos = mono.nanoTime();
         long nowMillis = wallMillis.getAsLong();
         long covered = coveredUntilNanos;
@@ -484,12 +357,10 @@ public final class LeaseHorizonStore implements LeaseHorizon, StorageStatus, Aut
                 : Math.max(nowMillis + ceilMillis(earlier(answered, stillHeld.getAsLong()) - nowNanos) + slackMillis,
                         floorMillis);
         LOG.info("Lease horizon {}: {} durable writes in {} s since start, {} answers waited for one",
-                file.file(), writes.get(), (nowNanos - previous.readNanos()) / 1_000_000_000L, deferredAnswers.get());
+                files.file(), files.writes(), (nowNanos - previous.readNanos()) / 1_000_000_000L, deferredAnswers.get());
         try {
-            if (horizon < lastWrittenMillis) {
-                file.write(horizon);
-                writes.incrementAndGet();
-                lastWrittenMillis = horizon;
+            if (horizon < files.lastWrittenMillis()) {
+                files.write(horizon);
                 if (stillHeld.isEmpty()) {
                     LOG.info("Lease horizon lowered to {} (no lease held at the stop: the next start has no grace)",
                             Instant.ofEpochMilli(horizon));
@@ -498,10 +369,10 @@ public final class LeaseHorizonStore implements LeaseHorizon, StorageStatus, Aut
                             Instant.ofEpochMilli(horizon), slackMillis);
                 }
             }
-            cleanStop.write(lastWrittenMillis);
+            files.markCleanStop();
         } catch (IOException e) {
             LOG.warn("Could not lower the lease horizon {} at shutdown ({}); the next start waits for the last"
-                    + " written horizon", file.file(), e.toString());
+                    + " written horizon", files.file(), e.toString());
         }
     }
 

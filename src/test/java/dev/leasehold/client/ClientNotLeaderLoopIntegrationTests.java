@@ -17,7 +17,7 @@ import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 
 import dev.leasehold.protocol.Answer;
-import dev.leasehold.protocol.FrameWriter;
+import dev.leasehold.protocol.AnswerWriter;
 import dev.leasehold.protocol.ProtocolException;
 import dev.leasehold.protocol.Request;
 import dev.leasehold.protocol.RequestReader;
@@ -78,12 +78,12 @@ class ClientNotLeaderLoopIntegrationTests {
                     Request r;
                     while ((r = reader.next(bytes)) != null) {
                         if (r instanceof Request.Ping p) {
-                            out.write(FrameWriter.encode(new Answer.Pong(p.nonce())));
+                            out.write(AnswerWriter.encode(new Answer.Pong(p.nonce())));
                         } else {
                             if (r instanceof Request.Acquire) {
                                 acquires.incrementAndGet();
                             }
-                            out.write(FrameWriter.encode(new Answer.Error(8, "leader=127.0.0.1:" + otherPort)));
+                            out.write(AnswerWriter.encode(new Answer.Error(8, "leader=127.0.0.1:" + otherPort)));
                             return; // a follower closes the session after X 8
                         }
                     }

@@ -1,22 +1,86 @@
 package dev.leasehold.server;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
+import java.util.Arrays;
 import java.util.HexFormat;
+import java.util.List;
+import java.util.function.Function;
 
 import org.junit.jupiter.api.Test;
 
+import dev.leasehold.protocol.Answer;
 import dev.leasehold.protocol.AnswerType;
+import dev.leasehold.protocol.AnswerWriter;
 import dev.leasehold.protocol.ErrorCode;
 import io.netty.buffer.ByteBuf;
 import io.netty.buffer.ByteBufUtil;
+import io.netty.buffer.Unpooled;
 import io.netty.channel.embedded.EmbeddedChannel;
 
 /**
- * The server's answer encoder against exact bytes, as they leave a channel: the examples of
- * PROTOCOL.md section 3 and every answer layout. Nothing here decodes and re-encodes.
+ * The server's answer encoder against exact bytes, as they leave a channel: the hex examples of
+ * PROTOCOL.md (sections 3, 11 and 13.10) and every answer layout of its section 3 table, through
+ * both the per-layout appenders the hot path calls and the {@link Answers#append} switch. Nothing
+ * here decodes and re-encodes.
  */
 class AnswersTests {
+
+    /**
+     * One golden frame per answer type. The switch has no default: a new {@link AnswerType} does not
+     * compile until its golden bytes are written here (PROTOCOL.md first, then this, then
+     * {@link Answers#append}).
+     */
+    static Golden golden(AnswerType type) {
+        return switch (type) {
+            // PROTOCOL.md 3: "Acquired, same owner, token 1000, granted at once"
+            case ACQUIRED -> new Golden(new Answer.Acquired(0x0A0A0A0A0A0A0A0AL, 1000, 0),
+                    "41 0A 0A 0A 0A 0A 0A 0A 0A 00 00 00 00 00 00 03 E8 00 00 00 00 0A");
+            case TIMED_OUT -> new Golden(new Answer.TimedOut(7), "54 00 00 00 00 00 00 00 07 0A");
+            case BUSY -> new Golden(new Answer.Busy(7), "42 00 00 00 00 00 00 00 07 0A");
+            case RELEASED -> new Golden(new Answer.Released(1000), "52 00 00 00 00 00 00 03 E8 0A");
+            case EXTENDED -> new Golden(new Answer.Extended(1000), "45 00 00 00 00 00 00 03 E8 0A");
+            // PROTOCOL.md 11: "Current, token 1000"
+            case CURRENT -> new Golden(new Answer.Current(1000), "43 00 00 00 00 00 00 03 E8 0A");
+            // PROTOCOL.md 11: "not current"
+            case NOT_HELD -> new Golden(new Answer.NotHeld(1000), "4E 00 00 00 00 00 00 03 E8 0A");
+            case PONG -> new Golden(new Answer.Pong(7), "50 00 00 00 00 00 00 00 07 0A");
+            case ERROR -> new Golden(new Answer.Error(ErrorCode.UNKNOWN_OP.code(), "unknown op 0x5A"),
+                    "58 01 75 6E 6B 6E 6F 77 6E 20 6F 70 20 30 78 35 41 0A");
+            // PROTOCOL.md 13.10: "limit mismatch, owner 1, the key's limit is 4"
+            case LIMIT_MISMATCH -> new Golden(new Answer.LimitMismatch(1, 4), "4C 00 00 00 00 00 00 00 01 00 04 0A");
+        };
+    }
+
+    record Golden(Answer answer, String hex) {
+    }
+
+    @Test
+    void everyAnswerTypeThroughTheSwitchIsItsGoldenFrame() {
+        for (AnswerType type : AnswerType.values()) {
+            Golden g = golden(type);
+            assertThat(g.answer().type()).isEqualTo(type);
+            assertThat(sent(ch -> Answers.append(ch.alloc().buffer(), g.answer()))).as("%s", type).isEqualTo(g.hex());
+            if (type.frameBytes() > 0) {
+                assertThat(g.hex().split(" ")).as("%s frame length", type).hasSize(type.frameBytes());
+            }
+        }
+    }
+
+    /**
+     * The test doubles write answers with the test fixture {@code AnswerWriter} (JDK only, from the
+     * client's test jar); it must write what the server writes, byte for byte.
+     */
+    @Test
+    void theTestDoublesAnswerWriterWritesWhatTheServerWrites() {
+        for (AnswerType type : AnswerType.values()) {
+            Answer a = golden(type).answer();
+            assertThat(sent(ch -> Answers.append(ch.alloc().buffer(), a)))
+                    .as("%s", type).isEqualTo(HexFormat.ofDelimiter(" ").withUpperCase().formatHex(AnswerWriter.encode(a)));
+        }
+    }
 
     @Test
     void acquiredExampleOfProtocolSectionThree() {
@@ -40,8 +104,19 @@ class AnswersTests {
         assertThat(sent(ch -> Answers.withLong(ch.alloc(), AnswerType.RELEASED, 1000))).isEqualTo("52 00 00 00 00 00 00 03 E8 0A");
         assertThat(sent(ch -> Answers.withLong(ch.alloc(), AnswerType.EXTENDED, 1000))).isEqualTo("45 00 00 00 00 00 00 03 E8 0A");
         assertThat(sent(ch -> Answers.withLong(ch.alloc(), AnswerType.NOT_HELD, 1000))).isEqualTo("4E 00 00 00 00 00 00 03 E8 0A");
+        assertThat(sent(ch -> Answers.withLong(ch.alloc(), AnswerType.CURRENT, 1000))).isEqualTo("43 00 00 00 00 00 00 03 E8 0A");
         assertThat(sent(ch -> Answers.withLong(ch.alloc(), AnswerType.PONG, 0x0A))).isEqualTo("50 00 00 00 00 00 00 00 0A 0A");
         assertThat(sent(ch -> Answers.withLong(ch.alloc(), AnswerType.PONG, -1))).isEqualTo("50 FF FF FF FF FF FF FF FF 0A");
+    }
+
+    @Test
+    void limitMismatchExampleOfSectionThirteenAndTheWholeU16() {
+        // "limit mismatch, owner 1, the key's limit is 4"
+        assertThat(sent(ch -> Answers.appendLimitMismatch(ch.alloc().buffer(), 1, 4)))
+                .isEqualTo("4C 00 00 00 00 00 00 00 01 00 04 0A");
+        assertThat(sent(ch -> Answers.appendLimitMismatch(ch.alloc().buffer(), 0x0A0A0A0A0A0A0A0AL, 65535)))
+                .isEqualTo("4C 0A 0A 0A 0A 0A 0A 0A 0A FF FF 0A");
+        assertThat(sent(ch -> Answers.appendLimitMismatch(ch.alloc().buffer(), 1, 0))).isEqualTo("4C 00 00 00 00 00 00 00 01 00 00 0A");
     }
 
     @Test
@@ -52,6 +127,7 @@ class AnswersTests {
         assertThat(sent).startsWith("58 05 78");
         assertThat(sent.split(" ")).as("X message at most 200 bytes").hasSize(2 + 200 + 1);
         assertThat(sent(ch -> Answers.error(ch.alloc(), ErrorCode.BAD_KEY, "a\nb"))).doesNotContain("0A 62").endsWith("0A");
+        assertThat(sent(ch -> Answers.error(ch.alloc(), ErrorCode.NOT_LEADER, ""))).isEqualTo("58 08 0A");
     }
 
     @Test
@@ -62,10 +138,29 @@ class AnswersTests {
             Answers.appendWithLong(batch, AnswerType.RELEASED, 1000);
             return batch;
         })).isEqualTo("41 0A 0A 0A 0A 0A 0A 0A 0A 00 00 00 00 00 00 03 E8 00 00 00 00 0A 52 00 00 00 00 00 00 03 E8 0A");
+        List<Golden> all = Arrays.stream(AnswerType.values()).map(AnswersTests::golden).toList();
+        assertThat(sent(ch -> {
+            ByteBuf batch = ch.alloc().buffer();
+            all.forEach(g -> Answers.append(batch, g.answer()));
+            return batch;
+        })).isEqualTo(String.join(" ", all.stream().map(Golden::hex).toList()));
+    }
+
+    /** With assertions on (Surefire's default), a type of another layout is a bug caught at once. */
+    @Test
+    void theOneU64AppenderRefusesAnotherLayout() {
+        assumeTrue(Answers.class.desiredAssertionStatus(), "assertions are off");
+        ByteBuf b = Unpooled.buffer();
+        try {
+            assertThatThrownBy(() -> Answers.appendWithLong(b, AnswerType.ACQUIRED, 1))
+                    .isInstanceOf(AssertionError.class).hasMessageContaining("ACQUIRED");
+        } finally {
+            b.release();
+        }
     }
 
     /** Writes the buffer through a channel and returns what came out, as spaced upper-case hex. */
-    private static String sent(java.util.function.Function<EmbeddedChannel, ByteBuf> answer) {
+    static String sent(Function<EmbeddedChannel, ByteBuf> answer) {
         EmbeddedChannel ch = new EmbeddedChannel();
         assertThat(ch.writeOutbound(answer.apply(ch))).isTrue();
         ByteBuf out = ch.readOutbound();

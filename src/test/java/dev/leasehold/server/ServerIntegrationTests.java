@@ -12,6 +12,7 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
 
 import dev.leasehold.protocol.Answer;
+import dev.leasehold.protocol.AnswerWriter;
 import dev.leasehold.protocol.FrameWriter;
 import dev.leasehold.protocol.Request;
 import dev.leasehold.testing.RawClient;
@@ -131,6 +132,6 @@ class ServerIntegrationTests {
     }
 
     static String hex(Answer a) {
-        return HexFormat.ofDelimiter(" ").formatHex(FrameWriter.encode(a));
+        return HexFormat.ofDelimiter(" ").formatHex(AnswerWriter.encode(a));
     }
 }

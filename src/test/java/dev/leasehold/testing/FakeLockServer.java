@@ -20,7 +20,7 @@ import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.TimeUnit;
 
 import dev.leasehold.protocol.Answer;
-import dev.leasehold.protocol.FrameWriter;
+import dev.leasehold.protocol.AnswerWriter;
 import dev.leasehold.protocol.ProtocolException;
 import dev.leasehold.protocol.Request;
 import dev.leasehold.protocol.RequestReader;
@@ -68,7 +68,7 @@ public final class FakeLockServer implements AutoCloseable {
             }
             try {
                 synchronized (out) {
-                    out.write(FrameWriter.encode(a));
+                    out.write(AnswerWriter.encode(a));
                 }
             } catch (IOException e) {
                 closed = true;

@@ -4,9 +4,11 @@ import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
 
 /**
- * Writes frames into a {@link ByteBuffer} (big-endian, as the protocol requires). Used by the
- * client for requests and by tests and tools for both directions. Arguments are assumed valid:
- * callers check them first (see {@link Keys#problem}).
+ * Writes requests into a {@link ByteBuffer} (big-endian, as the protocol requires): the client's
+ * half of the request codec, whose other half is the server's {@code RequestDecoder}. Answers go
+ * the other way: the server writes them ({@code server.Answers}) and the client reads them
+ * ({@link AnswerDecoder}). Arguments are assumed valid: callers check them first (see
+ * {@link Keys#problem}).
  */
 public final class FrameWriter {
 
@@ -68,36 +70,6 @@ public final class FrameWriter {
 
     private static ByteBuffer extendBody(Request.Extend e, ByteBuffer out) {
         return out.put((byte) e.leaseSeconds()).putLong(e.token()).put(e.key());
-    }
-
-    /**
-     * The frame of {@code answer}. The switch over {@link AnswerType} has no default: a new answer
-     * type does not compile until its body layout is written here.
-     */
-    public static byte[] encode(Answer answer) {
-        byte[] message = answer instanceof Answer.Error e ? errorMessageBytes(e.message()) : null;
-        int len = message != null ? 2 + message.length + 1 : answer.type().frameBytes();
-        ByteBuffer out = ByteBuffer.allocate(len);
-        out.put(answer.type().op());
-        ByteBuffer body = switch (answer.type()) {
-            case ACQUIRED -> acquiredBody((Answer.Acquired) answer, out);
-            case TIMED_OUT -> out.putLong(((Answer.TimedOut) answer).owner());
-            case BUSY -> out.putLong(((Answer.Busy) answer).owner());
-            case RELEASED -> out.putLong(((Answer.Released) answer).token());
-            case EXTENDED -> out.putLong(((Answer.Extended) answer).token());
-            case NOT_HELD -> out.putLong(((Answer.NotHeld) answer).token());
-            case CURRENT -> out.putLong(((Answer.Current) answer).token());
-            case PONG -> out.putLong(((Answer.Pong) answer).nonce());
-            case ERROR -> out.put((byte) ((Answer.Error) answer).code()).put(message);
-            case LIMIT_MISMATCH -> out.putLong(((Answer.LimitMismatch) answer).owner())
-                    .putShort((short) ((Answer.LimitMismatch) answer).limit());
-        };
-        body.put(Wire.TERMINATOR);
-        return out.array();
-    }
-
-    private static ByteBuffer acquiredBody(Answer.Acquired a, ByteBuffer out) {
-        return out.putLong(a.owner()).putLong(a.token()).putInt((int) a.queuedMs());
     }
 
     /**

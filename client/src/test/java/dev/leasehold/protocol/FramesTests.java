@@ -7,7 +7,11 @@ import java.util.HexFormat;
 
 import org.junit.jupiter.api.Test;
 
-/** Request encoding and answer decoding against the golden bytes of PROTOCOL.md. */
+/**
+ * Request encoding and answer decoding against the golden bytes of PROTOCOL.md, and the test
+ * fixtures that do the reverse for test doubles ({@link RequestReader}, {@link AnswerWriter})
+ * against the same bytes. The server's answer encoder has its own golden tests ({@code AnswersTests}).
+ */
 class FramesTests {
 
     @Test
@@ -47,7 +51,7 @@ class FramesTests {
             assertThat(d.next(ByteBuffer.wrap(current, cut, current.length - cut))).isEqualTo(new Answer.Current(1000));
             assertThat(d.next(ByteBuffer.wrap(notCurrent))).isEqualTo(new Answer.NotHeld(1000));
         }
-        assertThat(hex(FrameWriter.encode(new Answer.Current(1000)))).isEqualTo("4300000000000003e80a");
+        assertThat(hex(AnswerWriter.encode(new Answer.Current(1000)))).isEqualTo("4300000000000003e80a");
     }
 
     @Test
@@ -62,7 +66,7 @@ class FramesTests {
             assertThat(d.next(ByteBuffer.wrap(l, 0, cut))).isNull();
             assertThat(d.next(ByteBuffer.wrap(l, cut, l.length - cut))).isEqualTo(new Answer.LimitMismatch(1, 4));
         }
-        assertThat(FrameWriter.encode(new Answer.LimitMismatch(1, 4))).isEqualTo(l);
+        assertThat(AnswerWriter.encode(new Answer.LimitMismatch(1, 4))).isEqualTo(l);
         RequestReader reader = new RequestReader();
         assertThat(reader.next(ByteBuffer.wrap(HexFormat.of().parseHex("5300050a0a0a0a0a0a0a0a00046170690a"))))
                 .isEqualTo(new Request.SharedAcquire(0, 5, 0x0A0A0A0A0A0A0A0AL, 4, Request.key("api")));
@@ -75,7 +79,7 @@ class FramesTests {
                 new Answer.Error(2, "key of 3 bytes is not valid UTF-8"), new Answer.LimitMismatch(10, 65535)};
         ByteBuffer buf = ByteBuffer.allocate(1024);
         for (Answer a : all) {
-            buf.put(FrameWriter.encode(a));
+            buf.put(AnswerWriter.encode(a));
         }
         buf.flip();
         AnswerDecoder d = new AnswerDecoder();

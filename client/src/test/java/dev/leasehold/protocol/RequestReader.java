@@ -4,9 +4,10 @@ import java.nio.ByteBuffer;
 import java.util.Arrays;
 
 /**
- * Incremental reader of client requests for JDK-only programs (test servers, proxies, tools):
- * the twin of {@link AnswerDecoder}. Feed it whatever bytes arrived; it keeps a partial frame
- * between calls. It reads the layout of PROTOCOL.md section 3 the way section 2 demands: the
+ * Incremental reader of client requests for JDK-only test doubles (fake servers, proxies, stubs):
+ * the twin of {@link AnswerDecoder}, and with {@link AnswerWriter} the server side of the wire
+ * for them. A test fixture, not part of the client jar (the server's tests get it through the
+ * client's test jar). Feed it whatever bytes arrived; it keeps a partial frame between calls. It reads the layout of PROTOCOL.md section 3 the way section 2 demands: the
  * fixed header by its byte count (it may contain 0x0A), then the key up to the terminator.
  *
  * <p>It checks the framing only (op, terminator, key length, non-empty key); the argument and
