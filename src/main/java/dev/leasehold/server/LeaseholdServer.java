@@ -10,6 +10,7 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 import org.springframework.context.SmartLifecycle;
 
+import dev.leasehold.protocol.Wire;
 import dev.leasehold.registry.LockRegistry;
 import dev.leasehold.registry.NanoClock;
 import io.netty.buffer.Unpooled;
@@ -75,6 +76,29 @@ public final class LeaseholdServer implements SmartLifecycle {
      */
     public record Settings(String host, int port, int maxKeyBytes, Duration frameTimeout, int maxConnections,
             int ioThreads, Duration drainTimeout, int listenBacklog) {
+
+        /** Default of {@code leasehold.max-key-bytes}: the protocol's default, which the client assumes. */
+        public static final int DEFAULT_MAX_KEY_BYTES = Wire.DEFAULT_MAX_KEY_BYTES;
+        /** Default of {@code leasehold.frame-timeout}, in seconds. */
+        public static final int DEFAULT_FRAME_TIMEOUT_SECONDS = 10;
+        /** Default of {@code leasehold.max-connections}, before it is fitted to the open-file limit. */
+        public static final int DEFAULT_MAX_CONNECTIONS = 20_000;
+        /** Default of {@code leasehold.drain-timeout}, in seconds. */
+        public static final int DEFAULT_DRAIN_TIMEOUT_SECONDS = 10;
+        /** Default of {@code leasehold.listen-backlog}. */
+        public static final int DEFAULT_LISTEN_BACKLOG = 4096;
+
+        /**
+         * The server's defaults on {@code host:port}: what {@code LeaseholdProperties} binds when
+         * nothing else is set (its {@code @DefaultValue}s are these constants), with one event
+         * loop per core. The configured server also fits {@code maxConnections} to the open-file
+         * limit ({@link ConnectionBudget}); this does not, as an embedded server shares its JVM's.
+         */
+        public static Settings defaults(String host, int port) {
+            return new Settings(host, port, DEFAULT_MAX_KEY_BYTES, Duration.ofSeconds(DEFAULT_FRAME_TIMEOUT_SECONDS),
+                    DEFAULT_MAX_CONNECTIONS, Runtime.getRuntime().availableProcessors(),
+                    Duration.ofSeconds(DEFAULT_DRAIN_TIMEOUT_SECONDS), DEFAULT_LISTEN_BACKLOG);
+        }
     }
 
     /**

@@ -6,7 +6,6 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import java.nio.file.Path;
 import java.security.KeyStore;
 import java.security.cert.X509Certificate;
-import java.time.Duration;
 import java.util.LinkedHashMap;
 import java.util.Map;
 import java.util.concurrent.atomic.AtomicLong;
@@ -38,8 +37,7 @@ class RaftTlsTests {
         for (String id : new String[] {"n1", "n2", "n3"}) {
             peers.put(id, new ClusterSettings.Peer("127.0.0.1:1", "127.0.0.1:2", "uri:" + PeerCerts.uri(id)));
         }
-        return new ClusterSettings("n1", peers, Path.of("raft"), Duration.ofMillis(750), Duration.ofMillis(1500), 256,
-                1, 65536, 100_000, 0);
+        return ClusterSettings.defaults("n1", peers, Path.of("raft"));
     }
 
     private static X509ExtendedKeyManager km(TestPki.Issued identity) throws Exception {
