@@ -84,6 +84,17 @@ class ArchitectureTests {
                 .check(MAIN);
     }
 
+    /**
+     * Every layer reports a setting it cannot use with {@code SettingException}, and the failure
+     * analyzer in {@code config} reads it: so its package depends on nothing of ours.
+     */
+    @Test
+    void settingsDependOnlyOnTheJdk() {
+        classes().that().resideInAPackage("dev.leasehold.settings..")
+                .should().onlyDependOnClassesThat().resideInAnyPackage("java..", "dev.leasehold.settings..")
+                .check(MAIN);
+    }
+
     @Test
     void storeDoesNotKnowTheServer() {
         noClasses().that().resideInAPackage("dev.leasehold.store..")

@@ -21,6 +21,7 @@ import dev.leasehold.server.ConnectionBudget;
 import dev.leasehold.server.KeyAcl;
 import dev.leasehold.server.LeaseholdServer;
 import dev.leasehold.store.LeaseHorizonStore;
+import dev.leasehold.settings.SettingException;
 import dev.leasehold.store.RecoveryGrace;
 import dev.leasehold.store.ReservedTokens;
 
@@ -385,7 +386,7 @@ public record LeaseholdProperties(
 
     private static void check(boolean ok, String property, Object value, String rule) {
         if (!ok) {
-            throw new IllegalArgumentException("Invalid " + property + " = " + value + ": " + rule);
+            throw new SettingException(property, value, rule);
         }
     }
 }

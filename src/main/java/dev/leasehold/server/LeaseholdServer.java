@@ -13,6 +13,7 @@ import org.springframework.context.SmartLifecycle;
 import dev.leasehold.protocol.Wire;
 import dev.leasehold.registry.LockRegistry;
 import dev.leasehold.registry.NanoClock;
+import dev.leasehold.settings.SettingException;
 import io.netty.buffer.Unpooled;
 import io.netty.channel.Channel;
 import io.netty.channel.ChannelFuture;
@@ -116,6 +117,17 @@ public final class LeaseholdServer implements SmartLifecycle {
         this.outboxes = outboxes;
     }
 
+    /**
+     * The protocol port cannot be bound: a valid setting this host cannot use now, most often a port
+     * another process holds. Start-up stops with it, and the report says how to find that process.
+     */
+    static SettingException bindFailure(String host, int port, RuntimeException e) {
+        return SettingException.unusable("leasehold.port", port, "Cannot bind the protocol port " + host + ":" + port
+                + " (leasehold.address, leasehold.port): " + e.getMessage(), "Stop the process that listens on port "
+                + port + " (ss -ltnp 'sport = :" + port + "' shows it) or set another leasehold.port; leasehold.address"
+                + " must be an address of this host (127.0.0.1, 0.0.0.0 or one of its interfaces' addresses).", e);
+    }
+
     @Override
     public void start() {
         loops = LoopResources.create("leasehold-io", settings.ioThreads(), true);
@@ -152,8 +164,7 @@ public final class LeaseholdServer implements SmartLifecycle {
             server = tcp.bindNow(Duration.ofSeconds(30));
         } catch (RuntimeException e) {
             loops.dispose();
-            throw new IllegalStateException("Cannot bind the protocol port " + settings.host() + ":" + settings.port()
-                    + " (leasehold.address, leasehold.port): " + e.getMessage(), e);
+            throw bindFailure(settings.host(), settings.port(), e);
         }
         LOG.info("Leasehold protocol listening on {}:{} ({}{}; max-connections {}, listen backlog {})", settings.host(),
                 server.port(), tls != null ? "TLS" : "plaintext TCP", security.acl() != null ? ", key ACLs" : "",

@@ -20,6 +20,7 @@ import org.junit.jupiter.api.Test;
 
 import dev.leasehold.cluster.ClusterSettings;
 import dev.leasehold.cluster.PeerCerts;
+import dev.leasehold.settings.SettingException;
 import dev.leasehold.testing.TestPki;
 
 /**
@@ -30,7 +31,7 @@ import dev.leasehold.testing.TestPki;
 class RaftTlsTests {
 
     private static final TestPki CA = TestPki.ca("raft-tls");
-    private static final String PROPERTY = "leasehold.cluster.tls.bundle = peer";
+    private static final String BUNDLE = "peer";
 
     private static ClusterSettings settings() {
         Map<String, ClusterSettings.Peer> peers = new LinkedHashMap<>();
@@ -56,7 +57,7 @@ class RaftTlsTests {
     }
 
     private static RaftTls raftTls(TestPki.Issued own) throws Exception {
-        return new RaftTls(PROPERTY, settings(), km(own), tm(CA), own.certificate(), new PeerRefusals(() -> 0));
+        return new RaftTls(BUNDLE, settings(), km(own), tm(CA), own.certificate(), new PeerRefusals(() -> 0));
     }
 
     @Test
@@ -70,7 +71,7 @@ class RaftTlsTests {
     void aCertificateWithoutClientAuthIsRefusedNamingTheProperty() {
         TestPki.Issued serverOnly = CA.serverOnly("n1", new GeneralName(GeneralName.uniformResourceIdentifier,
                 PeerCerts.uri("n1")));
-        assertThatThrownBy(() -> raftTls(serverOnly)).isInstanceOf(IllegalStateException.class)
+        assertThatThrownBy(() -> raftTls(serverOnly)).isInstanceOf(SettingException.class)
                 .hasMessageStartingWith("Invalid leasehold.cluster.tls.bundle = peer: certificate CN=n1")
                 .hasMessageContaining("lacks the clientAuth extended key usage, needed to dial peers");
     }
@@ -84,7 +85,7 @@ class RaftTlsTests {
     @Test
     void aBundleWithoutAKeyIsRefused() throws Exception {
         TestPki.Issued own = PeerCerts.nodeCert(CA, "n1");
-        assertThatThrownBy(() -> new RaftTls(PROPERTY, settings(), km(own), tm(CA), null, new PeerRefusals(() -> 0)))
+        assertThatThrownBy(() -> new RaftTls(BUNDLE, settings(), km(own), tm(CA), null, new PeerRefusals(() -> 0)))
                 .hasMessageContaining("the bundle has no key entry");
     }
 
