@@ -69,6 +69,14 @@ class ArchitectureTests {
                 .check(MAIN);
     }
 
+    /** What the server and the starter share from the client jar is JDK code, like the client itself. */
+    @Test
+    void theSharedInternalsDependOnlyOnTheJdk() {
+        classes().that().resideInAPackage("dev.leasehold.internal..")
+                .should().onlyDependOnClassesThat().resideInAnyPackage("java..", "dev.leasehold.internal..")
+                .check(MAIN);
+    }
+
     @Test
     void nothingOnTheServerSideUsesTheClient() {
         noClasses().that().resideOutsideOfPackage("dev.leasehold.client..")
