@@ -6,9 +6,9 @@ import org.junit.jupiter.api.Test;
 
 import dev.leasehold.client.AcquireOutcome;
 import dev.leasehold.client.LeaseholdClient;
-import dev.leasehold.test.WithLeaseholdServer;
 import dev.leasehold.test.TestingCluster;
 import dev.leasehold.test.TestingServer;
+import dev.leasehold.test.WithLeaseholdServer;
 
 /** Written from docs/testing-your-app.md only: the plain-client and failover examples. */
 @WithLeaseholdServer
