@@ -74,6 +74,14 @@ class ArchitectureTests {
                 .check(MAIN);
     }
 
+    /** What the server and the starter share from the client jar is JDK code, like the client itself. */
+    @Test
+    void theSharedInternalsDependOnlyOnTheJdk() {
+        classes().that().resideInAPackage("dev.leasehold.internal..")
+                .should().onlyDependOnClassesThat().resideInAnyPackage("java..", "dev.leasehold.internal..")
+                .check(MAIN);
+    }
+
     @Test
     void nothingOnTheServerSideUsesTheClient() {
         noClasses().that().resideOutsideOfPackage("dev.leasehold.client..")
@@ -86,6 +94,17 @@ class ArchitectureTests {
         noClasses().that().resideInAPackage("dev.leasehold.registry..")
                 .should().dependOnClassesThat().resideOutsideOfPackages("java..", "dev.leasehold.registry..",
                         "dev.leasehold.protocol..")
+                .check(MAIN);
+    }
+
+    /**
+     * Every layer reports a setting it cannot use with {@code SettingException}, and the failure
+     * analyzer in {@code config} reads it: so its package depends on nothing of ours.
+     */
+    @Test
+    void settingsDependOnlyOnTheJdk() {
+        classes().that().resideInAPackage("dev.leasehold.settings..")
+                .should().onlyDependOnClassesThat().resideInAnyPackage("java..", "dev.leasehold.settings..")
                 .check(MAIN);
     }
 

@@ -6,12 +6,12 @@ import org.junit.jupiter.api.Test;
 
 import dev.leasehold.client.AcquireOutcome;
 import dev.leasehold.client.LeaseholdClient;
-import dev.leasehold.test.LeaseholdServer;
 import dev.leasehold.test.TestingCluster;
 import dev.leasehold.test.TestingServer;
+import dev.leasehold.test.WithLeaseholdServer;
 
 /** Written from docs/testing-your-app.md only: the plain-client and failover examples. */
-@LeaseholdServer
+@WithLeaseholdServer
 class NightlyJobTests {
 
     @Test

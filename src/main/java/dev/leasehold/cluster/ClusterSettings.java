@@ -27,6 +27,21 @@ public record ClusterSettings(String nodeId, Map<String, Peer> peers, Path raftD
         Duration electionTimeoutMax, int maxBatch, int maxInFlight, int maxPending, long snapshotEvery, long initialToken,
         boolean join, String raftBindAddress, Map<String, String> raftProperties) {
 
+    /** Default of {@code leasehold.cluster.election-timeout-min}, in milliseconds. */
+    public static final long DEFAULT_ELECTION_TIMEOUT_MIN_MILLIS = 750;
+    /** Default of {@code leasehold.cluster.election-timeout-max}, in milliseconds. */
+    public static final long DEFAULT_ELECTION_TIMEOUT_MAX_MILLIS = 1500;
+    /** Default of {@code leasehold.cluster.max-batch}. */
+    public static final int DEFAULT_MAX_BATCH = 256;
+    /** Default of {@code leasehold.cluster.max-in-flight}. */
+    public static final int DEFAULT_MAX_IN_FLIGHT = 1;
+    /** Default of {@code leasehold.cluster.max-pending}. */
+    public static final int DEFAULT_MAX_PENDING = 65536;
+    /** Default of {@code leasehold.cluster.snapshot-every}. */
+    public static final long DEFAULT_SNAPSHOT_EVERY = 100_000;
+    /** Default of {@code leasehold.cluster.initial-token}. */
+    public static final long DEFAULT_INITIAL_TOKEN = 0;
+
     public ClusterSettings {
         raftProperties = raftProperties == null ? Map.of() : Map.copyOf(raftProperties);
     }
@@ -45,6 +60,22 @@ public record ClusterSettings(String nodeId, Map<String, Peer> peers, Path raftD
             long initialToken) {
         this(nodeId, peers, raftDir, electionTimeoutMin, electionTimeoutMax, maxBatch, maxInFlight, maxPending,
                 snapshotEvery, initialToken, false, "");
+    }
+
+    /**
+     * A founding member with every other setting at the server's default, what
+     * {@code LeaseholdProperties} binds when only the node id and peers are set: its
+     * {@code @DefaultValue}s are these constants, so an embedded or test cluster built from this
+     * cannot drift from a configured one.
+     *
+     * @param nodeId this node; a key of {@code peers}
+     * @param peers every node, this one included
+     * @param raftDir where this node keeps its Raft log and snapshots
+     */
+    public static ClusterSettings defaults(String nodeId, Map<String, Peer> peers, Path raftDir) {
+        return new ClusterSettings(nodeId, peers, raftDir, Duration.ofMillis(DEFAULT_ELECTION_TIMEOUT_MIN_MILLIS),
+                Duration.ofMillis(DEFAULT_ELECTION_TIMEOUT_MAX_MILLIS), DEFAULT_MAX_BATCH, DEFAULT_MAX_IN_FLIGHT,
+                DEFAULT_MAX_PENDING, DEFAULT_SNAPSHOT_EVERY, DEFAULT_INITIAL_TOKEN);
     }
 
     /**

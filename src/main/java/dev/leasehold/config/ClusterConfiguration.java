@@ -22,6 +22,7 @@ import dev.leasehold.registry.NanoClock;
 import dev.leasehold.registry.TokenSource;
 import dev.leasehold.server.LeaseholdServer;
 import dev.leasehold.server.Outboxes;
+import dev.leasehold.settings.SettingException;
 import dev.leasehold.store.DataDirectory;
 import dev.leasehold.store.ReservedTokens;
 
@@ -73,8 +74,8 @@ public class ClusterConfiguration {
             throw DataDirectory.openFailure(dataDir.resolve("tokens"), "read the single-node token high-water mark", e);
         }
         if (previous > c.initialToken()) {
-            throw new IllegalArgumentException("Invalid leasehold.cluster.initial-token = " + c.initialToken()
-                    + ": this data directory holds a single node's tokens up to " + previous
+            throw new SettingException("leasehold.cluster.initial-token", c.initialToken(),
+                    "this data directory holds a single node's tokens up to " + previous
                     + " (" + dataDir.resolve("tokens") + "); set leasehold.cluster.initial-token to at least " + previous
                     + " on every node of the cluster, so that its tokens stay above them");
         }

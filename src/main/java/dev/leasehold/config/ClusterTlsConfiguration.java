@@ -21,6 +21,7 @@ import dev.leasehold.cluster.ClusterSettings;
 import dev.leasehold.cluster.tls.PeerIdentities;
 import dev.leasehold.cluster.tls.PeerRefusals;
 import dev.leasehold.cluster.tls.RaftTls;
+import dev.leasehold.settings.SettingException;
 
 /**
  * Mutual TLS between the nodes from {@code leasehold.cluster.tls.bundle}, a Spring SSL bundle
@@ -46,27 +47,26 @@ final class ClusterTlsConfiguration {
         // The members' identities first: a problem there is not the bundle's (several nodes on one host)
         PeerIdentities.of(settings.peers());
         String name = tls.bundle();
-        String property = "leasehold.cluster.tls.bundle = " + name;
         RaftTls raftTls;
         SslBundle bundle;
         try {
             bundle = bundles.getBundle(name);
-            raftTls = new RaftTls(property, settings, keyManager(bundle, property), trustManager(bundle, property),
-                    leaf(bundle), refusals);
+            raftTls = new RaftTls(name, settings, keyManager(bundle, name), trustManager(bundle, name), leaf(bundle),
+                    refusals);
         } catch (NoSuchSslBundleException e) {
-            throw new IllegalStateException("Invalid " + property + ": no such SSL bundle; define spring.ssl.bundle.pem."
+            throw new SettingException(RaftTls.BUNDLE_PROPERTY, name, "no such SSL bundle; define spring.ssl.bundle.pem."
                     + name + ".* or spring.ssl.bundle.jks." + name + ".* (known: " + bundles.getBundleNames() + ")", e);
-        } catch (IllegalStateException e) {
+        } catch (SettingException | IllegalStateException e) {
             throw e;
         } catch (RuntimeException e) {
             // Bundle files are read lazily: a missing or unreadable file shows up here.
-            throw new IllegalStateException("Invalid " + property + ": cannot use SSL bundle '" + name + "': "
+            throw new SettingException(RaftTls.BUNDLE_PROPERTY, name, "cannot use SSL bundle '" + name + "': "
                     + e.getMessage(), e);
         }
         LOG.info("Mutual TLS on Raft connections from SSL bundle '{}': {}", name, TlsConfiguration.describe(bundle));
         bundles.addBundleUpdateHandler(name, updated -> {
             try {
-                raftTls.update(keyManager(updated, property), trustManager(updated, property), leaf(updated));
+                raftTls.update(keyManager(updated, name), trustManager(updated, name), leaf(updated));
                 LOG.info("SSL bundle '{}' reloaded: new Raft connections use {}", name,
                         TlsConfiguration.describe(updated));
             } catch (RuntimeException e) {
@@ -77,19 +77,19 @@ final class ClusterTlsConfiguration {
         return raftTls;
     }
 
-    private static X509ExtendedKeyManager keyManager(SslBundle bundle, String property) {
+    private static X509ExtendedKeyManager keyManager(SslBundle bundle, String name) {
         for (KeyManager km : bundle.getManagers().getKeyManagers()) {
             if (km instanceof X509ExtendedKeyManager x) {
                 return x;
             }
         }
-        throw new IllegalStateException("Invalid " + property + ": the bundle has no X.509 key");
+        throw new SettingException(RaftTls.BUNDLE_PROPERTY, name, "the bundle has no X.509 key");
     }
 
-    private static X509ExtendedTrustManager trustManager(SslBundle bundle, String property) {
+    private static X509ExtendedTrustManager trustManager(SslBundle bundle, String name) {
         if (bundle.getStores().getTrustStore() == null) {
             // Without its own trust the JDK default would accept any public CA's certificate as a peer.
-            throw new IllegalStateException("Invalid " + property + ": needs trust material (the cluster's CA) in "
+            throw new SettingException(RaftTls.BUNDLE_PROPERTY, name, "needs trust material (the cluster's CA) in "
                     + "the bundle: spring.ssl.bundle.pem.<name>.truststore.certificate or "
                     + "spring.ssl.bundle.jks.<name>.truststore.location");
         }
@@ -98,7 +98,7 @@ final class ClusterTlsConfiguration {
                 return x;
             }
         }
-        throw new IllegalStateException("Invalid " + property + ": the bundle has no X.509 trust");
+        throw new SettingException(RaftTls.BUNDLE_PROPERTY, name, "the bundle has no X.509 trust");
     }
 
     /** The certificate of the bundle's first key entry, or null. */

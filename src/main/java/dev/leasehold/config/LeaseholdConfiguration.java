@@ -63,7 +63,7 @@ public class LeaseholdConfiguration {
     LeaseholdServer leaseholdServer(NodeMode mode, LeaseholdProperties props, LockRegistry registry, NanoClock clock,
             ServerStats stats, ServerSecurity security) {
         ConnectionBudget budget = ConnectionBudget.forThisProcess(props.maxConnections());
-        if (budget.lowered() && props.maxConnections() != LeaseholdProperties.DEFAULT_MAX_CONNECTIONS) {
+        if (budget.lowered() && props.maxConnections() != LeaseholdServer.Settings.DEFAULT_MAX_CONNECTIONS) {
             // Only a value someone chose is worth a WARN: the default is lowered on most machines
             // (20,000 is a common open-file limit), and a WARN on every first start alarms new users.
             LOG.warn("{}. Raise the open-file limit (ulimit -n; LimitNOFILE in systemd; see README) to serve"

@@ -13,18 +13,28 @@ import java.util.Map;
 import org.springframework.boot.context.properties.ConfigurationProperties;
 import org.springframework.boot.context.properties.bind.DefaultValue;
 
+import dev.leasehold.cluster.ClusterSettings;
 import dev.leasehold.cluster.RaftOverrides;
+import dev.leasehold.protocol.Wire;
+import dev.leasehold.registry.RegistryLimits;
 import dev.leasehold.server.ConnectionBudget;
 import dev.leasehold.server.KeyAcl;
+import dev.leasehold.server.LeaseholdServer;
+import dev.leasehold.store.LeaseHorizonStore;
+import dev.leasehold.settings.SettingException;
 import dev.leasehold.store.RecoveryGrace;
+import dev.leasehold.store.ReservedTokens;
 
 /**
  * Every {@code leasehold.*} setting, tuned in {@code application.yml}. Limits exist so that
  * overload becomes a {@code B} answer (or a refused connection), never an OutOfMemoryError.
  * Invalid values fail start-up with a message that names the property.
  *
- * <p>The {@code @DefaultValue}s here are the one source of the defaults. application.yml, the
- * table of docs/configuration.md and the Helm chart's values.yaml restate them for readers;
+ * <p>The {@code @DefaultValue}s here are the one source of the defaults. Those that code outside
+ * Spring also needs are constants of the settings they become ({@link RegistryLimits#defaults()},
+ * {@link ClusterSettings#defaults}, {@link LeaseholdServer.Settings#defaults}, the store's), so the
+ * embedded test server and the test fixtures build a node from the same values. application.yml,
+ * the table of docs/configuration.md and the Helm chart's values.yaml restate them for readers;
  * {@code ConfigurationDefaultsTests} fails when one of them says otherwise.
  *
  * @param port TCP port of the lock protocol; 0 picks a free port (tests).
@@ -86,36 +96,32 @@ import dev.leasehold.store.RecoveryGrace;
  */
 @ConfigurationProperties(prefix = "leasehold", ignoreUnknownFields = false)
 public record LeaseholdProperties(
-        @DefaultValue("7420") int port,
+        @DefaultValue("" + Wire.DEFAULT_PORT) int port,
         @DefaultValue(DEFAULT_ADDRESS) String address,
-        @DefaultValue("4096") int listenBacklog,
+        @DefaultValue("" + LeaseholdServer.Settings.DEFAULT_LISTEN_BACKLOG) int listenBacklog,
         @DefaultValue("./data") Path dataDir,
-        @DefaultValue("512") int maxKeyBytes,
-        @DefaultValue("1024") int maxWaitersPerKey,
-        @DefaultValue("100000") int maxWaitersTotal,
-        @DefaultValue("1024") int maxPendingPerSession,
-        @DefaultValue("1000000") int maxHeldKeys,
-        @DefaultValue(DEFAULT_MAX_CONNECTIONS_TEXT) int maxConnections,
-        @DefaultValue("10s") Duration frameTimeout,
-        @DefaultValue("1000000") long tokenBlockSize,
+        @DefaultValue("" + LeaseholdServer.Settings.DEFAULT_MAX_KEY_BYTES) int maxKeyBytes,
+        @DefaultValue("" + RegistryLimits.DEFAULT_MAX_WAITERS_PER_KEY) int maxWaitersPerKey,
+        @DefaultValue("" + RegistryLimits.DEFAULT_MAX_WAITERS_TOTAL) int maxWaitersTotal,
+        @DefaultValue("" + RegistryLimits.DEFAULT_MAX_PENDING_PER_SESSION) int maxPendingPerSession,
+        @DefaultValue("" + RegistryLimits.DEFAULT_MAX_HELD_KEYS) int maxHeldKeys,
+        @DefaultValue("" + LeaseholdServer.Settings.DEFAULT_MAX_CONNECTIONS) int maxConnections,
+        @DefaultValue(LeaseholdServer.Settings.DEFAULT_FRAME_TIMEOUT_SECONDS + "s") Duration frameTimeout,
+        @DefaultValue("" + ReservedTokens.DEFAULT_BLOCK_SIZE) long tokenBlockSize,
         @DefaultValue("0") int ioThreads,
         @DefaultValue("auto") RecoveryGrace recoveryGrace,
-        @DefaultValue("10s") Duration recoveryLookahead,
-        @DefaultValue("2s") Duration recoveryClockSlack,
-        @DefaultValue("10s") Duration drainTimeout,
-        @DefaultValue("0s") Duration lockDelay,
-        @DefaultValue("1024") int maxSharedHoldersPerKey,
-        @DefaultValue("1000000") int maxSharedTotal,
+        @DefaultValue(LeaseHorizonStore.Settings.DEFAULT_LOOKAHEAD_SECONDS + "s") Duration recoveryLookahead,
+        @DefaultValue(LeaseHorizonStore.Settings.DEFAULT_SLACK_SECONDS + "s") Duration recoveryClockSlack,
+        @DefaultValue(LeaseholdServer.Settings.DEFAULT_DRAIN_TIMEOUT_SECONDS + "s") Duration drainTimeout,
+        @DefaultValue(RegistryLimits.DEFAULT_LOCK_DELAY_SECONDS + "s") Duration lockDelay,
+        @DefaultValue("" + RegistryLimits.DEFAULT_MAX_SHARED_PER_KEY) int maxSharedHoldersPerKey,
+        @DefaultValue("" + RegistryLimits.DEFAULT_MAX_SHARED_TOTAL) int maxSharedTotal,
         @DefaultValue Tls tls,
         Map<String, List<String>> acl,
         @DefaultValue Cluster cluster) {
 
     /** The default of {@code leasehold.address}: loopback, as Redis and etcd do. */
     static final String DEFAULT_ADDRESS = "127.0.0.1";
-
-    /** The default of {@code leasehold.max-connections}, written once, here. */
-    static final String DEFAULT_MAX_CONNECTIONS_TEXT = "20000";
-    static final int DEFAULT_MAX_CONNECTIONS = Integer.parseInt(DEFAULT_MAX_CONNECTIONS_TEXT);
 
     public LeaseholdProperties {
         check(port >= 0 && port <= 65535, "leasehold.port", port, "must be 0..65535");
@@ -164,7 +170,9 @@ public record LeaseholdProperties(
             }
             check(acl.get(identity) != null, "leasehold.acl", identity, "needs a list of key prefixes");
         }
-        cluster = cluster != null ? cluster : new Cluster(null, null, null, null, 256, 1, 65536, 100_000, null, 0, false, null, null);
+        cluster = cluster != null ? cluster : new Cluster(null, null, null, null, ClusterSettings.DEFAULT_MAX_BATCH,
+                ClusterSettings.DEFAULT_MAX_IN_FLIGHT, ClusterSettings.DEFAULT_MAX_PENDING,
+                ClusterSettings.DEFAULT_SNAPSHOT_EVERY, null, ClusterSettings.DEFAULT_INITIAL_TOKEN, false, null, null);
         check(!cluster.enabled() || maxKeyBytes <= 65535, "leasehold.max-key-bytes", maxKeyBytes,
                 "must be at most 65535 in cluster mode");
         if (cluster.enabled() && loopback(address) && cluster.peers().get(cluster.nodeId()) != null) {
@@ -234,11 +242,15 @@ public record LeaseholdProperties(
      *        Leasehold sets from its own settings or that would weaken durability (storage, ports,
      *        TLS, election timeouts, unsafe flush, snapshots, read option) are refused at start-up
      */
-    public record Cluster(String nodeId, Map<String, Peer> peers, @DefaultValue("750ms") Duration electionTimeoutMin,
-            @DefaultValue("1500ms") Duration electionTimeoutMax, @DefaultValue("256") int maxBatch,
-            @DefaultValue("1") int maxInFlight, @DefaultValue("65536") int maxPending,
-            @DefaultValue("100000") long snapshotEvery, @DefaultValue ClusterTls tls,
-            @DefaultValue("0") long initialToken, @DefaultValue("false") boolean join,
+    public record Cluster(String nodeId, Map<String, Peer> peers,
+            @DefaultValue(ClusterSettings.DEFAULT_ELECTION_TIMEOUT_MIN_MILLIS + "ms") Duration electionTimeoutMin,
+            @DefaultValue(ClusterSettings.DEFAULT_ELECTION_TIMEOUT_MAX_MILLIS + "ms") Duration electionTimeoutMax,
+            @DefaultValue("" + ClusterSettings.DEFAULT_MAX_BATCH) int maxBatch,
+            @DefaultValue("" + ClusterSettings.DEFAULT_MAX_IN_FLIGHT) int maxInFlight,
+            @DefaultValue("" + ClusterSettings.DEFAULT_MAX_PENDING) int maxPending,
+            @DefaultValue("" + ClusterSettings.DEFAULT_SNAPSHOT_EVERY) long snapshotEvery, @DefaultValue ClusterTls tls,
+            @DefaultValue("" + ClusterSettings.DEFAULT_INITIAL_TOKEN) long initialToken,
+            @DefaultValue("false") boolean join,
             String raftBindAddress, Map<String, String> raftProperties) {
 
         public Cluster {
@@ -253,8 +265,10 @@ public record LeaseholdProperties(
             tls = tls != null ? tls : new ClusterTls(null);
             raftBindAddress = raftBindAddress == null || raftBindAddress.isBlank() ? null : raftBindAddress.trim();
             peers = peers == null ? Map.of() : Collections.unmodifiableMap(new LinkedHashMap<>(peers));
-            electionTimeoutMin = electionTimeoutMin != null ? electionTimeoutMin : Duration.ofMillis(750);
-            electionTimeoutMax = electionTimeoutMax != null ? electionTimeoutMax : Duration.ofMillis(1500);
+            electionTimeoutMin = electionTimeoutMin != null ? electionTimeoutMin
+                    : Duration.ofMillis(ClusterSettings.DEFAULT_ELECTION_TIMEOUT_MIN_MILLIS);
+            electionTimeoutMax = electionTimeoutMax != null ? electionTimeoutMax
+                    : Duration.ofMillis(ClusterSettings.DEFAULT_ELECTION_TIMEOUT_MAX_MILLIS);
             boolean enabled = nodeId != null && !nodeId.isBlank();
             check(enabled || peers.isEmpty(), "leasehold.cluster.node-id", nodeId,
                     "must be set when leasehold.cluster.peers is (one of " + peers.keySet() + ")");
@@ -372,7 +386,7 @@ public record LeaseholdProperties(
 
     private static void check(boolean ok, String property, Object value, String rule) {
         if (!ok) {
-            throw new IllegalArgumentException("Invalid " + property + " = " + value + ": " + rule);
+            throw new SettingException(property, value, rule);
         }
     }
 }

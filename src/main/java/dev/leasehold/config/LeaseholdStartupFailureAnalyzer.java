@@ -1,13 +1,11 @@
 package dev.leasehold.config;
 
-import java.util.regex.Matcher;
-import java.util.regex.Pattern;
-
 import org.springframework.boot.context.properties.bind.BindException;
 import org.springframework.boot.diagnostics.FailureAnalysis;
 import org.springframework.boot.diagnostics.FailureAnalyzer;
 import org.springframework.core.Ordered;
 
+import dev.leasehold.settings.SettingException;
 import dev.leasehold.store.DataDirectoryException;
 
 /**
@@ -17,16 +15,19 @@ import dev.leasehold.store.DataDirectoryException;
  * do in "Action", instead of 50-70 lines of bean-creation stack trace with the message in the
  * fifth "Caused by".
  *
- * <p>Such errors are the {@link IllegalStateException}s and {@link IllegalArgumentException}s
- * thrown by Leasehold's own code while the context starts; their messages already name the
- * property and the rule ("Invalid leasehold.cluster.initial-token = 5: ..."), so no throw site
- * needs a new exception type. A property-binding failure is left to Boot's own analyzer (it names
- * where the value was set); a data-directory failure to {@link DataDirectoryFailureAnalyzer}.
+ * <p>A setting that cannot be used is a {@link SettingException}: the action comes from its
+ * fields (the property it names, or the action it carries), never from its message text, so a
+ * throw site may word the message as it likes. Any other {@link IllegalStateException} or
+ * {@link IllegalArgumentException} thrown by Leasehold's own code while the context starts still
+ * gets the report, with a general action. A property-binding failure is left to Boot's own
+ * analyzer (it names where the value was set); a data-directory failure to
+ * {@link DataDirectoryFailureAnalyzer}.
  */
 public class LeaseholdStartupFailureAnalyzer implements FailureAnalyzer, Ordered {
 
-    private static final Pattern PROPERTY = Pattern.compile("Invalid (leasehold\\.[a-z0-9.\\[\\]-]+)");
-    private static final Pattern PORT = Pattern.compile("Cannot bind the protocol port (\\S+):(\\d+)");
+    /** For a start-up error that names a setting only in its words. */
+    static final String GENERAL_ACTION =
+            "Correct the setting the message names; docs/configuration.md lists every leasehold.* setting.";
 
     @Override
     public int getOrder() {
@@ -35,17 +36,23 @@ public class LeaseholdStartupFailureAnalyzer implements FailureAnalyzer, Ordered
 
     @Override
     public FailureAnalysis analyze(Throwable failure) {
+        SettingException setting = null;
         Throwable ours = null;
         for (Throwable t = failure; t != null && t.getCause() != t; t = t.getCause()) {
             if (t instanceof BindException || t instanceof DataDirectoryException) {
                 return null;
             }
-            if (ours == null && (t instanceof IllegalStateException || t instanceof IllegalArgumentException)
+            if (setting == null && t instanceof SettingException s) {
+                setting = s;
+            } else if (ours == null && (t instanceof IllegalStateException || t instanceof IllegalArgumentException)
                     && thrownByLeasehold(t)) {
                 ours = t;
             }
         }
-        return ours == null ? null : new FailureAnalysis(describe(ours), action(ours.getMessage()), ours);
+        if (setting != null) {
+            return new FailureAnalysis(describe(setting), action(setting), setting);
+        }
+        return ours == null ? null : new FailureAnalysis(describe(ours), GENERAL_ACTION, ours);
     }
 
     /** The message, with the root cause's when it adds to it ("Address already in use"). */
@@ -64,22 +71,14 @@ public class LeaseholdStartupFailureAnalyzer implements FailureAnalyzer, Ordered
         return trace.length > 0 && trace[0].getClassName().startsWith("dev.leasehold.") && t.getMessage() != null;
     }
 
-    /** What to do, from what the message names. */
-    static String action(String message) {
-        Matcher port = PORT.matcher(message);
-        if (port.find()) {
-            String p = port.group(2);
-            return "Stop the process that listens on port " + p + " (ss -ltnp 'sport = :" + p + "' shows it) or set "
-                    + "another leasehold.port; leasehold.address must be an address of this host (127.0.0.1, 0.0.0.0 "
-                    + "or one of its interfaces' addresses).";
+    /** What to do: the exception's own action, else correct the property, and where it is described. */
+    static String action(SettingException e) {
+        if (e.action() != null) {
+            return e.action();
         }
-        Matcher property = PROPERTY.matcher(message);
-        if (property.find()) {
-            String name = property.group(1);
-            return "Correct " + name + " as the message says; docs/configuration.md"
-                    + (name.contains(".tls.") || name.endsWith(".tls") ? " and docs/security.md describe" : " describes")
-                    + " it.";
-        }
-        return "Correct the setting the message names; docs/configuration.md lists every leasehold.* setting.";
+        String name = e.property();
+        return "Correct " + name + " as the message says; docs/configuration.md"
+                + (name.contains(".tls.") || name.endsWith(".tls") ? " and docs/security.md describe" : " describes")
+                + " it.";
     }
 }

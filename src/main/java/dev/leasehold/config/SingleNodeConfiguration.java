@@ -113,7 +113,8 @@ public class SingleNodeConfiguration {
         }
         Path file = dataDir.resolve("tokens");
         try {
-            ReservedTokens tokens = ReservedTokens.open(DurableFiles.REAL.open(file, "tokens"), DEFAULT_TOKEN_BLOCK);
+            ReservedTokens tokens = ReservedTokens.open(DurableFiles.REAL.open(file, "tokens"),
+                    ReservedTokens.DEFAULT_BLOCK_SIZE);
             return new SingleNode(tokens, store, RecoveryPlan.of(grace, store.previous()));
         } catch (IOException | RuntimeException e) {
             store.close();
@@ -123,9 +124,6 @@ public class SingleNodeConfiguration {
             throw DataDirectory.openFailure(file, "reserve fencing tokens", (IOException) e);
         }
     }
-
-    /** {@code leasehold.token-block-size}'s default. */
-    private static final long DEFAULT_TOKEN_BLOCK = 1_000_000;
 
     /** The files' token counter and horizon; the recovery grace held over every key until it ends. */
     public record SingleNode(ReservedTokens reserved, LeaseHorizonStore store, RecoveryPlan plan)

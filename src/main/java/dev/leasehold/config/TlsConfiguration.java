@@ -22,6 +22,7 @@ import org.springframework.context.annotation.Configuration;
 import dev.leasehold.server.KeyAcl;
 import dev.leasehold.server.ServerSecurity;
 import dev.leasehold.server.ServerTls;
+import dev.leasehold.settings.SettingException;
 import io.netty.handler.ssl.ClientAuth;
 import io.netty.handler.ssl.SslContext;
 import io.netty.handler.ssl.SslContextBuilder;
@@ -35,6 +36,9 @@ import io.netty.handler.ssl.SslContextBuilder;
 public class TlsConfiguration {
 
     private static final Logger LOG = LoggerFactory.getLogger(TlsConfiguration.class);
+
+    /** The setting that names the protocol port's SSL bundle. */
+    private static final String BUNDLE = "leasehold.tls.bundle";
 
     @Bean
     ServerSecurity leaseholdServerSecurity(LeaseholdProperties props, SslBundles bundles) {
@@ -51,16 +55,15 @@ public class TlsConfiguration {
             checkTrustMaterial(bundle, tls.clientAuth(), name);
             initial = context(bundle, tls.clientAuth(), name);
         } catch (NoSuchSslBundleException e) {
-            throw new IllegalStateException("Invalid leasehold.tls.bundle = " + name + ": no such SSL bundle; define "
+            throw new SettingException(BUNDLE, name, "no such SSL bundle; define "
                     + "spring.ssl.bundle.pem." + name + ".* or spring.ssl.bundle.jks." + name + ".* (known: "
                     + bundles.getBundleNames() + ")", e);
-        } catch (ClientAuthException e) {
+        } catch (SettingException e) {
             throw e;
         } catch (RuntimeException e) {
             // Files are read lazily, when the managers are first asked for: a missing or unreadable
             // file shows up here.
-            throw new IllegalStateException("Invalid leasehold.tls.bundle = " + name + ": cannot use SSL bundle '"
-                    + name + "' (spring.ssl.bundle.*." + name + "): " + e.getMessage(), e);
+            throw new SettingException(BUNDLE, name, unusable(name, e), e);
         }
         ServerTls serverTls = new ServerTls(initial);
         LOG.info("TLS on the protocol port from SSL bundle '{}': {}; client certificates: {}", name,
@@ -80,17 +83,16 @@ public class TlsConfiguration {
     /** Client certificates need the bundle's own trust material: the JDK default would trust every public CA. */
     static void checkTrustMaterial(SslBundle bundle, LeaseholdProperties.ClientAuth clientAuth, String name) {
         if (clientAuth != LeaseholdProperties.ClientAuth.NONE && bundle.getStores().getTrustStore() == null) {
-            throw new ClientAuthException("Invalid leasehold.tls.client-auth = "
-                    + clientAuth.name().toLowerCase(Locale.ROOT) + ": needs trust material in SSL bundle '"
-                    + name + "' (spring.ssl.bundle.pem." + name + ".truststore.certificate or spring.ssl.bundle.jks."
-                    + name + ".truststore.location) to check client certificates against");
+            throw new SettingException("leasehold.tls.client-auth", clientAuth.name().toLowerCase(Locale.ROOT),
+                    "needs trust material in SSL bundle '" + name + "' (spring.ssl.bundle.pem." + name
+                            + ".truststore.certificate or spring.ssl.bundle.jks." + name
+                            + ".truststore.location) to check client certificates against");
         }
     }
 
-    static final class ClientAuthException extends IllegalStateException {
-        ClientAuthException(String message) {
-            super(message);
-        }
+    /** Why bundle {@code name} cannot serve: what the TLS library or a lazily read file said. */
+    private static String unusable(String name, Exception e) {
+        return "cannot use SSL bundle '" + name + "' (spring.ssl.bundle.*." + name + "): " + e.getMessage();
     }
 
     /** A Netty server context from the bundle's key and trust managers and its protocols and ciphers. */
@@ -112,7 +114,8 @@ public class TlsConfiguration {
             }
             return builder.build();
         } catch (SSLException e) {
-            throw new IllegalStateException("Invalid leasehold.tls.bundle = " + name + ": " + e.getMessage(), e);
+            // Worded as the start-up path words any other unusable bundle: it passes this one through as it is.
+            throw new SettingException(BUNDLE, name, unusable(name, e), e);
         }
     }
 

@@ -7,7 +7,6 @@ import java.lang.reflect.RecordComponent;
 import java.lang.reflect.Type;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.Locale;
 import java.util.Map;
 
 import org.springframework.boot.context.properties.bind.BindException;
@@ -17,6 +16,8 @@ import org.springframework.boot.context.properties.source.ConfigurationProperty;
 import org.springframework.boot.diagnostics.AbstractFailureAnalyzer;
 import org.springframework.boot.diagnostics.FailureAnalysis;
 import org.springframework.core.Ordered;
+
+import dev.leasehold.internal.NearestSetting;
 
 /**
  * A setting under {@code leasehold.*} that Leasehold does not have ends start-up with Spring Boot's
@@ -123,29 +124,12 @@ public class UnknownSettingFailureAnalyzer extends AbstractFailureAnalyzer<Unbou
     }
 
     /**
-     * The valid name nearest to {@code unknown} by edit distance, compared without dashes, dots and
-     * case (so {@code LEASEHOLD_MAX_WAITER_PER_KEY} and {@code leasehold.maxWaiterPerKey} find
-     * {@code leasehold.max-waiters-per-key}); null when nothing is near (more than a third of the
-     * part after {@code prefix} differs).
+     * The valid name nearest to {@code unknown} ({@link NearestSetting}), a per-peer name
+     * ({@code <id>}) taken with the id the unknown name used; null when nothing is near.
      */
     static String nearest(String prefix, String unknown, List<String> valid) {
-        String u = squash(tail(prefix, unknown));
-        String best = null;
-        int bestDistance = Integer.MAX_VALUE;
-        for (String candidate : valid) {
-            String c = candidate.contains("<id>") ? withIdOf(unknown, candidate) : candidate;
-            int d = distance(u, squash(tail(prefix, c)));
-            if (d < bestDistance) {
-                best = c;
-                bestDistance = d;
-            }
-        }
-        return best != null && bestDistance <= Math.max(2, squash(tail(prefix, best)).length() / 3) ? best : null;
-    }
-
-    private static String tail(String prefix, String name) {
-        return name.regionMatches(true, 0, prefix + ".", 0, prefix.length() + 1) ? name.substring(prefix.length() + 1)
-                : name;
+        return NearestSetting.nearest(prefix, unknown,
+                valid.stream().map(c -> c.contains("<id>") ? withIdOf(unknown, c) : c).toList());
     }
 
     /** {@code leasehold.cluster.peers.<id>.raft-address} with the id the unknown name used. */
@@ -157,29 +141,5 @@ public class UnknownSettingFailureAnalyzer extends AbstractFailureAnalyzer<Unbou
         String rest = unknown.substring(head.length() + 1);
         int dot = rest.indexOf('.');
         return dot < 0 ? candidate : candidate.replace("<id>", rest.substring(0, dot));
-    }
-
-    private static String squash(String name) {
-        return name.toLowerCase(Locale.ROOT).replaceAll("[-._\\[\\]]", "");
-    }
-
-    /** Levenshtein distance. */
-    static int distance(String a, String b) {
-        int[] previous = new int[b.length() + 1];
-        int[] current = new int[b.length() + 1];
-        for (int j = 0; j <= b.length(); j++) {
-            previous[j] = j;
-        }
-        for (int i = 1; i <= a.length(); i++) {
-            current[0] = i;
-            for (int j = 1; j <= b.length(); j++) {
-                int substitute = previous[j - 1] + (a.charAt(i - 1) == b.charAt(j - 1) ? 0 : 1);
-                current[j] = Math.min(substitute, Math.min(previous[j] + 1, current[j - 1] + 1));
-            }
-            int[] swap = previous;
-            previous = current;
-            current = swap;
-        }
-        return previous[b.length()];
     }
 }

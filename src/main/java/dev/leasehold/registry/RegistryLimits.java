@@ -16,12 +16,33 @@ package dev.leasehold.registry;
 public record RegistryLimits(int maxWaitersPerKey, int maxWaitersTotal, int maxPendingPerSession, int maxHeldKeys,
         long lockDelayNanos, int maxSharedPerKey, int maxSharedTotal) {
 
+    /** Default of {@code leasehold.max-waiters-per-key}. */
+    public static final int DEFAULT_MAX_WAITERS_PER_KEY = 1024;
+    /** Default of {@code leasehold.max-waiters-total}. */
+    public static final int DEFAULT_MAX_WAITERS_TOTAL = 100_000;
+    /** Default of {@code leasehold.max-pending-per-session}. */
+    public static final int DEFAULT_MAX_PENDING_PER_SESSION = 1024;
+    /** Default of {@code leasehold.max-held-keys}. */
+    public static final int DEFAULT_MAX_HELD_KEYS = 1_000_000;
+    /** Default of {@code leasehold.lock-delay}, in seconds: off. */
+    public static final int DEFAULT_LOCK_DELAY_SECONDS = 0;
     /** Default of {@code leasehold.max-shared-holders-per-key}. */
     public static final int DEFAULT_MAX_SHARED_PER_KEY = 1024;
     /** Default of {@code leasehold.max-shared-total}. */
     public static final int DEFAULT_MAX_SHARED_TOTAL = 1_000_000;
     /** The largest shared limit the wire can carry (u16). */
     public static final int MAX_SHARED_LIMIT = 65535;
+
+    /**
+     * The server's default limits, what {@code LeaseholdProperties} binds when no {@code leasehold.*}
+     * limit is set; its {@code @DefaultValue}s are these constants, so an embedded or test node
+     * built from this cannot drift from a configured server.
+     */
+    public static RegistryLimits defaults() {
+        return new RegistryLimits(DEFAULT_MAX_WAITERS_PER_KEY, DEFAULT_MAX_WAITERS_TOTAL, DEFAULT_MAX_PENDING_PER_SESSION,
+                DEFAULT_MAX_HELD_KEYS, DEFAULT_LOCK_DELAY_SECONDS * 1_000_000_000L, DEFAULT_MAX_SHARED_PER_KEY,
+                DEFAULT_MAX_SHARED_TOTAL);
+    }
 
     /** Limits with the default shared capacities. */
     public RegistryLimits(int maxWaitersPerKey, int maxWaitersTotal, int maxPendingPerSession, int maxHeldKeys,

@@ -5,6 +5,8 @@ import java.lang.management.OperatingSystemMXBean;
 
 import com.sun.management.UnixOperatingSystemMXBean;
 
+import dev.leasehold.settings.SettingException;
+
 /**
  * Fits {@code leasehold.max-connections} to the process's open-file limit ({@code ulimit -n}).
  * Every session is a file descriptor; so is every file of the data directory, every connection
@@ -39,7 +41,7 @@ public record ConnectionBudget(int configured, int effective, long fileLimit, lo
     }
 
     /**
-     * @throws IllegalArgumentException naming {@code leasehold.max-connections} when the limit
+     * @throws SettingException naming {@code leasehold.max-connections} when the limit
      *         leaves no descriptor for sessions
      */
     public static ConnectionBudget of(int configured, long fileLimit, long openAtStart) {
@@ -49,8 +51,8 @@ public record ConnectionBudget(int configured, int effective, long fileLimit, lo
         long reserve = Math.max(MIN_RESERVE, fileLimit / 10);
         long room = fileLimit - Math.max(0, openAtStart) - reserve;
         if (room < 1) {
-            throw new IllegalArgumentException("Invalid leasehold.max-connections = " + configured
-                    + ": the open-file limit (ulimit -n) is " + fileLimit + ", " + openAtStart + " are open and "
+            throw new SettingException("leasehold.max-connections", configured,
+                    "the open-file limit (ulimit -n) is " + fileLimit + ", " + openAtStart + " are open and "
                     + reserve + " are kept for the data directory, the management port and the JVM, which leaves"
                     + " none for sessions; raise the limit (e.g. ulimit -n 65536, or LimitNOFILE in systemd)");
         }

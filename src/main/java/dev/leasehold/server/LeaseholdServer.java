@@ -10,8 +10,10 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 import org.springframework.context.SmartLifecycle;
 
+import dev.leasehold.protocol.Wire;
 import dev.leasehold.registry.LockRegistry;
 import dev.leasehold.registry.NanoClock;
+import dev.leasehold.settings.SettingException;
 import io.netty.buffer.Unpooled;
 import io.netty.channel.Channel;
 import io.netty.channel.ChannelFuture;
@@ -75,6 +77,29 @@ public final class LeaseholdServer implements SmartLifecycle {
      */
     public record Settings(String host, int port, int maxKeyBytes, Duration frameTimeout, int maxConnections,
             int ioThreads, Duration drainTimeout, int listenBacklog) {
+
+        /** Default of {@code leasehold.max-key-bytes}: the protocol's default, which the client assumes. */
+        public static final int DEFAULT_MAX_KEY_BYTES = Wire.DEFAULT_MAX_KEY_BYTES;
+        /** Default of {@code leasehold.frame-timeout}, in seconds. */
+        public static final int DEFAULT_FRAME_TIMEOUT_SECONDS = 10;
+        /** Default of {@code leasehold.max-connections}, before it is fitted to the open-file limit. */
+        public static final int DEFAULT_MAX_CONNECTIONS = 20_000;
+        /** Default of {@code leasehold.drain-timeout}, in seconds. */
+        public static final int DEFAULT_DRAIN_TIMEOUT_SECONDS = 10;
+        /** Default of {@code leasehold.listen-backlog}. */
+        public static final int DEFAULT_LISTEN_BACKLOG = 4096;
+
+        /**
+         * The server's defaults on {@code host:port}: what {@code LeaseholdProperties} binds when
+         * nothing else is set (its {@code @DefaultValue}s are these constants), with one event
+         * loop per core. The configured server also fits {@code maxConnections} to the open-file
+         * limit ({@link ConnectionBudget}); this does not, as an embedded server shares its JVM's.
+         */
+        public static Settings defaults(String host, int port) {
+            return new Settings(host, port, DEFAULT_MAX_KEY_BYTES, Duration.ofSeconds(DEFAULT_FRAME_TIMEOUT_SECONDS),
+                    DEFAULT_MAX_CONNECTIONS, Runtime.getRuntime().availableProcessors(),
+                    Duration.ofSeconds(DEFAULT_DRAIN_TIMEOUT_SECONDS), DEFAULT_LISTEN_BACKLOG);
+        }
     }
 
     /**
@@ -90,6 +115,17 @@ public final class LeaseholdServer implements SmartLifecycle {
         this.stats = stats;
         this.security = security;
         this.outboxes = outboxes;
+    }
+
+    /**
+     * The protocol port cannot be bound: a valid setting this host cannot use now, most often a port
+     * another process holds. Start-up stops with it, and the report says how to find that process.
+     */
+    static SettingException bindFailure(String host, int port, RuntimeException e) {
+        return SettingException.unusable("leasehold.port", port, "Cannot bind the protocol port " + host + ":" + port
+                + " (leasehold.address, leasehold.port): " + e.getMessage(), "Stop the process that listens on port "
+                + port + " (ss -ltnp 'sport = :" + port + "' shows it) or set another leasehold.port; leasehold.address"
+                + " must be an address of this host (127.0.0.1, 0.0.0.0 or one of its interfaces' addresses).", e);
     }
 
     @Override
@@ -128,8 +164,7 @@ public final class LeaseholdServer implements SmartLifecycle {
             server = tcp.bindNow(Duration.ofSeconds(30));
         } catch (RuntimeException e) {
             loops.dispose();
-            throw new IllegalStateException("Cannot bind the protocol port " + settings.host() + ":" + settings.port()
-                    + " (leasehold.address, leasehold.port): " + e.getMessage(), e);
+            throw bindFailure(settings.host(), settings.port(), e);
         }
         LOG.info("Leasehold protocol listening on {}:{} ({}{}; max-connections {}, listen backlog {})", settings.host(),
                 server.port(), tls != null ? "TLS" : "plaintext TCP", security.acl() != null ? ", key ACLs" : "",

@@ -89,8 +89,13 @@ public final class LeaseHorizonStore implements LeaseHorizon, StorageStatus, Aut
      * @param checkPeriod how often the store thread checks whether the horizon needs a write
      */
     public record Settings(Duration lookahead, Duration slack, Duration checkPeriod) {
-        public static final Settings DEFAULTS = new Settings(Duration.ofSeconds(10), Duration.ofSeconds(2),
-                Duration.ofMillis(250));
+        /** Default of {@code leasehold.recovery-lookahead}, in seconds. */
+        public static final int DEFAULT_LOOKAHEAD_SECONDS = 10;
+        /** Default of {@code leasehold.recovery-clock-slack}, in seconds. */
+        public static final int DEFAULT_SLACK_SECONDS = 2;
+        /** The server's defaults: what {@code LeaseholdProperties} binds when neither setting is set. */
+        public static final Settings DEFAULTS = new Settings(Duration.ofSeconds(DEFAULT_LOOKAHEAD_SECONDS),
+                Duration.ofSeconds(DEFAULT_SLACK_SECONDS), Duration.ofMillis(250));
 
         public Settings {
             // Built from the parameters: in a compact constructor the fields are not assigned yet.

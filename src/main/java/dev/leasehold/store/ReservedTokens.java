@@ -34,6 +34,8 @@ public final class ReservedTokens implements TokenSource, StorageStatus, AutoClo
 
     private static final Logger LOG = LoggerFactory.getLogger(ReservedTokens.class);
     static final long RETRY_AFTER_FAILURE_MILLIS = 1000;
+    /** Default of {@code leasehold.token-block-size}: tokens reserved per fsync'd write. */
+    public static final long DEFAULT_BLOCK_SIZE = 1_000_000;
 
     private final DurableValue highWater;
     private final long blockSize;

@@ -70,16 +70,20 @@ public final class InProcessCluster implements AutoCloseable {
         stopped = new boolean[n];
         settings = new ClusterSettings[n];
         for (int i = 0; i < n; i++) {
-            settings[i] = new ClusterSettings(id(i), peers, dir.resolve(id(i)), electionMin, electionMax, 256, 1,
-                    65536, snapshotEvery, 0);
+            // The server's defaults, but for what a test sets: election timeouts, snapshot interval.
+            ClusterSettings d = ClusterSettings.defaults(id(i), peers, dir.resolve(id(i)));
+            settings[i] = new ClusterSettings(d.nodeId(), d.peers(), d.raftDir(), electionMin, electionMax,
+                    d.maxBatch(), d.maxInFlight(), d.maxPending(), snapshotEvery, d.initialToken());
             ClusterNode c = new ClusterNode(settings[i], NanoClock.SYSTEM, () -> fatal.set(true));
             // The production wiring of a cluster node (ClusterConfiguration, NodeMode), with test limits.
             NodeMode mode = new ClusterConfiguration.Cluster(c);
             LockRegistry r = NodeMode.registry(mode, new RegistryLimits(100, 1000, 100, 1000, lockDelayNanos), NanoClock.SYSTEM,
                     RegistryObserver.NONE);
-            LeaseholdServer srv = NodeMode.server(mode, new LeaseholdServer.Settings("127.0.0.1", clientPorts[i], 512,
-                    Duration.ofSeconds(10), 100, 1, Duration.ofSeconds(2), 128), r, NanoClock.SYSTEM, new ServerStats(),
-                    ServerSecurity.NONE);
+            LeaseholdServer.Settings server = LeaseholdServer.Settings.defaults("127.0.0.1", clientPorts[i]);
+            // A test's few sessions on one event loop; a short drain keeps a node's stop quick.
+            LeaseholdServer srv = NodeMode.server(mode, new LeaseholdServer.Settings(server.host(), server.port(),
+                    server.maxKeyBytes(), server.frameTimeout(), 100, 1, Duration.ofSeconds(2), 128), r,
+                    NanoClock.SYSTEM, new ServerStats(), ServerSecurity.NONE);
             nodes[i] = new Node(c, r, srv, new RegistryTimer(r));
         }
         java.util.List<RaftPeer> raftPeers = new java.util.ArrayList<>();

@@ -6,7 +6,6 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import java.nio.file.Path;
 import java.security.KeyStore;
-import java.time.Duration;
 import java.util.LinkedHashMap;
 import java.util.Map;
 
@@ -36,8 +35,7 @@ class ClusterTlsConfigurationTests {
         peers.put("n1", new ClusterSettings.Peer("127.0.0.1:1", "127.0.0.1:2", "uri:spiffe://t/n1"));
         peers.put("n2", new ClusterSettings.Peer("127.0.0.1:3", "127.0.0.1:4", "uri:spiffe://t/n2"));
         peers.put("n3", new ClusterSettings.Peer("127.0.0.1:5", "127.0.0.1:6", "uri:spiffe://t/n3"));
-        return new ClusterSettings("n1", peers, Path.of("raft"), Duration.ofMillis(750), Duration.ofMillis(1500), 256,
-                1, 65536, 100_000, 0);
+        return ClusterSettings.defaults("n1", peers, Path.of("raft"));
     }
 
     private static TestPki.Issued cert(String id) {

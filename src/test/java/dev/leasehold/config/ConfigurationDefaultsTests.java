@@ -20,6 +20,13 @@ import org.junit.jupiter.api.Test;
 import org.springframework.boot.context.properties.bind.DefaultValue;
 import org.yaml.snakeyaml.Yaml;
 
+import dev.leasehold.cluster.ClusterSettings;
+import dev.leasehold.protocol.Wire;
+import dev.leasehold.registry.RegistryLimits;
+import dev.leasehold.server.LeaseholdServer;
+import dev.leasehold.store.LeaseHorizonStore;
+import dev.leasehold.store.ReservedTokens;
+
 /**
  * The default of every {@code leasehold.*} setting is written once, as {@code @DefaultValue} on
  * {@link LeaseholdProperties} (what the binder uses when nothing else is given). The three places
@@ -70,6 +77,29 @@ class ConfigurationDefaultsTests {
         Map<String, String> readme = table(Path.of("README.md"));
         assertThat(readme).as("README settings table").isNotEmpty();
         assertThat(defaults()).as("README settings table").containsAllEntriesOf(readme);
+    }
+
+    /**
+     * The settings' own factories ({@code defaults()}), which the embedded test server and the test
+     * fixtures build nodes from, make what the binder makes of an empty configuration.
+     */
+    @Test
+    void theCodeDefaultsAreWhatTheBinderBindsFromNothing() {
+        LeaseholdProperties props = RecoveryGraceTests.bind(Map.of());
+        assertThat(new RegistryLimits(props.maxWaitersPerKey(), props.maxWaitersTotal(), props.maxPendingPerSession(),
+                props.maxHeldKeys(), props.lockDelay().toNanos(), props.maxSharedHoldersPerKey(), props.maxSharedTotal()))
+                .isEqualTo(RegistryLimits.defaults());
+        assertThat(new LeaseholdServer.Settings(props.address(), props.port(), props.maxKeyBytes(), props.frameTimeout(),
+                props.maxConnections(), props.effectiveIoThreads(), props.drainTimeout(), props.listenBacklog()))
+                .isEqualTo(LeaseholdServer.Settings.defaults(props.address(), props.port()));
+        assertThat(props.port()).isEqualTo(Wire.DEFAULT_PORT);
+        LeaseholdProperties.Cluster c = props.cluster();
+        assertThat(new ClusterSettings("n1", Map.of(), Path.of("raft"), c.electionTimeoutMin(), c.electionTimeoutMax(),
+                c.maxBatch(), c.maxInFlight(), c.maxPending(), c.snapshotEvery(), c.initialToken()))
+                .isEqualTo(ClusterSettings.defaults("n1", Map.of(), Path.of("raft")));
+        assertThat(props.recoveryLookahead()).isEqualTo(LeaseHorizonStore.Settings.DEFAULTS.lookahead());
+        assertThat(props.recoveryClockSlack()).isEqualTo(LeaseHorizonStore.Settings.DEFAULTS.slack());
+        assertThat(props.tokenBlockSize()).isEqualTo(ReservedTokens.DEFAULT_BLOCK_SIZE);
     }
 
     /** The {@code | `leasehold.x` | `default` |} rows of a Markdown table: setting → default or {@link #NONE}. */

@@ -9,6 +9,6 @@ class SuiteShapeTests {
 
     @Test
     void unitTestsStayInProcess() {
-        SuiteRules.checkTestsOf("dev.leasehold.client", "dev.leasehold.protocol");
+        SuiteRules.checkTestsOf("dev.leasehold.client", "dev.leasehold.protocol", "dev.leasehold.internal");
     }
 }

@@ -14,6 +14,7 @@ import java.util.Map;
 import java.util.Set;
 
 import dev.leasehold.cluster.ClusterSettings;
+import dev.leasehold.settings.SettingException;
 
 /**
  * Which configured member a peer certificate names. With cluster TLS a chain from the cluster's CA
@@ -58,7 +59,7 @@ public final class PeerIdentities {
     /**
      * The identities of every configured peer.
      *
-     * @throws IllegalArgumentException naming the peer whose identity is not {@code dns:}, {@code ip:} or {@code uri:}
+     * @throws SettingException naming the peer whose identity is not {@code dns:}, {@code ip:} or {@code uri:}
      */
     public static PeerIdentities of(Map<String, ClusterSettings.Peer> peers) {
         Map<String, Name> names = new LinkedHashMap<>();
@@ -135,9 +136,9 @@ public final class PeerIdentities {
         };
     }
 
-    private static IllegalArgumentException invalid(String id, String identity) {
-        return new IllegalArgumentException("Invalid leasehold.cluster.peers." + id + ".identity = " + identity
-                + ": must be dns:<name>, ip:<address> or uri:<uri>");
+    private static SettingException invalid(String id, String identity) {
+        return new SettingException("leasehold.cluster.peers." + id + ".identity", identity,
+                "must be dns:<name>, ip:<address> or uri:<uri>");
     }
 
     private static Name fromHost(String host) {

@@ -21,6 +21,7 @@ import org.apache.ratis.thirdparty.io.netty.handler.ssl.SslContextBuilder;
 import org.apache.ratis.thirdparty.io.netty.handler.ssl.SslProvider;
 
 import dev.leasehold.cluster.ClusterSettings;
+import dev.leasehold.settings.SettingException;
 
 /**
  * Mutual TLS on every Raft connection of this node, from one key (this node's certificate) and
@@ -42,7 +43,10 @@ import dev.leasehold.cluster.ClusterSettings;
  */
 public final class RaftTls {
 
-    private final String property;
+    /** The setting the key and trust come from: what a certificate this node cannot use is reported against. */
+    public static final String BUNDLE_PROPERTY = "leasehold.cluster.tls.bundle";
+
+    private final String bundle;
     private final String selfId;
     private final PeerIdentities identities;
     private final ReloadingKeyManager keys;
@@ -53,17 +57,17 @@ public final class RaftTls {
     private volatile Set<String> refused = Set.of();
 
     /**
-     * @param property the setting the material comes from, for messages ({@code leasehold.cluster.tls.bundle = peer})
+     * @param bundle the name of the SSL bundle the material comes from ({@value #BUNDLE_PROPERTY}), for messages
      * @param settings this node and its peers
      * @param key the bundle's key manager
      * @param trustManager the bundle's trust manager
      * @param leaf the bundle's certificate, checked for usages and this node's name
      * @param refusals where refused connections are counted
-     * @throws IllegalStateException naming {@code property} if the certificate cannot serve this node
+     * @throws SettingException naming {@value #BUNDLE_PROPERTY} if the certificate cannot serve this node
      */
-    public RaftTls(String property, ClusterSettings settings, X509ExtendedKeyManager key,
+    public RaftTls(String bundle, ClusterSettings settings, X509ExtendedKeyManager key,
             X509ExtendedTrustManager trustManager, X509Certificate leaf, PeerRefusals refusals) {
-        this.property = property;
+        this.bundle = bundle;
         this.selfId = settings.nodeId();
         this.identities = PeerIdentities.of(settings.peers());
         this.refusals = refusals;
@@ -76,7 +80,7 @@ public final class RaftTls {
             this.listening = GrpcSslContexts.configure(SslContextBuilder.forServer(keys).trustManager(trust)
                     .clientAuth(ClientAuth.REQUIRE), SslProvider.JDK).build();
         } catch (SSLException e) {
-            throw new IllegalStateException("Invalid " + property + ": " + e.getMessage(), e);
+            throw new SettingException(BUNDLE_PROPERTY, bundle, e.getMessage(), e);
         }
     }
 
@@ -100,20 +104,20 @@ public final class RaftTls {
      */
     void check(X509Certificate leaf) {
         if (leaf == null) {
-            throw new IllegalStateException("Invalid " + property + ": the bundle has no key entry (a certificate "
+            throw new SettingException(BUNDLE_PROPERTY, bundle, "the bundle has no key entry (a certificate "
                     + "and private key for node " + selfId + ")");
         }
         List<String> eku;
         try {
             eku = leaf.getExtendedKeyUsage();
         } catch (CertificateParsingException e) {
-            throw new IllegalStateException("Invalid " + property + ": unreadable extended key usage: " + e.getMessage(), e);
+            throw new SettingException(BUNDLE_PROPERTY, bundle, "unreadable extended key usage: " + e.getMessage(), e);
         }
         if (eku != null && !eku.contains("2.5.29.37.0")) {
             for (String[] usage : new String[][] {{"1.3.6.1.5.5.7.3.1", "serverAuth", "listen for peers"},
                     {"1.3.6.1.5.5.7.3.2", "clientAuth", "dial peers"}}) {
                 if (!eku.contains(usage[0])) {
-                    throw new IllegalStateException("Invalid " + property + ": certificate "
+                    throw new SettingException(BUNDLE_PROPERTY, bundle, "certificate "
                             + leaf.getSubjectX500Principal().getName() + " lacks the " + usage[1]
                             + " extended key usage, needed to " + usage[2] + " (the same certificate listens and dials)");
                 }
@@ -121,7 +125,7 @@ public final class RaftTls {
         }
         String named = identities.memberNamedBy(leaf);
         if (!selfId.equals(named)) {
-            throw new IllegalStateException("Invalid " + property + ": certificate "
+            throw new SettingException(BUNDLE_PROPERTY, bundle, "certificate "
                     + leaf.getSubjectX500Principal().getName() + " (" + PeerIdentities.describe(leaf)
                     + ") does not name node " + selfId + ": its peers expect " + identities.expected(selfId)
                     + " (the host of leasehold.cluster.peers." + selfId + ".raft-address, or its identity)");
@@ -171,9 +175,9 @@ public final class RaftTls {
         return keys;
     }
 
-    /** The setting this material comes from, for messages. */
+    /** The setting this material comes from, for messages: {@code leasehold.cluster.tls.bundle = <name>}. */
     public String property() {
-        return property;
+        return BUNDLE_PROPERTY + " = " + bundle;
     }
 
     /** Refused connections so far. */

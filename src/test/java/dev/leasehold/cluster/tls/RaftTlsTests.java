@@ -6,7 +6,6 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import java.nio.file.Path;
 import java.security.KeyStore;
 import java.security.cert.X509Certificate;
-import java.time.Duration;
 import java.util.LinkedHashMap;
 import java.util.Map;
 import java.util.concurrent.atomic.AtomicLong;
@@ -21,6 +20,7 @@ import org.junit.jupiter.api.Test;
 
 import dev.leasehold.cluster.ClusterSettings;
 import dev.leasehold.cluster.PeerCerts;
+import dev.leasehold.settings.SettingException;
 import dev.leasehold.testing.TestPki;
 
 /**
@@ -31,15 +31,14 @@ import dev.leasehold.testing.TestPki;
 class RaftTlsTests {
 
     private static final TestPki CA = TestPki.ca("raft-tls");
-    private static final String PROPERTY = "leasehold.cluster.tls.bundle = peer";
+    private static final String BUNDLE = "peer";
 
     private static ClusterSettings settings() {
         Map<String, ClusterSettings.Peer> peers = new LinkedHashMap<>();
         for (String id : new String[] {"n1", "n2", "n3"}) {
             peers.put(id, new ClusterSettings.Peer("127.0.0.1:1", "127.0.0.1:2", "uri:" + PeerCerts.uri(id)));
         }
-        return new ClusterSettings("n1", peers, Path.of("raft"), Duration.ofMillis(750), Duration.ofMillis(1500), 256,
-                1, 65536, 100_000, 0);
+        return ClusterSettings.defaults("n1", peers, Path.of("raft"));
     }
 
     private static X509ExtendedKeyManager km(TestPki.Issued identity) throws Exception {
@@ -58,7 +57,7 @@ class RaftTlsTests {
     }
 
     private static RaftTls raftTls(TestPki.Issued own) throws Exception {
-        return new RaftTls(PROPERTY, settings(), km(own), tm(CA), own.certificate(), new PeerRefusals(() -> 0));
+        return new RaftTls(BUNDLE, settings(), km(own), tm(CA), own.certificate(), new PeerRefusals(() -> 0));
     }
 
     @Test
@@ -72,7 +71,7 @@ class RaftTlsTests {
     void aCertificateWithoutClientAuthIsRefusedNamingTheProperty() {
         TestPki.Issued serverOnly = CA.serverOnly("n1", new GeneralName(GeneralName.uniformResourceIdentifier,
                 PeerCerts.uri("n1")));
-        assertThatThrownBy(() -> raftTls(serverOnly)).isInstanceOf(IllegalStateException.class)
+        assertThatThrownBy(() -> raftTls(serverOnly)).isInstanceOf(SettingException.class)
                 .hasMessageStartingWith("Invalid leasehold.cluster.tls.bundle = peer: certificate CN=n1")
                 .hasMessageContaining("lacks the clientAuth extended key usage, needed to dial peers");
     }
@@ -86,7 +85,7 @@ class RaftTlsTests {
     @Test
     void aBundleWithoutAKeyIsRefused() throws Exception {
         TestPki.Issued own = PeerCerts.nodeCert(CA, "n1");
-        assertThatThrownBy(() -> new RaftTls(PROPERTY, settings(), km(own), tm(CA), null, new PeerRefusals(() -> 0)))
+        assertThatThrownBy(() -> new RaftTls(BUNDLE, settings(), km(own), tm(CA), null, new PeerRefusals(() -> 0)))
                 .hasMessageContaining("the bundle has no key entry");
     }
 

@@ -23,15 +23,24 @@ import dev.leasehold.store.RecoveryGrace;
 /**
  * One node built by the server's own wiring ({@link NodeMode#registry}, {@link NodeMode#server},
  * the single-node or cluster {@link NodeMode}) without a Spring context, with the server's
- * default limits: what the Spring configuration builds, minus Actuator, metrics and TLS.
+ * default limits ({@link RegistryLimits#defaults()}, {@link LeaseholdServer.Settings#defaults}):
+ * what the Spring configuration builds, minus Actuator, metrics and TLS, and sized for a test.
  * Started and stopped in the order the Spring lifecycle uses.
  */
 final class EmbeddedNode {
 
-    /** The server's defaults (LeaseholdProperties): max waiters per key, in total, pending per session, held keys. */
-    private static final RegistryLimits LIMITS = new RegistryLimits(1024, 100_000, 1024, 1_000_000, 0);
+    /** A test server is for this host's tests only, whatever a configured server binds. */
+    private static final String LOOPBACK = "127.0.0.1";
     /** A test's sessions end with it; a short drain keeps close() quick. */
     private static final Duration DRAIN = Duration.ofSeconds(1);
+    /**
+     * A test opens tens of sessions, not the server's tens of thousands; and the embedded server
+     * shares the test's JVM and open-file limit, so it claims little of either: one event loop,
+     * a short accept queue.
+     */
+    private static final int MAX_CONNECTIONS = 1000;
+    private static final int IO_THREADS = 1;
+    private static final int LISTEN_BACKLOG = 128;
 
     private final SingleNodeConfiguration.SingleNode single; // null for a cluster member
     private final ClusterNode cluster; // null for a single node
@@ -42,9 +51,10 @@ final class EmbeddedNode {
     private EmbeddedNode(SingleNodeConfiguration.SingleNode single, ClusterNode cluster, NodeMode mode, int port) {
         this.single = single;
         this.cluster = cluster;
-        this.registry = NodeMode.registry(mode, LIMITS, NanoClock.SYSTEM, RegistryObserver.NONE);
-        LeaseholdServer.Settings settings = new LeaseholdServer.Settings("127.0.0.1", port, 512,
-                Duration.ofSeconds(10), 1000, 1, DRAIN, 128);
+        this.registry = NodeMode.registry(mode, RegistryLimits.defaults(), NanoClock.SYSTEM, RegistryObserver.NONE);
+        LeaseholdServer.Settings defaults = LeaseholdServer.Settings.defaults(LOOPBACK, port);
+        LeaseholdServer.Settings settings = new LeaseholdServer.Settings(defaults.host(), defaults.port(),
+                defaults.maxKeyBytes(), defaults.frameTimeout(), MAX_CONNECTIONS, IO_THREADS, DRAIN, LISTEN_BACKLOG);
         this.server = NodeMode.server(mode, settings, registry, NanoClock.SYSTEM, new ServerStats(), ServerSecurity.NONE);
         this.timer = new RegistryTimer(registry);
     }

@@ -16,7 +16,7 @@ import org.junit.platform.commons.support.AnnotationSupport;
 import dev.leasehold.client.LeaseholdClient;
 
 /**
- * The JUnit 5 extension behind {@link LeaseholdServer}: starts a {@link TestingServer} or
+ * The JUnit 5 extension behind {@link WithLeaseholdServer}: starts a {@link TestingServer} or
  * {@link TestingCluster} before the class (or each method), resolves it and a connected
  * {@link LeaseholdClient} as parameters, and closes it (clients, threads, data directory) after.
  *
@@ -44,7 +44,7 @@ public final class LeaseholdServerExtension
     private record Settings(int nodes, boolean perMethod) {
     }
 
-    /** Used by {@link LeaseholdServer}, which carries the settings. */
+    /** Used by {@link WithLeaseholdServer}, which carries the settings. */
     public LeaseholdServerExtension() {
         this.fixed = null;
     }
@@ -119,9 +119,9 @@ public final class LeaseholdServerExtension
         if (fixed != null) {
             return Optional.of(fixed);
         }
-        Optional<LeaseholdServer> a = isClass
-                ? AnnotationSupport.findAnnotation((Class<?>) element, LeaseholdServer.class, org.junit.platform.commons.support.SearchOption.INCLUDE_ENCLOSING_CLASSES)
-                : AnnotationSupport.findAnnotation(element, LeaseholdServer.class);
+        Optional<WithLeaseholdServer> a = isClass
+                ? AnnotationSupport.findAnnotation((Class<?>) element, WithLeaseholdServer.class, org.junit.platform.commons.support.SearchOption.INCLUDE_ENCLOSING_CLASSES)
+                : AnnotationSupport.findAnnotation(element, WithLeaseholdServer.class);
         return a.map(l -> new Settings(l.nodes(), l.perMethod()));
     }
 
@@ -168,6 +168,6 @@ public final class LeaseholdServerExtension
             return fixture instanceof TestingServer s ? s.client() : ((TestingCluster) fixture).client();
         }
         throw new ParameterResolutionException("a " + type.getSimpleName() + " was asked for, but the extension runs "
-                + fixture + " (@LeaseholdServer(nodes = " + (fixture instanceof TestingServer ? "3" : "1") + ") gives that)");
+                + fixture + " (@WithLeaseholdServer(nodes = " + (fixture instanceof TestingServer ? "3" : "1") + ") gives that)");
     }
 }

@@ -54,8 +54,10 @@ public final class TestingCluster implements AutoCloseable {
             peers.put(id(i), new ClusterSettings.Peer("127.0.0.1:" + FreePorts.next(), "127.0.0.1:" + clientPorts[i]));
         }
         for (int i = 0; i < size; i++) {
-            settings[i] = new ClusterSettings(id(i), peers, dir.resolve(id(i)).resolve("raft"), electionMin,
-                    electionMax, 256, 1, 65536, 100_000, 0);
+            // The server's defaults, but for the election timeouts: a test wants its failover fast.
+            ClusterSettings d = ClusterSettings.defaults(id(i), peers, dir.resolve(id(i)).resolve("raft"));
+            settings[i] = new ClusterSettings(d.nodeId(), d.peers(), d.raftDir(), electionMin, electionMax,
+                    d.maxBatch(), d.maxInFlight(), d.maxPending(), d.snapshotEvery(), d.initialToken());
         }
     }
 

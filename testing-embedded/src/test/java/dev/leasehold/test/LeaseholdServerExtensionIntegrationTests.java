@@ -18,7 +18,7 @@ import dev.leasehold.client.LeaseholdClient;
 class LeaseholdServerExtensionIntegrationTests {
 
     @Nested
-    @LeaseholdServer
+    @WithLeaseholdServer
     @TestInstance(TestInstance.Lifecycle.PER_CLASS)
     class OnePerClass {
 
@@ -43,7 +43,7 @@ class LeaseholdServerExtensionIntegrationTests {
     }
 
     @Nested
-    @LeaseholdServer(perMethod = true)
+    @WithLeaseholdServer(perMethod = true)
     @TestInstance(TestInstance.Lifecycle.PER_CLASS)
     class OnePerMethod {
 
@@ -94,7 +94,7 @@ class LeaseholdServerExtensionIntegrationTests {
     class OnAMethod {
 
         @Test
-        @LeaseholdServer(nodes = 3)
+        @WithLeaseholdServer(nodes = 3)
         void aClusterForOneTest(TestingCluster cluster, LeaseholdClient client) {
             assertThat(cluster.size()).isEqualTo(3);
             assertThat(cluster.leader()).isNotNegative();

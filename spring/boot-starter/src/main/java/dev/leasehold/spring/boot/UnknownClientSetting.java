@@ -4,7 +4,6 @@ import java.lang.reflect.Field;
 import java.lang.reflect.Modifier;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.Locale;
 
 import org.springframework.boot.context.properties.bind.BindException;
 import org.springframework.boot.context.properties.bind.DataObjectPropertyName;
@@ -13,11 +12,14 @@ import org.springframework.boot.context.properties.source.ConfigurationProperty;
 import org.springframework.boot.diagnostics.AbstractFailureAnalyzer;
 import org.springframework.boot.diagnostics.FailureAnalysis;
 
+import dev.leasehold.internal.NearestSetting;
+
 /**
  * A {@code leasehold.client.*} setting that does not exist: {@link LeaseholdClientProperties} binds
  * with {@code ignoreUnknownFields = false}, and this names each unknown key, where it was set and the
  * nearest real setting ("did you mean leasehold.client.pool-size?"). The server has the same report
- * for {@code leasehold.*} (its {@code UnknownSettingFailureAnalyzer}; the two modules share no Spring code).
+ * for {@code leasehold.*} (its {@code UnknownSettingFailureAnalyzer}); the two share the suggestion
+ * ({@link NearestSetting}, in the client jar, the one module both depend on) but no Spring code.
  */
 final class UnknownClientSetting extends AbstractFailureAnalyzer<UnboundConfigurationPropertiesException> {
 
@@ -38,7 +40,7 @@ final class UnknownClientSetting extends AbstractFailureAnalyzer<UnboundConfigur
                 description.append(" (").append(unknown.getOrigin()).append(')');
             }
             description.append(": there is no such setting under leasehold.client.*");
-            String nearest = nearest(name, valid);
+            String nearest = NearestSetting.nearest(LeaseholdClientProperties.PREFIX, name, valid);
             if (nearest != null) {
                 description.append("; did you mean ").append(nearest).append('?');
             }
@@ -61,44 +63,5 @@ final class UnknownClientSetting extends AbstractFailureAnalyzer<UnboundConfigur
                 into.add(name);
             }
         }
-    }
-
-    /** The nearest valid name by edit distance (dashes, dots and case ignored), or null if none is near. */
-    static String nearest(String unknown, List<String> valid) {
-        String u = squash(unknown);
-        String best = null;
-        int bestDistance = Integer.MAX_VALUE;
-        for (String candidate : valid) {
-            int d = distance(u, squash(candidate));
-            if (d < bestDistance) {
-                best = candidate;
-                bestDistance = d;
-            }
-        }
-        return best != null && bestDistance <= Math.max(2, squash(best).length() / 3) ? best : null;
-    }
-
-    private static String squash(String name) {
-        return name.substring(LeaseholdClientProperties.PREFIX.length()).toLowerCase(Locale.ROOT)
-                .replaceAll("[-._\\[\\]0-9]", "");
-    }
-
-    private static int distance(String a, String b) {
-        int[] previous = new int[b.length() + 1];
-        int[] current = new int[b.length() + 1];
-        for (int j = 0; j <= b.length(); j++) {
-            previous[j] = j;
-        }
-        for (int i = 1; i <= a.length(); i++) {
-            current[0] = i;
-            for (int j = 1; j <= b.length(); j++) {
-                current[j] = Math.min(previous[j - 1] + (a.charAt(i - 1) == b.charAt(j - 1) ? 0 : 1),
-                        Math.min(previous[j] + 1, current[j - 1] + 1));
-            }
-            int[] swap = previous;
-            previous = current;
-            current = swap;
-        }
-        return previous[b.length()];
     }
 }

@@ -18,7 +18,7 @@ import org.junit.jupiter.api.extension.ExtendWith;
  * {@code dev.leasehold.client.LeaseholdClient} connected to it and closed with it.
  *
  * <pre>{@code
- * @LeaseholdServer
+ * @WithLeaseholdServer
  * class OrderJobTests {
  *     @Test
  *     void onlyOneRuns(LeaseholdClient client, TestingServer server) { ... }
@@ -33,7 +33,7 @@ import org.junit.jupiter.api.extension.ExtendWith;
 @Documented
 @Inherited
 @ExtendWith(LeaseholdServerExtension.class)
-public @interface LeaseholdServer {
+public @interface WithLeaseholdServer {
 
     /** 1: a single server ({@link TestingServer}); 3 (or 5): a cluster ({@link TestingCluster}). */
     int nodes() default 1;
