@@ -42,6 +42,23 @@ class SharedHoldsTests {
         assertThat(h.registry.sharedHeld()).as("exactly one slot freed").isEqualTo(1);
     }
 
+    /**
+     * A graceful stop protects the leases still held until their end (the restart's grace), so a
+     * reader's lease longer than every exclusive one must count: before the one hold model the walk
+     * saw exclusive holds only, and a restart could grant the key exclusively while a reader still
+     * held it.
+     */
+    @Test
+    void theLatestHeldLeaseEndACleanStopProtectsIncludesSharedLeases() {
+        long start = h.clock.nanoTime();
+        assertThat(h.registry.latestHeldLeaseEnd()).isEmpty();
+        token(h.acquire("x", 0, 10, 1, s1));
+        long reader = token(h.acquireShared("r", 0, 60, 2, READ, s2));
+        assertThat(h.registry.latestHeldLeaseEnd()).hasValue(start + 60_000_000_000L);
+        h.release("r", reader);
+        assertThat(h.registry.latestHeldLeaseEnd()).hasValue(start + 10_000_000_000L);
+    }
+
     @Test
     void aSemaphoreGrantsUpToItsLimitThenTimesOutOrQueues() {
         long p1 = token(h.acquireShared("api", 0, 30, 1, 2, s1));
