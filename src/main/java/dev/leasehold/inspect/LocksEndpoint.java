@@ -25,6 +25,7 @@ import dev.leasehold.protocol.Keys;
 import dev.leasehold.registry.KeyView;
 import dev.leasehold.registry.LockRegistry;
 import dev.leasehold.registry.SessionHandle;
+import dev.leasehold.registry.TopKeys;
 import reactor.core.publisher.Mono;
 
 /**
@@ -93,7 +94,7 @@ public final class LocksEndpoint implements DisposableBean {
                     WebEndpointResponse.STATUS_BAD_REQUEST));
         }
         return on(s -> {
-            LockRegistry.Top t = registry.top(n, CHUNK, WAITS_SHOWN, new Pacer());
+            TopKeys t = registry.top(n, CHUNK, WAITS_SHOWN, new Pacer());
             s.put("top", n);
             s.put("scannedKeys", t.scannedKeys());
             s.put("tookMs", TimeUnit.NANOSECONDS.toMillis(t.tookNanos()));

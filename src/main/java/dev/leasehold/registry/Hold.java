@@ -30,9 +30,6 @@ abstract class Hold extends TimerNode {
     long delayedToken;
     long delayEndNanos;
 
-    /** The key this hold is on. */
-    abstract KeyState key();
-
     /** How it holds the key. */
     abstract HoldMode mode();
 

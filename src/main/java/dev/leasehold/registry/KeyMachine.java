@@ -390,7 +390,7 @@ final class KeyMachine {
             if (h.nextEventNanos() - now > 0) {
                 lane.wheel.schedule(h, h.nextEventNanos()); // extended since it was armed
             } else {
-                settle(lane, h.key(), now, Waiter.NO_HANDOFF);
+                settle(lane, h instanceof SharedSlot g ? g.key() : (KeyState) h, now, Waiter.NO_HANDOFF);
             }
         } else if (node instanceof Waiter w && w.outcome() == Waiter.Outcome.WAITING) {
             leaveQueue(lane, w);

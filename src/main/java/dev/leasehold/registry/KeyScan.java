@@ -25,13 +25,13 @@ final class KeyScan {
         this.machine = machine;
     }
 
-    /** See {@link LockRegistry#inspect}. */
+    /** The facade's {@code inspect}. */
     KeyView inspect(byte[] key, int maxWaits) {
         return machine.onKey(key, (lane, s, hash, now) -> s == null ? KeyView.free(key) : KeyView.of(s, now, maxWaits));
     }
 
-    /** See {@link LockRegistry#top(int, int, int, Runnable)}. */
-    LockRegistry.Top top(int n, int chunk, int maxWaits, Runnable betweenChunks) {
+    /** The facade's {@code top}. */
+    TopKeys top(int n, int chunk, int maxWaits, Runnable betweenChunks) {
         if (n < 1 || chunk < 1) {
             throw new IllegalArgumentException("n and chunk must be at least 1: " + n + ", " + chunk);
         }
@@ -57,7 +57,7 @@ final class KeyScan {
                 betweenChunks.run();
             }
         }
-        return new LockRegistry.Top(views(queues, maxWaits), views(oldest, maxWaits), scanned,
+        return new TopKeys(views(queues, maxWaits), views(oldest, maxWaits), scanned,
                 lanes.nanoTime() - started);
     }
 
@@ -89,7 +89,7 @@ final class KeyScan {
         return out;
     }
 
-    /** See {@link LockRegistry#longestQueue()}. */
+    /** The facade's {@code longestQueue}. */
     int longestQueue() {
         int[] max = {0};
         lanes.forEachLane((lane, now) -> {
@@ -101,7 +101,7 @@ final class KeyScan {
         return max[0];
     }
 
-    /** See {@link LockRegistry#latestHeldLeaseEnd()}: every active hold, exclusive or shared. */
+    /** The facade's {@code latestHeldLeaseEnd}: every active hold, exclusive or shared. */
     OptionalLong latestHeldLeaseEnd() {
         long[] latest = {0};
         boolean[] any = {false};

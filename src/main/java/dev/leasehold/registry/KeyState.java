@@ -58,11 +58,6 @@ final class KeyState extends Hold {
     }
 
     @Override
-    KeyState key() {
-        return this;
-    }
-
-    @Override
     HoldMode mode() {
         return HoldMode.EXCLUSIVE;
     }

@@ -334,7 +334,7 @@ public final class LockRegistry {
      * result is deduplicated); each key shown is then read again, consistently, as by
      * {@link #inspect}.
      */
-    public Top top(int n, int chunk, int maxWaits) {
+    public TopKeys top(int n, int chunk, int maxWaits) {
         return top(n, chunk, maxWaits, () -> { });
     }
 
@@ -342,18 +342,8 @@ public final class LockRegistry {
      * As {@link #top(int, int, int)}, running {@code betweenChunks} after each chunk with no lane
      * lock held: the caller's pacing (the endpoint leaves the CPU to the event loops there).
      */
-    public Top top(int n, int chunk, int maxWaits, Runnable betweenChunks) {
+    public TopKeys top(int n, int chunk, int maxWaits, Runnable betweenChunks) {
         return scan.top(n, chunk, maxWaits, betweenChunks);
     }
 
-    /**
-     * The result of {@link #top}.
-     *
-     * @param longestQueues keys with waiters, the longest queue first (as read again)
-     * @param heldLongest held keys, the oldest grant first
-     * @param scannedKeys keys the walk visited
-     * @param tookNanos how long the walk took
-     */
-    public record Top(List<KeyView> longestQueues, List<KeyView> heldLongest, long scannedKeys, long tookNanos) {
-    }
 }

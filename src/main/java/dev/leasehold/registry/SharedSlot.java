@@ -21,7 +21,7 @@ final class SharedSlot extends Hold {
         this.mode = mode;
     }
 
-    @Override
+    /** The key this slot is on. */
     KeyState key() {
         return state;
     }

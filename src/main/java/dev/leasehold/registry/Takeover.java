@@ -23,7 +23,7 @@ final class Takeover {
         this.observer = observer;
     }
 
-    /** See {@link LockRegistry#drain()}. */
+    /** The facade's {@code drain}. */
     void drain() {
         lanes.setDraining(true);
         lanes.forEachLane((lane, now) -> {
@@ -43,7 +43,7 @@ final class Takeover {
         });
     }
 
-    /** See {@link LockRegistry#promote}. */
+    /** The facade's {@code promote}. */
     void promote(List<HeldGrant> held, long extraNanos) {
         for (HeldGrant h : held) {
             machine.onKey(h.key(), (lane, s, hash, now) -> {
@@ -82,7 +82,7 @@ final class Takeover {
         lane.wheel.schedule(hold, hold.nextEventNanos());
     }
 
-    /** See {@link LockRegistry#reset()}. */
+    /** The facade's {@code reset}. */
     void reset() {
         lanes.setDraining(true); // refuse acquires that race with the sweep
         lanes.forEachLane((lane, now) -> {

@@ -69,7 +69,7 @@ class InspectTests {
                 h.acquire("k" + (100 + q), 60, 10, 10_000 + q * 100 + j, w1);
             }
         }
-        LockRegistry.Top top = h.registry.top(3, 7, 2);
+        TopKeys top = h.registry.top(3, 7, 2);
         assertThat(top.scannedKeys()).isEqualTo(500);
         assertThat(top.longestQueues()).extracting(KeyView::key).containsExactly("k104", "k103", "k102");
         assertThat(top.longestQueues().get(0).waiters()).isEqualTo(12);
@@ -80,7 +80,7 @@ class InspectTests {
 
     @Test
     void topOfAnEmptyRegistryIsEmpty() {
-        LockRegistry.Top top = h.registry.top(10, 1024, 5);
+        TopKeys top = h.registry.top(10, 1024, 5);
         assertThat(top.longestQueues()).isEmpty();
         assertThat(top.heldLongest()).isEqualTo(List.of());
     }

@@ -48,7 +48,7 @@ class TopMeasurementTests {
         int[] tops = {0};
         Thread topper = new Thread(() -> {
             while (!stop.get() && tops[0] < TOPS) {
-                LockRegistry.Top t = registry.top(10, CHUNK, 5);
+                TopKeys t = registry.top(10, CHUNK, 5);
                 topMillis[tops[0]++] = ms(t.tookNanos());
             }
         }, "top");
