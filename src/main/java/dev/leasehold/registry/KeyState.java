@@ -183,17 +183,6 @@ final class KeyState extends Hold {
         }
     }
 
-    /** Active shared grants (not slots kept by a lock-delay). */
-    int activeShared() {
-        int n = 0;
-        for (SharedSlot g = sharedFirst; g != null; g = g.next) {
-            if (g.isActive()) {
-                n++;
-            }
-        }
-        return n;
-    }
-
     // ------------------------------------------------------------------ the FIFO queue
 
     void enqueue(Waiter w) {
