@@ -139,6 +139,7 @@ they render as integers whichever way they were given (values file or --set).
       "lock-delay" (toString $l.lockDelay)
       "max-shared-holders-per-key" ($l.maxSharedHoldersPerKey | int64)
       "max-shared-total" ($l.maxSharedTotal | int64)
+      "max-wait" (toString $l.maxWait)
       "tls" (dict "bundle" $tlsBundle "client-auth" $clientAuth)
       "acl" $acl
       "cluster" (include "leasehold.clusterConfig" . | fromYaml) }}

@@ -87,6 +87,9 @@ import dev.leasehold.store.ReservedTokens;
  *        (PROTOCOL.md section 13); 1..65535.
  * @param maxSharedTotal shared grants plus queued shared acquires over all keys; one more
  *        {@code S} gets {@code B}.
+ * @param maxWait the longest wait an {@code M} (revision 1.4's millisecond acquire) may ask for;
+ *        a longer {@code wait_ms} is {@code X 3}, and a Hello reports it (PROTOCOL.md 14.4). From
+ *        {@code 255s} (every {@code A} and {@code S} wait fits) to {@code 3600s}, to the millisecond.
  * @param tls TLS on the protocol port from a Spring SSL bundle; off unless {@code tls.bundle} is set.
  * @param acl key ACLs for mutual-TLS clients: identity ({@code subject:<DN>}, {@code dns:<name>},
  *        {@code uri:<uri>}, {@code email:<address>} or {@code ip:<address>}; in YAML write the key in
@@ -116,6 +119,7 @@ public record LeaseholdProperties(
         @DefaultValue(RegistryLimits.DEFAULT_LOCK_DELAY_SECONDS + "s") Duration lockDelay,
         @DefaultValue("" + RegistryLimits.DEFAULT_MAX_SHARED_PER_KEY) int maxSharedHoldersPerKey,
         @DefaultValue("" + RegistryLimits.DEFAULT_MAX_SHARED_TOTAL) int maxSharedTotal,
+        @DefaultValue(LeaseholdServer.Settings.DEFAULT_MAX_WAIT_SECONDS + "s") Duration maxWait,
         @DefaultValue Tls tls,
         Map<String, List<String>> acl,
         @DefaultValue Cluster cluster) {
@@ -160,6 +164,9 @@ public record LeaseholdProperties(
         check(maxSharedHoldersPerKey >= 1 && maxSharedHoldersPerKey <= 65535, "leasehold.max-shared-holders-per-key",
                 maxSharedHoldersPerKey, "must be 1..65535");
         check(maxSharedTotal >= 0, "leasehold.max-shared-total", maxSharedTotal, "must be >= 0");
+        check(maxWait != null && maxWait.compareTo(LeaseholdServer.Settings.MIN_MAX_WAIT) >= 0
+                && maxWait.compareTo(LeaseholdServer.Settings.MAX_MAX_WAIT) <= 0 && maxWait.toNanosPart() % 1_000_000 == 0,
+                "leasehold.max-wait", maxWait, "must be 255s..3600s, to the millisecond");
         tls = tls != null ? tls : new Tls(null, ClientAuth.NONE);
         acl = acl == null ? Map.of() : Collections.unmodifiableMap(new LinkedHashMap<>(acl));
         for (String identity : acl.keySet()) {

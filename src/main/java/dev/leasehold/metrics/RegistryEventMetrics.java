@@ -24,12 +24,16 @@ import io.micrometer.core.instrument.Timer;
  */
 public final class RegistryEventMetrics implements RegistryObserver {
 
-    /** Queue waits are bounded by the protocol's largest wait, 255 s. */
+    /**
+     * Queue waits are bounded by the protocol's largest wait: 255 s for {@code A} and {@code S},
+     * {@code leasehold.max-wait} (at most an hour) for an {@code M}.
+     */
     private static final Duration[] QUEUE_WAIT_BUCKETS = {
         Duration.ofMillis(1), Duration.ofMillis(5), Duration.ofMillis(10), Duration.ofMillis(50),
         Duration.ofMillis(100), Duration.ofMillis(250), Duration.ofMillis(500), Duration.ofSeconds(1),
         Duration.ofSeconds(2), Duration.ofSeconds(5), Duration.ofSeconds(10), Duration.ofSeconds(30),
-        Duration.ofSeconds(60), Duration.ofSeconds(120), Duration.ofSeconds(255) };
+        Duration.ofSeconds(60), Duration.ofSeconds(120), Duration.ofSeconds(255), Duration.ofSeconds(900),
+        Duration.ofSeconds(3600) };
 
     /** Holds last from milliseconds to as long as the holder keeps extending. */
     private static final Duration[] HOLD_BUCKETS = {
@@ -65,6 +69,8 @@ public final class RegistryEventMetrics implements RegistryObserver {
     /** Shared holds (PROTOCOL.md section 13), counted apart from exclusive grants. */
     private final Counter sharedGranted;
     private final Counter limitMismatches;
+    /** Queued acquires withdrawn by their session ({@code W}, PROTOCOL.md section 15). */
+    private final Counter withdrawals;
     private final Timer sharedQueueWait;
     private final Timer sharedHeldUntilRelease;
     private final Timer sharedHeldUntilExpiry;
@@ -103,6 +109,11 @@ public final class RegistryEventMetrics implements RegistryObserver {
                 .register(meters);
         limitMismatches = Counter.builder("leasehold.shared.limit.mismatches")
                 .description("S answered L: its limit was not the key's")
+                .register(meters);
+        withdrawals = Counter.builder("leasehold.withdrawals")
+                .description("Queued acquires withdrawn by their session (W) and answered T at once; not counted as"
+                        + " timeouts")
+                .baseUnit("withdrawals")
                 .register(meters);
         sharedQueueWait = Timer.builder("leasehold.shared.queue.wait")
                 .description("Time from receipt of an S to its grant, for S that waited in a queue")
@@ -194,6 +205,11 @@ public final class RegistryEventMetrics implements RegistryObserver {
         } else {
             heldUntilRelease.record(heldNanos, TimeUnit.NANOSECONDS);
         }
+    }
+
+    @Override
+    public void withdrawn() {
+        withdrawals.increment();
     }
 
     @Override

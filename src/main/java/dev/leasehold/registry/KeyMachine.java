@@ -64,7 +64,7 @@ final class KeyMachine {
      * The matrix row for an acquire in {@code mode} on {@code s} (null: FREE and unknown):
      * {@code L}, a grant, {@code T}, or a place in the queue.
      */
-    AcquireResult acquire(Lane lane, KeyState s, byte[] key, int hash, long now, HoldMode mode, int waitSeconds,
+    AcquireResult acquire(Lane lane, KeyState s, byte[] key, int hash, long now, HoldMode mode, long waitMillis,
             int leaseSeconds, long owner, long receiptNanos, SessionHandle session) {
         if (lanes.isDraining()) {
             // Checked under the lane lock: drain() sets the flag before it sweeps each lane, so an
@@ -72,7 +72,7 @@ final class KeyMachine {
             return busy(BusyReason.DRAINING);
         }
         KeyState k = s != null ? s : new KeyState(key, hash);
-        return switch (k.admit(mode, waitSeconds, lanes.inGrace(now), limits.maxSharedPerKey())) {
+        return switch (k.admit(mode, waitMillis, lanes.inGrace(now), limits.maxSharedPerKey())) {
             case MISMATCH -> {
                 observer.limitMismatch();
                 yield new AcquireResult.LimitMismatch(k.sharedMode.limit());
@@ -97,7 +97,7 @@ final class KeyMachine {
                 if (!capacity.reserve(mode)) {
                     yield busy(BusyReason.SHARED_TOTAL);
                 }
-                AcquireResult r = enqueue(lane, k, mode, owner, waitSeconds, leaseSeconds, receiptNanos, session);
+                AcquireResult r = enqueue(lane, k, mode, owner, waitMillis, leaseSeconds, receiptNanos, session);
                 if (!(r instanceof AcquireResult.Queued q) || q.waiter().outcome() == Waiter.Outcome.DROPPED) {
                     capacity.unreserve(mode);
                 }
@@ -187,7 +187,7 @@ final class KeyMachine {
      * Queues an acquire. An acquire of a session that has already closed is dropped (no answer
      * is owed to it) and reported as Queued, which is what its handler must do: write nothing.
      */
-    private AcquireResult enqueue(Lane lane, KeyState s, HoldMode mode, long owner, int waitSeconds,
+    private AcquireResult enqueue(Lane lane, KeyState s, HoldMode mode, long owner, long waitMillis,
             int leaseSeconds, long receiptNanos, SessionHandle session) {
         if (s.waiters >= limits.maxWaitersPerKey()) {
             return busy(BusyReason.KEY_QUEUE);
@@ -207,7 +207,8 @@ final class KeyMachine {
         }
         s.enqueue(w);
         lane.keys.putIfAbsent(s);
-        lane.wheel.schedule(w, receiptNanos + TimeUnit.SECONDS.toNanos(waitSeconds));
+        // Its wait runs from receipt, to the millisecond whatever the frame carried (A, S: whole seconds).
+        lane.wheel.schedule(w, receiptNanos + TimeUnit.MILLISECONDS.toNanos(waitMillis));
         return new AcquireResult.Queued(w);
     }
 
@@ -364,6 +365,32 @@ final class KeyMachine {
         capacity.removeWaiter();
         capacity.unreserve(w.mode); // a grant from the queue reserves its slot again
         w.session().remove(w);
+    }
+
+    /**
+     * Withdraws {@code session}'s waiters of {@code owner} from {@code s}'s queue (PROTOCOL.md
+     * 15.2): each leaves it and is answered {@code T} at once, then the key settles, which may grant
+     * from the head. A waiter granted before is no longer in the queue, so it is untouched.
+     *
+     * @return how many were withdrawn
+     */
+    int withdraw(Lane lane, KeyState s, long owner, SessionHandle session, long now) {
+        int withdrawn = 0;
+        for (Waiter w = s.head; w != null; ) {
+            Waiter next = w.nextInQueue; // leaveQueue unlinks w
+            if (w.session() == session && w.owner() == owner && w.outcome() == Waiter.Outcome.WAITING) {
+                leaveQueue(lane, w);
+                w.finish(Waiter.Outcome.TIMED_OUT);
+                observer.withdrawn();
+                lane.answer(w);
+                withdrawn++;
+            }
+            w = next;
+        }
+        if (withdrawn > 0) {
+            settle(lane, s, now, Waiter.NO_HANDOFF); // a withdrawn head may have held shared waiters back
+        }
+        return withdrawn;
     }
 
     // ---------------------------------------------------------------- time (lane lock held)

@@ -84,14 +84,14 @@ final class KeyState extends Hold {
      * (13.2), then FIFO: admitted only with nobody waiting. {@code heldByGrace}: every key behaves
      * as held during a recovery grace (section 5).
      */
-    Admission admit(HoldMode mode, int waitSeconds, boolean heldByGrace, int maxSharedPerKey) {
+    Admission admit(HoldMode mode, long waitMillis, boolean heldByGrace, int maxSharedPerKey) {
         if (mode.isShared() && sharedMode != null && !sharedMode.equals(mode)) {
             return Admission.MISMATCH;
         }
         if (!heldByGrace && head == null && admits(mode, maxSharedPerKey)) {
             return Admission.GRANT;
         }
-        return waitSeconds == 0 ? Admission.TIMED_OUT : Admission.ENQUEUE;
+        return waitMillis == 0 ? Admission.TIMED_OUT : Admission.ENQUEUE;
     }
 
     /**

@@ -8,7 +8,7 @@ import dev.leasehold.protocol.HoldMode;
 
 /**
  * The lock table: implements the request × key state matrix and the invariants of PROTOCOL.md
- * sections 5 to 7, 12 and 13, for every {@link HoldMode}.
+ * sections 5 to 7 and 12 to 15, for every {@link HoldMode}.
  *
  * <h2>Shape</h2>
  * This class is the facade: the request entry points, each one lane operation. Behind it:
@@ -37,8 +37,10 @@ import dev.leasehold.protocol.HoldMode;
  * A key's holds are one exclusive grant, or shared grants of one mode within its limit (13.2),
  * never both; tokens from the {@link TokenSource} strictly increase over all keys; waiters are
  * granted in arrival order, whatever their mode, and a new acquire never overtakes a waiter; a
- * lease never ends before its end instant; a waiter never gets {@code T} before its wait ran out;
- * waiters of a closed session are never granted.
+ * lease never ends before its end instant; a waiter never gets {@code T} before its wait ran out,
+ * unless its own session withdrew it ({@link #withdraw}); waiters of a closed session are never
+ * granted. A wait is timed in milliseconds whatever unit its frame carried ({@code A} and
+ * {@code S} whole seconds, {@code M} milliseconds).
  */
 public final class LockRegistry {
 
@@ -93,15 +95,17 @@ public final class LockRegistry {
     /**
      * Decides an acquire in {@code mode} at its receipt: {@code L} if the key's shared holds use
      * another limit (a shared mode only, PROTOCOL.md 13.2), else a grant, {@code T}, {@code B} or
-     * a place in the key's queue.
+     * a place in the key's queue. The one way in for every acquire: {@code A}, {@code S} and
+     * {@code M} differ only in the mode and in the unit their frame carries the wait in.
      *
-     * @param mode exclusive ({@code A}), read or permits ({@code S})
-     * @param receiptNanos when the whole frame was decoded (the start of {@code wait} and of queued_ms)
+     * @param mode exclusive ({@code A}, an exclusive {@code M}), read or permits ({@code S}, a shared {@code M})
+     * @param waitMillis how long it may wait in the key's queue, from receipt; 0 never queues
+     * @param receiptNanos when the whole frame was decoded (the start of the wait and of queued_ms)
      * @param session the requesting session; its queued acquires die with it
      * @throws IllegalArgumentException if a semaphore's permits are above {@code maxSharedPerKey}
      *         (the decoder answers {@code X 3} before this)
      */
-    public AcquireResult acquire(byte[] key, HoldMode mode, int waitSeconds, int leaseSeconds, long owner,
+    public AcquireResult acquire(byte[] key, HoldMode mode, long waitMillis, int leaseSeconds, long owner,
             long receiptNanos, SessionHandle session) {
         if (mode.isShared() && mode.limit() > limits.maxSharedPerKey()) {
             throw new IllegalArgumentException("shared limit " + mode.limit()
@@ -110,8 +114,22 @@ public final class LockRegistry {
         if (lanes.isDraining()) {
             return machine.busy(BusyReason.DRAINING);
         }
-        return machine.onKey(key, (lane, s, hash, now) -> machine.acquire(lane, s, key, hash, now, mode, waitSeconds,
+        return machine.onKey(key, (lane, s, hash, now) -> machine.acquire(lane, s, key, hash, now, mode, waitMillis,
                 leaseSeconds, owner, receiptNanos, session));
+    }
+
+    /**
+     * Withdraw (PROTOCOL.md section 15): every acquire of {@code session} with {@code owner} still
+     * queued on {@code key} leaves the queue and is answered {@code T} through the
+     * {@link WaiterNotifier} at once; the key then settles as when a wait runs out, which may grant
+     * from the head. An acquire granted first (its {@code A} sent or still to be sent), answered,
+     * unknown, or queued by another session is untouched. Nothing is logged: waiters are not
+     * replicated (15.6). Works the same during a recovery grace.
+     *
+     * @return how many acquires were withdrawn (the {@code W} itself has no answer)
+     */
+    public int withdraw(byte[] key, long owner, SessionHandle session) {
+        return machine.onKey(key, (lane, s, hash, now) -> s == null ? 0 : machine.withdraw(lane, s, owner, session, now));
     }
 
     /** Release of the grant with {@code token}: {@code R} if it is an active grant of the key, else {@code N}. */

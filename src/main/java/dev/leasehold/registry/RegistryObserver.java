@@ -27,6 +27,13 @@ public interface RegistryObserver {
     default void timedOut() {
     }
 
+    /**
+     * A queued acquire was withdrawn by its session ({@code W}, PROTOCOL.md section 15) and
+     * answered {@code T} at once. Counted here, not in {@link #timedOut}: its wait did not run out.
+     */
+    default void withdrawn() {
+    }
+
     /** An Acquire was answered {@code B}. */
     default void busy(BusyReason reason) {
     }

@@ -16,6 +16,7 @@ public final class Waiter extends TimerNode {
     public enum Outcome {
         WAITING,
         GRANTED,
+        /** Answered {@code T}: its wait ran out, or its own session withdrew it ({@code W}). */
         TIMED_OUT,
         BUSY,
         /** Its session closed: no answer is owed. */

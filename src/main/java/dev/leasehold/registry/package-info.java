@@ -1,7 +1,8 @@
 /**
  * Lock semantics as a deterministic state machine: key states (FREE, HELD, QUEUED, DELAYED,
  * SHARED), one FIFO wait queue per key for every hold mode, leases, lock-delay, fencing tokens and
- * capacity limits (PROTOCOL.md sections 5 to 7, 12 and 13).
+ * capacity limits (PROTOCOL.md sections 5 to 7, 12 and 13), waits to the millisecond and Withdraw
+ * (sections 14 and 15).
  *
  * <p>Plain Java with an injected clock: no Netty, no Spring, no I/O. One hold model for every
  * {@link dev.leasehold.protocol.HoldMode} (exclusive, read, permits): a {@code Hold} is one

@@ -10,7 +10,7 @@ import io.netty.buffer.ByteBufAllocator;
 
 /**
  * The server's answer encoder, the only one that ships: every answer layout of PROTOCOL.md
- * (sections 3, 11 and 13) is written here and nowhere else in main code. The client reads them
+ * (sections 3, 11, 13 and 14) is written here and nowhere else in main code. The client reads them
  * with {@code AnswerDecoder}; the JDK test doubles write them with the test fixture
  * {@code AnswerWriter}, and {@code AnswersTests} holds both to the same golden bytes.
  *
@@ -50,6 +50,10 @@ final class Answers {
             case NOT_HELD -> appendWithLong(b, AnswerType.NOT_HELD, ((Answer.NotHeld) answer).token());
             case CURRENT -> appendWithLong(b, AnswerType.CURRENT, ((Answer.Current) answer).token());
             case PONG -> appendWithLong(b, AnswerType.PONG, ((Answer.Pong) answer).nonce());
+            case HELLO -> {
+                Answer.Hello h = (Answer.Hello) answer;
+                yield appendHello(b, h.revision(), h.maxWaitMillis(), h.maxValueBytes());
+            }
             case ERROR -> {
                 Answer.Error e = (Answer.Error) answer;
                 yield appendError(b, e.code(), e.message());
@@ -66,6 +70,15 @@ final class Answers {
     /** {@code L owner limit}: a shared acquire's limit is not the key's (PROTOCOL.md 13.1). */
     static ByteBuf appendLimitMismatch(ByteBuf b, long owner, int limit) {
         return b.writeByte(AnswerType.LIMIT_MISMATCH.op()).writeLong(owner).writeShort(limit).writeByte(Wire.TERMINATOR);
+    }
+
+    /**
+     * {@code H rev max_wait_ms max_value_bytes}: this server's revision and limits, answering a
+     * Hello (PROTOCOL.md 14.1).
+     */
+    static ByteBuf appendHello(ByteBuf b, int revision, long maxWaitMillis, int maxValueBytes) {
+        return b.writeByte(AnswerType.HELLO.op()).writeShort(revision).writeInt((int) maxWaitMillis)
+                .writeShort(maxValueBytes).writeByte(Wire.TERMINATOR);
     }
 
     /**

@@ -51,6 +51,13 @@ public final class LeaseholdServer implements SmartLifecycle {
     static final String DECODER = "leasehold.decoder";
     static final String SESSION = "leasehold.session";
 
+    /**
+     * {@code max-value-bytes} of this build (PROTOCOL.md 17.5): values are not served yet, which 0
+     * says (14.1, 17.5 allow it): a Hello reports 0 and an {@code M} with {@code vlen} above 0 is
+     * {@code X 3}. Not a setting until values are served.
+     */
+    static final int MAX_VALUE_BYTES = 0;
+
     /** Outbound bytes buffered per session before it stops being read (backpressure). */
     private static final WriteBufferWaterMark WATER_MARK = new WriteBufferWaterMark(32 * 1024, 128 * 1024);
 
@@ -74,9 +81,11 @@ public final class LeaseholdServer implements SmartLifecycle {
      * @param drainTimeout bound on {@link #stop()}
      * @param listenBacklog connections the kernel may queue before they are accepted (capped by
      *        {@code net.core.somaxconn})
+     * @param maxWait {@code leasehold.max-wait}: the longest wait of an {@code M} ({@code X 3}
+     *        above it), which a Hello reports (PROTOCOL.md 14.4); 255 s to 3600 s
      */
     public record Settings(String host, int port, int maxKeyBytes, Duration frameTimeout, int maxConnections,
-            int ioThreads, Duration drainTimeout, int listenBacklog) {
+            int ioThreads, Duration drainTimeout, int listenBacklog, Duration maxWait) {
 
         /** Default of {@code leasehold.max-key-bytes}: the protocol's default, which the client assumes. */
         public static final int DEFAULT_MAX_KEY_BYTES = Wire.DEFAULT_MAX_KEY_BYTES;
@@ -88,6 +97,14 @@ public final class LeaseholdServer implements SmartLifecycle {
         public static final int DEFAULT_DRAIN_TIMEOUT_SECONDS = 10;
         /** Default of {@code leasehold.listen-backlog}. */
         public static final int DEFAULT_LISTEN_BACKLOG = 4096;
+        /** Default of {@code leasehold.max-wait}, in seconds: the longest wait of {@code A} and {@code S}. */
+        public static final int DEFAULT_MAX_WAIT_SECONDS = Wire.MAX_SECONDS;
+        /** Default of {@code leasehold.max-wait}. */
+        public static final Duration DEFAULT_MAX_WAIT = Duration.ofSeconds(DEFAULT_MAX_WAIT_SECONDS);
+        /** The smallest {@code leasehold.max-wait}: every {@code A} and {@code S} wait must fit (14.4). */
+        public static final Duration MIN_MAX_WAIT = Duration.ofMillis(Wire.MIN_MAX_WAIT_MILLIS);
+        /** The largest {@code leasehold.max-wait}. */
+        public static final Duration MAX_MAX_WAIT = Duration.ofMillis(Wire.MAX_WAIT_MILLIS_CEILING);
 
         /**
          * The server's defaults on {@code host:port}: what {@code LeaseholdProperties} binds when
@@ -98,7 +115,7 @@ public final class LeaseholdServer implements SmartLifecycle {
         public static Settings defaults(String host, int port) {
             return new Settings(host, port, DEFAULT_MAX_KEY_BYTES, Duration.ofSeconds(DEFAULT_FRAME_TIMEOUT_SECONDS),
                     DEFAULT_MAX_CONNECTIONS, Runtime.getRuntime().availableProcessors(),
-                    Duration.ofSeconds(DEFAULT_DRAIN_TIMEOUT_SECONDS), DEFAULT_LISTEN_BACKLOG);
+                    Duration.ofSeconds(DEFAULT_DRAIN_TIMEOUT_SECONDS), DEFAULT_LISTEN_BACKLOG, DEFAULT_MAX_WAIT);
         }
     }
 
@@ -134,7 +151,7 @@ public final class LeaseholdServer implements SmartLifecycle {
         ConnectionLimiter limiter = new ConnectionLimiter(settings.maxConnections());
         long frameTimeoutNanos = settings.frameTimeout().toNanos();
         SessionHandler.Shared shared = new SessionHandler.Shared(registry, clock, stats, security.acl(),
-                new ProtocolErrorLog(clock), frameTimeoutNanos, outboxes);
+                new ProtocolErrorLog(clock), frameTimeoutNanos, outboxes, settings.maxWait().toMillis());
         ServerTls tls = security.tls();
         TcpServer tcp = TcpServer.create()
                 .doOnChannelInit((observer, channel, remote) -> {
@@ -152,7 +169,7 @@ public final class LeaseholdServer implements SmartLifecycle {
                     if (limiter.admit(conn.channel())) {
                         sessions.add(conn.channel());
                         RequestDecoder decoder = new RequestDecoder(settings.maxKeyBytes(), frameTimeoutNanos, clock,
-                                registry.maxSharedPerKey());
+                                registry.maxSharedPerKey(), settings.maxWait().toMillis(), MAX_VALUE_BYTES);
                         conn.addHandlerLast(DECODER, decoder).addHandlerLast(SESSION, new SessionHandler(shared, decoder));
                         // Reactor Netty reads on demand of a reactive subscriber; there is none here:
                         // SessionHandler consumes every frame and manages reads itself (backpressure).

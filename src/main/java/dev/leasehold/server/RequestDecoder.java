@@ -22,8 +22,10 @@ import io.netty.handler.codec.ByteToMessageDecoder;
  * {@link ProtocolError} after which all further input is discarded.
  *
  * <p>Checks run in byte order and the first failure wins (PROTOCOL.md section 4): the op (1, as
- * soon as the byte arrives), header fields (3), key length as it arrives (4), the whole key at
- * its terminator (2), the terminator of a keyless frame (6). A frame not finished within
+ * soon as the byte arrives), header fields (3, decided from the fixed header alone: for an
+ * {@code M} every rule of 14.4, before any byte of value or key is read), an {@code M}'s value
+ * read by count (it may hold 0x0A), key length as it arrives (4), the whole key at its
+ * terminator (2), the terminator of a keyless frame (6). A frame not finished within
  * {@code frameTimeout} of its first byte gets 5. An idle session (no partial frame) is never
  * timed out.
  *
@@ -43,23 +45,37 @@ import io.netty.handler.codec.ByteToMessageDecoder;
  */
 final class RequestDecoder extends ByteToMessageDecoder {
 
-    private enum State { OP, HEADER, KEY, TERMINATOR, FAILED }
+    private enum State { OP, HEADER, VALUE, KEY, TERMINATOR, FAILED }
 
     private final int maxKeyBytes;
     private final long frameTimeoutNanos;
     private final NanoClock clock;
     /** {@code leasehold.max-shared-holders-per-key}: an {@code S} with a larger limit is {@code X 3}. */
     private final int maxSharedLimit;
+    /** {@code leasehold.max-wait} in ms: an {@code M} waiting longer is {@code X 3} (PROTOCOL.md 14.4). */
+    private final long maxWaitMillis;
+    /** {@code max-value-bytes}: an {@code M} with a longer value is {@code X 3} (17.5); 0 turns values off. */
+    private final int maxValueBytes;
 
     private State state = State.OP;
     private RequestType type;
-    private int wait;
+    /** The wait of an acquire, in milliseconds whatever the frame carried. */
+    private long waitMillis;
     private int lease;
     /** A shared acquire's limit. */
     private int limit;
-    /** Owner (Acquire), token (Release, Extend) or nonce (Ping): the header's u64, by op. */
+    /** An {@code M}'s flags. */
+    private int flags;
+    /** An {@code M}'s value, read by count before its key; empty for none. */
+    private byte[] value = NO_VALUE;
+    /**
+     * Owner (Acquire, Withdraw), token (Release, Extend, Check), nonce (Ping) or revision (Hello):
+     * the header's number, by op.
+     */
     private long number;
     private int keyBytesScanned;
+    /** Bytes of {@link #value} read so far. */
+    private int valueRead;
 
     /** Reading time the frame in progress has used before the current stretch of reading. */
     private long frameReadNanos;
@@ -67,6 +83,8 @@ final class RequestDecoder extends ByteToMessageDecoder {
     private long readingSinceNanos;
     private boolean paused;
     private ScheduledFuture<?> frameTimer;
+
+    private static final byte[] NO_VALUE = new byte[0];
 
     /**
      * @param frameTimeoutNanos reading time a frame may take from its first byte to its last
@@ -80,7 +98,19 @@ final class RequestDecoder extends ByteToMessageDecoder {
      * @param maxSharedLimit the largest limit of a shared acquire ({@code X 3} above it)
      */
     RequestDecoder(int maxKeyBytes, long frameTimeoutNanos, NanoClock clock, int maxSharedLimit) {
+        this(maxKeyBytes, frameTimeoutNanos, clock, maxSharedLimit, Wire.MIN_MAX_WAIT_MILLIS, 0);
+    }
+
+    /**
+     * @param maxSharedLimit the largest limit of a shared acquire ({@code X 3} above it)
+     * @param maxWaitMillis {@code leasehold.max-wait}: the longest {@code wait_ms} of an {@code M}
+     * @param maxValueBytes the longest value of an {@code M}; 0 (this build) turns values off
+     */
+    RequestDecoder(int maxKeyBytes, long frameTimeoutNanos, NanoClock clock, int maxSharedLimit, long maxWaitMillis,
+            int maxValueBytes) {
         this.maxSharedLimit = maxSharedLimit;
+        this.maxWaitMillis = maxWaitMillis;
+        this.maxValueBytes = maxValueBytes;
         this.maxKeyBytes = maxKeyBytes;
         this.frameTimeoutNanos = frameTimeoutNanos;
         this.clock = clock;
@@ -141,6 +171,9 @@ final class RequestDecoder extends ByteToMessageDecoder {
             armFrameTimer(ctx);
             return;
         }
+        if (state == State.VALUE) {
+            readValue(in);
+        }
         if (state == State.KEY) {
             readKey(in, out);
         } else if (state == State.TERMINATOR) {
@@ -157,38 +190,107 @@ final class RequestDecoder extends ByteToMessageDecoder {
             return false;
         }
         // A switch expression, so a new RequestType does not compile until its header is read here.
+        int vlen = 0;
         number = switch (type) {
             case ACQUIRE -> {
-                wait = in.readUnsignedByte();
+                waitMillis = in.readUnsignedByte() * 1000L;
                 lease = in.readUnsignedByte();
                 yield in.readLong();
             }
             case SHARED_ACQUIRE -> {
-                wait = in.readUnsignedByte();
+                waitMillis = in.readUnsignedByte() * 1000L;
                 lease = in.readUnsignedByte();
                 long owner = in.readLong();
                 limit = in.readUnsignedShort();
+                yield owner;
+            }
+            case MILLI_ACQUIRE -> {
+                flags = in.readUnsignedByte();
+                waitMillis = in.readUnsignedInt();
+                lease = in.readUnsignedByte();
+                long owner = in.readLong();
+                limit = in.readUnsignedShort();
+                vlen = in.readUnsignedShort();
                 yield owner;
             }
             case EXTEND -> {
                 lease = in.readUnsignedByte();
                 yield in.readLong();
             }
-            case RELEASE, CHECK, PING -> in.readLong();
+            case HELLO -> in.readUnsignedShort();
+            case RELEASE, CHECK, PING, WITHDRAW -> in.readLong();
         };
+        String bad = type == RequestType.MILLI_ACQUIRE ? milliHeaderProblem(vlen) : headerProblem();
+        if (bad != null) {
+            fail(in, out, ErrorCode.BAD_ARGUMENT, bad);
+            return true;
+        }
+        value = NO_VALUE;
+        keyBytesScanned = 0;
+        if (vlen > 0) {
+            value = new byte[vlen]; // at most maxValueBytes: checked above, before any value byte
+            valueRead = 0;
+            state = State.VALUE;
+        } else {
+            state = type.hasKey() ? State.KEY : State.TERMINATOR;
+        }
+        return true;
+    }
+
+    /** The {@code X 3} of an {@code A}, {@code S} or {@code E} header, or null. */
+    private String headerProblem() {
         if ((type == RequestType.ACQUIRE || type == RequestType.SHARED_ACQUIRE || type == RequestType.EXTEND)
                 && lease == 0) {
-            fail(in, out, ErrorCode.BAD_ARGUMENT, "lease 0 in " + name(type) + ": lease must be 1..255 seconds");
-            return true;
+            return "lease 0 in " + name(type) + ": lease must be 1..255 seconds";
         }
         if (type == RequestType.SHARED_ACQUIRE && limit > maxSharedLimit) {
-            fail(in, out, ErrorCode.BAD_ARGUMENT, "limit " + limit + " in Shared acquire is above "
-                    + "leasehold.max-shared-holders-per-key (" + maxSharedLimit + ")");
-            return true;
+            return "limit " + limit + " in Shared acquire is above leasehold.max-shared-holders-per-key ("
+                    + maxSharedLimit + ")";
         }
-        state = type.hasKey() ? State.KEY : State.TERMINATOR;
-        keyBytesScanned = 0;
-        return true;
+        return null;
+    }
+
+    /**
+     * The {@code X 3} of an {@code M} header (PROTOCOL.md 14.4), or null: decided from these 19
+     * bytes alone, so no value or key byte is read, and no value buffer is allocated, for a frame
+     * that is refused.
+     */
+    private String milliHeaderProblem(int vlen) {
+        boolean shared = (flags & Request.MilliAcquire.SHARED) != 0;
+        if ((flags & ~Request.MilliAcquire.SHARED) != 0) {
+            return String.format("flags 0x%02X in M: bits 1 to 7 are reserved and must be 0", flags);
+        }
+        if (waitMillis > maxWaitMillis) {
+            return "wait_ms " + waitMillis + " in M is above leasehold.max-wait (" + maxWaitMillis + " ms)";
+        }
+        if (lease == 0) {
+            return "lease 0 in M: lease must be 1..255 seconds";
+        }
+        if (!shared && limit != 0) {
+            return "limit " + limit + " in an exclusive M: it must be 0";
+        }
+        if (shared && limit > maxSharedLimit) {
+            return "limit " + limit + " in a shared M is above leasehold.max-shared-holders-per-key ("
+                    + maxSharedLimit + ")";
+        }
+        if (vlen > maxValueBytes) {
+            return "vlen " + vlen + " in M is above leasehold.max-value-bytes (" + maxValueBytes
+                    + (maxValueBytes == 0 ? ": values are off on this server)" : ")");
+        }
+        if (shared && vlen > 0) {
+            return "vlen " + vlen + " in a shared M: only an exclusive grant carries a value";
+        }
+        return null;
+    }
+
+    /** Reads an {@code M}'s value by count: any bytes, 0x0A included (PROTOCOL.md section 2). */
+    private void readValue(ByteBuf in) {
+        int n = Math.min(in.readableBytes(), value.length - valueRead);
+        in.readBytes(value, valueRead, n);
+        valueRead += n;
+        if (valueRead == value.length) {
+            state = State.KEY;
+        }
     }
 
     private void readKey(ByteBuf in, List<Object> out) {
@@ -216,13 +318,16 @@ final class RequestDecoder extends ByteToMessageDecoder {
             return;
         }
         out.add(switch (type) {
-            case ACQUIRE -> new Request.Acquire(wait, lease, number, key);
-            case SHARED_ACQUIRE -> new Request.SharedAcquire(wait, lease, number, limit, key);
+            case ACQUIRE -> new Request.Acquire((int) (waitMillis / 1000), lease, number, key);
+            case SHARED_ACQUIRE -> new Request.SharedAcquire((int) (waitMillis / 1000), lease, number, limit, key);
+            case MILLI_ACQUIRE -> new Request.MilliAcquire(flags, waitMillis, lease, number, limit, value, key);
+            case WITHDRAW -> new Request.Withdraw(number, key);
             case RELEASE -> new Request.Release(number, key);
             case EXTEND -> new Request.Extend(lease, number, key);
             case CHECK -> new Request.Check(number, key);
-            case PING -> throw new IllegalStateException("Ping has no key");
+            case PING, HELLO -> throw new IllegalStateException(name(type) + " has no key");
         });
+        value = NO_VALUE;
         state = State.OP;
     }
 
@@ -236,7 +341,7 @@ final class RequestDecoder extends ByteToMessageDecoder {
                     String.format("expected 0x0A after the %s header, found 0x%02X", name(type), b));
             return;
         }
-        out.add(new Request.Ping(number));
+        out.add(type == RequestType.HELLO ? new Request.Hello((int) number) : new Request.Ping(number));
         state = State.OP;
     }
 
@@ -300,6 +405,9 @@ final class RequestDecoder extends ByteToMessageDecoder {
             case CHECK -> "Check";
             case PING -> "Ping";
             case SHARED_ACQUIRE -> "Shared acquire";
+            case HELLO -> "Hello";
+            case MILLI_ACQUIRE -> "M";
+            case WITHDRAW -> "Withdraw";
         };
     }
 }

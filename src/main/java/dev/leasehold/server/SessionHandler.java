@@ -10,6 +10,7 @@ import dev.leasehold.protocol.AnswerType;
 import dev.leasehold.protocol.ErrorCode;
 import dev.leasehold.protocol.Keys;
 import dev.leasehold.protocol.Request;
+import dev.leasehold.protocol.Wire;
 import dev.leasehold.registry.AcquireResult;
 import dev.leasehold.registry.ExtendResult;
 import dev.leasehold.registry.LockRegistry;
@@ -52,9 +53,17 @@ final class SessionHandler extends ChannelInboundHandlerAdapter {
      * @param errorLog the server's rate-limited log of protocol errors
      * @param closeBoundNanos how long a session decided closed may take to close by itself
      * @param outboxes single node or cluster: how sessions are served and answered
+     * @param maxWaitMillis {@code leasehold.max-wait}, which a Hello reports (the decoder enforces it)
      */
     record Shared(LockRegistry registry, NanoClock clock, ServerStats stats, KeyAcl acl, ProtocolErrorLog errorLog,
-            long closeBoundNanos, Outboxes outboxes) {
+            long closeBoundNanos, Outboxes outboxes, long maxWaitMillis) {
+
+        /** With the default {@code leasehold.max-wait} (tests). */
+        Shared(LockRegistry registry, NanoClock clock, ServerStats stats, KeyAcl acl, ProtocolErrorLog errorLog,
+                long closeBoundNanos, Outboxes outboxes) {
+            this(registry, clock, stats, acl, errorLog, closeBoundNanos, outboxes,
+                    LeaseholdServer.Settings.DEFAULT_MAX_WAIT.toMillis());
+        }
     }
 
     private final Shared shared;
@@ -120,7 +129,9 @@ final class SessionHandler extends ChannelInboundHandlerAdapter {
         }
         // No default: a new RequestType does not compile until it is served here.
         boolean waitsForHorizon = switch (request.type()) {
-            case ACQUIRE, SHARED_ACQUIRE -> acquire((Request.Acquiring) request);
+            case ACQUIRE, SHARED_ACQUIRE, MILLI_ACQUIRE -> acquire((Request.Acquiring) request);
+            case WITHDRAW -> withdraw((Request.Withdraw) request);
+            case HELLO -> hello((Request.Hello) request);
             case RELEASE -> release((Request.Release) request);
             case EXTEND -> extend(ctx, (Request.Extend) request);
             case CHECK -> check((Request.Check) request);
@@ -162,11 +173,13 @@ final class SessionHandler extends ChannelInboundHandlerAdapter {
     // an Extend may): then its answer, and the batch-full check, come when the horizon is written.
 
     /**
-     * An acquire in any hold mode ({@code A}, {@code S}; PROTOCOL.md sections 3 and 13): answered
-     * {@code A}, {@code T}, {@code B} or {@code L} now, or later by the notifier when queued.
+     * An acquire in any hold mode, its wait in seconds or milliseconds ({@code A}, {@code S},
+     * {@code M}; PROTOCOL.md sections 3, 13 and 14): answered {@code A}, {@code T}, {@code B} or
+     * {@code L} now, or later by the notifier when queued. An {@code M}'s value is not kept: this
+     * build's {@code max-value-bytes} is 0, so the decoder lets only empty values through.
      */
     private boolean acquire(Request.Acquiring a) {
-        AcquireResult result = registry.acquire(a.key(), a.mode(), a.waitSeconds(), a.leaseSeconds(), a.owner(),
+        AcquireResult result = registry.acquire(a.key(), a.mode(), a.waitMillis(), a.leaseSeconds(), a.owner(),
                 clock.nanoTime(), session);
         if (result instanceof AcquireResult.Granted g) {
             Answers.appendAcquired(session.batch(), a.owner(), g.token(), 0);
@@ -180,6 +193,30 @@ final class SessionHandler extends ChannelInboundHandlerAdapter {
             throw new IllegalStateException("an acquire result this handler does not answer: " + result);
         }
         // Queued: SessionNotifier answers when the registry decides.
+        return false;
+    }
+
+    /**
+     * Withdraw (PROTOCOL.md section 15): no answer of its own. Each acquire it takes back gets its
+     * {@code T} through {@link SessionNotifier}, as an acquire whose wait ran out; on this event
+     * loop, while this batch is read, so the {@code T} joins this batch behind the answers before
+     * it. No log write in a cluster: waiters are not replicated.
+     */
+    private boolean withdraw(Request.Withdraw w) {
+        registry.withdraw(w.key(), w.owner(), session);
+        return false;
+    }
+
+    /**
+     * Hello (PROTOCOL.md 14.1): this server's revision and limits, at once, whatever revision the
+     * client speaks; nothing is remembered. Values are not served in this build:
+     * {@code max_value_bytes} is {@link LeaseholdServer#MAX_VALUE_BYTES}.
+     */
+    private boolean hello(Request.Hello h) {
+        if (LOG.isDebugEnabled()) {
+            LOG.debug("Hello from {} speaking revision 0x{}", session.peer().address(), Integer.toHexString(h.revision()));
+        }
+        Answers.appendHello(session.batch(), Wire.REVISION_1_4, shared.maxWaitMillis(), LeaseholdServer.MAX_VALUE_BYTES);
         return false;
     }
 

@@ -13,7 +13,9 @@ import io.netty.channel.Channel;
 
 /**
  * Writes the answers the registry owes to queued Acquires ({@code A}, {@code T}, {@code B}) on
- * the waiter's own channel. If the channel has closed meanwhile the answer is lost, which is what
+ * the waiter's own channel: a withdrawn acquire's {@code T} (PROTOCOL.md section 15) takes the same
+ * path as one whose wait ran out; decided while its session's {@code W} is read, it joins that
+ * read's batch, behind the answers before it. If the channel has closed meanwhile the answer is lost, which is what
  * the protocol expects: a grant to a session that died stays until its lease ends.
  *
  * <h2>The hand-off path: one hop at most</h2>

@@ -15,6 +15,10 @@ import dev.leasehold.client.LeaseholdClient;
 import dev.leasehold.client.ReleaseOutcome;
 import dev.leasehold.cluster.ClusterWire.Answer;
 import dev.leasehold.cluster.ClusterWire.Conn;
+import dev.leasehold.protocol.Request;
+import dev.leasehold.protocol.Wire;
+import dev.leasehold.server.LeaseholdServer;
+import dev.leasehold.testing.RawClient;
 import dev.leasehold.testing.support.Wait;
 
 /**
@@ -55,6 +59,29 @@ class ClusterInProcessIntegrationTests {
             assertThat(x.message()).isEqualTo("leader=127.0.0.1:" + client[leader]);
         }
         assertThat(cluster.registry(follower).heldKeys()).as("followers hold no leader view").isZero();
+
+        // Revision 1.4 (PROTOCOL.md 14.5, 15.6): every node answers H; a follower answers the first
+        // M or W of a session with X 8 naming the leader, as it does A.
+        dev.leasehold.protocol.Answer hello = new dev.leasehold.protocol.Answer.Hello(Wire.REVISION_1_4, LeaseholdServer.Settings.DEFAULT_MAX_WAIT.toMillis(), 0);
+        for (Request first : List.of(Request.MilliAcquire.exclusive(200, 5, 3, Request.key("other")),
+                new Request.Withdraw(3, Request.key("other")))) {
+            try (RawClient c = new RawClient(client[follower])) {
+                assertThat(c.send(new Request.Hello(Wire.REVISION_1_4)).next()).as("H on a follower").isEqualTo(hello);
+                dev.leasehold.protocol.Answer x = c.send(first).next(5000);
+                assertThat(x).as("%s on a follower", first)
+                        .isEqualTo(new dev.leasehold.protocol.Answer.Error(8, "leader=127.0.0.1:" + client[leader]));
+            }
+        }
+        // On the leader: H, an M queued behind the held key, its W answered T at once (no log write).
+        try (RawClient c = new RawClient(client[leader])) {
+            assertThat(c.send(new Request.Hello(Wire.REVISION_1_4)).next()).as("H on the leader").isEqualTo(hello);
+            c.send(Request.MilliAcquire.exclusive(30_000, 5, 4, Request.key("orders/42")), new Request.Ping(4));
+            assertThat(c.next()).as("the M queued behind the 8 s grant").isEqualTo(new dev.leasehold.protocol.Answer.Pong(4));
+            assertThat(c.send(new Request.Withdraw(4, Request.key("orders/42"))).next(5000))
+                    .isEqualTo(new dev.leasehold.protocol.Answer.TimedOut(4));
+            assertThat(c.send(Request.MilliAcquire.exclusive(0, 5, 5, Request.key("m/leader"))).next(5000))
+                    .as("an M granted on the leader after its commit").isInstanceOf(dev.leasehold.protocol.Answer.Acquired.class);
+        }
 
         // The official client, given the followers first: X 8 with a hint, one resend to the
         // leader with the same owner, then every request goes to the leader.

@@ -82,7 +82,7 @@ public final class InProcessCluster implements AutoCloseable {
             LeaseholdServer.Settings server = LeaseholdServer.Settings.defaults("127.0.0.1", clientPorts[i]);
             // A test's few sessions on one event loop; a short drain keeps a node's stop quick.
             LeaseholdServer srv = NodeMode.server(mode, new LeaseholdServer.Settings(server.host(), server.port(),
-                    server.maxKeyBytes(), server.frameTimeout(), 100, 1, Duration.ofSeconds(2), 128), r,
+                    server.maxKeyBytes(), server.frameTimeout(), 100, 1, Duration.ofSeconds(2), 128, server.maxWait()), r,
                     NanoClock.SYSTEM, new ServerStats(), ServerSecurity.NONE);
             nodes[i] = new Node(c, r, srv, new RegistryTimer(r));
         }

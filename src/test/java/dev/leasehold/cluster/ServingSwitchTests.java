@@ -109,7 +109,7 @@ class ServingSwitchTests {
     }
 
     private AcquireResult acquire(String key, long owner, SessionHandle session, int waitSeconds) {
-        return registry.acquire(key.getBytes(UTF_8), HoldMode.EXCLUSIVE, waitSeconds, 10, owner, clock.nanoTime(), session);
+        return registry.acquire(key.getBytes(UTF_8), HoldMode.EXCLUSIVE, waitSeconds * 1000L, 10, owner, clock.nanoTime(), session);
     }
 
     @Test

@@ -90,7 +90,8 @@ class ConfigurationDefaultsTests {
                 props.maxHeldKeys(), props.lockDelay().toNanos(), props.maxSharedHoldersPerKey(), props.maxSharedTotal()))
                 .isEqualTo(RegistryLimits.defaults());
         assertThat(new LeaseholdServer.Settings(props.address(), props.port(), props.maxKeyBytes(), props.frameTimeout(),
-                props.maxConnections(), props.effectiveIoThreads(), props.drainTimeout(), props.listenBacklog()))
+                props.maxConnections(), props.effectiveIoThreads(), props.drainTimeout(), props.listenBacklog(),
+                props.maxWait()))
                 .isEqualTo(LeaseholdServer.Settings.defaults(props.address(), props.port()));
         assertThat(props.port()).isEqualTo(Wire.DEFAULT_PORT);
         LeaseholdProperties.Cluster c = props.cluster();

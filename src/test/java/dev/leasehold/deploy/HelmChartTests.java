@@ -185,6 +185,9 @@ class HelmChartTests {
         assertThat(defaults.frameTimeout()).isEqualTo(Duration.ofSeconds(10));
         assertThat(defaults.recoveryGrace()).isEqualTo(RecoveryGrace.AUTO);
         assertThat(defaults.drainTimeout()).isEqualTo(Duration.ofSeconds(10));
+        assertThat(defaults.maxWait()).isEqualTo(Duration.ofSeconds(255));
+        assertThat(bind(render(t -> t.set("leasehold.maxWait", "3600s"))).maxWait()).isEqualTo(Duration.ofHours(1));
+        assertThat(bind(render(t -> t.set("leasehold.maxWait", "300500ms"))).maxWait()).isEqualTo(Duration.ofMillis(300_500));
 
         LeaseholdProperties tuned = bind(render(t -> t.set("leasehold.maxKeyBytes", 300)
                 .set("leasehold.frameTimeout", "1500ms").set("leasehold.ioThreads", 3)
@@ -526,6 +529,7 @@ class HelmChartTests {
                 .hasMessageContaining("drainTimeout");
         assertThatThrownBy(() -> render(t -> t.set("leasehold.recoveryGrace", "sometimes")))
                 .hasMessageContaining("recoveryGrace");
+        assertThatThrownBy(() -> render(t -> t.set("leasehold.maxWait", "one hour"))).hasMessageContaining("maxWait");
         assertThatThrownBy(() -> render(t -> t.set("leasehold.maxKeyBytes", 0))).hasMessageContaining("maxKeyBytes");
         assertThat(Rendered.of(render(t -> t.set("replicaCount", 0))).one("StatefulSet"))
                 .extracting(s -> map(s, "spec").get("replicas")).isEqualTo(0);

@@ -54,6 +54,7 @@ class RegistryEventMetricsTests {
         assertThat(count("leasehold.releases", "outcome", "not_held")).isZero();
         assertThat(count("leasehold.extends", "outcome", "extended")).isZero();
         assertThat(count("leasehold.extends", "outcome", "not_held")).isZero();
+        assertThat(meters.get("leasehold.withdrawals").counter().count()).isZero();
         for (Meter m : meters.getMeters()) {
             if (m.getId().getName().endsWith(".histogram")) {
                 continue; // SimpleMeterRegistry's own per-bucket gauges for the SLO buckets
@@ -85,6 +86,19 @@ class RegistryEventMetricsTests {
         assertThat(meters.get("leasehold.lease.expirations").counter().count()).as("exclusive expiries only").isZero();
     }
 
+    /** A withdrawn acquire's T is a withdrawal, not a timeout (PROTOCOL.md section 15). */
+    @Test
+    void aWithdrawalIsCountedApartFromTimeouts() {
+        SessionHandle session = new SessionHandle();
+        granted(registry.acquire(key("w"), HoldMode.EXCLUSIVE, 0, 30, 1, now.get(), session));
+        assertThat(registry.acquire(key("w"), HoldMode.EXCLUSIVE, 200, 30, 2, now.get(), session))
+                .isInstanceOf(AcquireResult.Queued.class);
+        assertThat(registry.withdraw(key("w"), 2, new SessionHandle())).as("another session's").isZero();
+        assertThat(registry.withdraw(key("w"), 2, session)).isEqualTo(1);
+        assertThat(meters.get("leasehold.withdrawals").counter().count()).isEqualTo(1);
+        assertThat(count("leasehold.acquires", "outcome", "timeout")).isZero();
+    }
+
     @Test
     void immediateGrantTimeoutAndRelease() {
         long token = granted(registry.acquire(key("a"), HoldMode.EXCLUSIVE, 0, 30, 1, now.get(), new SessionHandle()));
@@ -109,9 +123,9 @@ class RegistryEventMetricsTests {
     @Test
     void queuedGrantRecordsItsWaitAndAFullQueueCountsBusy() {
         long first = granted(registry.acquire(key("q"), HoldMode.EXCLUSIVE, 0, 30, 1, now.get(), new SessionHandle()));
-        assertThat(registry.acquire(key("q"), HoldMode.EXCLUSIVE, 10, 30, 2, now.get(), new SessionHandle()))
+        assertThat(registry.acquire(key("q"), HoldMode.EXCLUSIVE, 10_000, 30, 2, now.get(), new SessionHandle()))
                 .isInstanceOf(AcquireResult.Queued.class);
-        assertThat(registry.acquire(key("q"), HoldMode.EXCLUSIVE, 10, 30, 3, now.get(), new SessionHandle()))
+        assertThat(registry.acquire(key("q"), HoldMode.EXCLUSIVE, 10_000, 30, 3, now.get(), new SessionHandle()))
                 .isEqualTo(new AcquireResult.Busy(BusyReason.KEY_QUEUE));
         now.addAndGet(2 * SECOND);
         registry.release(key("q"), first);
@@ -130,7 +144,7 @@ class RegistryEventMetricsTests {
         granted(registry.acquire(key("h1"), HoldMode.EXCLUSIVE, 0, 30, 1, now.get(), new SessionHandle()));
         granted(registry.acquire(key("h2"), HoldMode.EXCLUSIVE, 0, 30, 2, now.get(), new SessionHandle()));
         registry.acquire(key("h3"), HoldMode.EXCLUSIVE, 0, 30, 3, now.get(), new SessionHandle());
-        registry.acquire(key("h1"), HoldMode.EXCLUSIVE, 10, 30, 4, now.get(), new SessionHandle()); // queued, drained below
+        registry.acquire(key("h1"), HoldMode.EXCLUSIVE, 10_000, 30, 4, now.get(), new SessionHandle()); // queued, drained below
         registry.drain();
         registry.acquire(key("h4"), HoldMode.EXCLUSIVE, 0, 30, 5, now.get(), new SessionHandle());
 
@@ -142,7 +156,7 @@ class RegistryEventMetricsTests {
     @Test
     void leaseThatRunsOutIsAnExpirationHeldForTheWholeLease() {
         granted(registry.acquire(key("x"), HoldMode.EXCLUSIVE, 0, 5, 1, now.get(), new SessionHandle()));
-        assertThat(registry.acquire(key("x"), HoldMode.EXCLUSIVE, 1, 30, 2, now.get(), new SessionHandle()))
+        assertThat(registry.acquire(key("x"), HoldMode.EXCLUSIVE, 1_000, 30, 2, now.get(), new SessionHandle()))
                 .isInstanceOf(AcquireResult.Queued.class);
         now.addAndGet(2 * SECOND);
         registry.advance(); // the waiter's 1 s wait has run out: T from the queue

@@ -445,7 +445,7 @@ class LockRegistryTests {
         horizon.onDisk = guarded.clock.nanoTime();
         // Decoded 13 ms before the lane ran it (a cold server), then granted at once: no queue.
         long receipt = guarded.clock.nanoTime() - 13_000_000L;
-        Waiter w = ((AcquireResult.Queued) guarded.registry.acquire(RegistryHarness.key("k"), HoldMode.EXCLUSIVE, 10, 30, 1, receipt, s1))
+        Waiter w = ((AcquireResult.Queued) guarded.registry.acquire(RegistryHarness.key("k"), HoldMode.EXCLUSIVE, 10_000, 30, 1, receipt, s1))
                 .waiter();
         guarded.tick(5);
         horizon.write(true);

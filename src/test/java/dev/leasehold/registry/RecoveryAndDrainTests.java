@@ -35,7 +35,7 @@ class RecoveryAndDrainTests {
     final SessionHandle session = new SessionHandle();
 
     AcquireResult acquire(String key, int wait, int lease, long owner) {
-        return registry.acquire(key.getBytes(UTF_8), HoldMode.EXCLUSIVE, wait, lease, owner, clock.nanoTime(), session);
+        return registry.acquire(key.getBytes(UTF_8), HoldMode.EXCLUSIVE, wait * 1000L, lease, owner, clock.nanoTime(), session);
     }
 
     void advance(long amount, java.util.concurrent.TimeUnit unit) {
@@ -116,7 +116,7 @@ class RecoveryAndDrainTests {
             AtomicReference<AcquireResult> racing = new AtomicReference<>();
             Thread acquirer = new Thread(() -> {
                 started.countDown();
-                racing.set(r.acquire(hugeKey, HoldMode.EXCLUSIVE, 60, 5, 2, System.nanoTime(), s));
+                racing.set(r.acquire(hugeKey, HoldMode.EXCLUSIVE, 60_000, 5, 2, System.nanoTime(), s));
             });
             acquirer.start();
             assertThat(started.await(30, java.util.concurrent.TimeUnit.SECONDS)).as("round %d: the acquirer thread started", round)
@@ -159,7 +159,7 @@ class RecoveryAndDrainTests {
     void noTokenMeansBusyNotAWait() {
         LockRegistry r = new LockRegistry(new RegistryLimits(10, 10, 10, 10), clock, () -> TokenSource.NONE,
                 LeaseHorizon.UNBOUNDED, answered::add, RegistryObserver.NONE, 4);
-        assertThat(r.acquire("k".getBytes(UTF_8), HoldMode.EXCLUSIVE, 5, 5, 1, clock.nanoTime(), session))
+        assertThat(r.acquire("k".getBytes(UTF_8), HoldMode.EXCLUSIVE, 5_000, 5, 1, clock.nanoTime(), session))
                 .isEqualTo(new AcquireResult.Busy(BusyReason.STORAGE));
     }
 }

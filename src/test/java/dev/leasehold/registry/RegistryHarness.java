@@ -12,6 +12,8 @@ final class RegistryHarness {
     final ManualClock clock = new ManualClock();
     final AtomicLong tokenCounter = new AtomicLong();
     final List<Waiter> answered = new ArrayList<>();
+    /** Withdrawals the registry reported to its observer. */
+    final java.util.concurrent.atomic.AtomicInteger withdrawals = new java.util.concurrent.atomic.AtomicInteger();
     volatile boolean tokensAvailable = true;
     final LockRegistry registry;
 
@@ -26,7 +28,12 @@ final class RegistryHarness {
                     synchronized (answered) {
                         answered.add(w);
                     }
-                }, RegistryObserver.NONE, 4);
+                }, new RegistryObserver() {
+                    @Override
+                    public void withdrawn() {
+                        withdrawals.incrementAndGet();
+                    }
+                }, 4);
     }
 
     static RegistryLimits roomy() {
@@ -34,11 +41,20 @@ final class RegistryHarness {
     }
 
     AcquireResult acquire(String key, int wait, int lease, long owner, SessionHandle session) {
-        return registry.acquire(key(key), HoldMode.EXCLUSIVE, wait, lease, owner, clock.nanoTime(), session);
+        return registry.acquire(key(key), HoldMode.EXCLUSIVE, wait * 1000L, lease, owner, clock.nanoTime(), session);
     }
 
     AcquireResult acquireShared(String key, int wait, int lease, long owner, int limit, SessionHandle session) {
-        return registry.acquire(key(key), HoldMode.ofLimit(limit), wait, lease, owner, clock.nanoTime(), session);
+        return registry.acquire(key(key), HoldMode.ofLimit(limit), wait * 1000L, lease, owner, clock.nanoTime(), session);
+    }
+
+    /** An acquire with its wait in milliseconds, as an {@code M} carries it. */
+    AcquireResult acquireMillis(String key, long waitMillis, int lease, long owner, SessionHandle session) {
+        return registry.acquire(key(key), HoldMode.EXCLUSIVE, waitMillis, lease, owner, clock.nanoTime(), session);
+    }
+
+    int withdraw(String key, long owner, SessionHandle session) {
+        return registry.withdraw(key(key), owner, session);
     }
 
     ReleaseResult release(String key, long token) {

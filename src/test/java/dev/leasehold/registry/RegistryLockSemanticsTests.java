@@ -10,6 +10,7 @@ import java.util.Map;
 import dev.leasehold.protocol.HoldMode;
 import dev.leasehold.protocol.Answer;
 import dev.leasehold.protocol.Request;
+import dev.leasehold.protocol.Wire;
 import dev.leasehold.testing.LockDriver;
 import dev.leasehold.testing.LockSemanticsContract;
 
@@ -95,13 +96,21 @@ class RegistryLockSemanticsTests implements LockSemanticsContract {
             case EXTEND -> extend((Request.Extend) r);
             case CHECK -> check((Request.Check) r);
             case PING -> new Answer.Pong(((Request.Ping) r).nonce());
-            case SHARED_ACQUIRE -> sharedAcquire((Request.SharedAcquire) r, session);
+            case SHARED_ACQUIRE, MILLI_ACQUIRE -> anyAcquire((Request.Acquiring) r, session);
+            case WITHDRAW -> {
+                // No answer of its own: a withdrawn waiter's T comes through the notifier.
+                Request.Withdraw w = (Request.Withdraw) r;
+                h.registry.withdraw(w.key(), w.owner(), session);
+                yield null;
+            }
+            case HELLO -> new Answer.Hello(Wire.REVISION_1_4, Wire.MIN_MAX_WAIT_MILLIS, 0);
         };
     }
 
-    /** As {@link #acquire}, plus {@code L}. */
-    private Answer sharedAcquire(Request.SharedAcquire a, SessionHandle session) {
-        AcquireResult result = h.registry.acquire(a.key(), HoldMode.ofLimit(a.limit()), a.waitSeconds(), a.leaseSeconds(), a.owner(), h.clock.nanoTime(), session);
+    /** As {@link #acquire}, plus {@code L}: an {@code S} or an {@code M}, in its own mode. */
+    private Answer anyAcquire(Request.Acquiring a, SessionHandle session) {
+        AcquireResult result = h.registry.acquire(a.key(), a.mode(), a.waitMillis(), a.leaseSeconds(), a.owner(),
+                h.clock.nanoTime(), session);
         if (result instanceof AcquireResult.Granted g) {
             return new Answer.Acquired(a.owner(), g.token(), 0);
         }
@@ -116,7 +125,7 @@ class RegistryLockSemanticsTests implements LockSemanticsContract {
 
     /** The answer due now, or null while queued. */
     private Answer acquire(Request.Acquire a, SessionHandle session) {
-        AcquireResult result = h.registry.acquire(a.key(), HoldMode.EXCLUSIVE, a.waitSeconds(), a.leaseSeconds(), a.owner(),
+        AcquireResult result = h.registry.acquire(a.key(), HoldMode.EXCLUSIVE, a.waitMillis(), a.leaseSeconds(), a.owner(),
                 h.clock.nanoTime(), session);
         if (result instanceof AcquireResult.Granted g) {
             return new Answer.Acquired(a.owner(), g.token(), 0);

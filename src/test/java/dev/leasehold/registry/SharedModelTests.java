@@ -204,8 +204,8 @@ class SharedModelTests {
             long o = ++owner;
             long now = now();
             AcquireResult r = shared
-                    ? h.registry.acquire(RegistryHarness.key(key), HoldMode.ofLimit(limit), wait, lease, o, now, session)
-                    : h.registry.acquire(RegistryHarness.key(key), HoldMode.EXCLUSIVE, wait, lease, o, now, session);
+                    ? h.registry.acquire(RegistryHarness.key(key), HoldMode.ofLimit(limit), wait * 1000L, lease, o, now, session)
+                    : h.registry.acquire(RegistryHarness.key(key), HoldMode.EXCLUSIVE, wait * 1000L, lease, o, now, session);
             List<Waiter> later = h.takeAnswers();
             assertThat(later).as("%s: an %s on %s answers no waiter", label, shared ? "S" : "A", key).isEmpty();
             String what = label + ": " + (shared ? "S limit " + limit : "A") + " wait " + wait + " on " + key

@@ -53,7 +53,7 @@ class SharedPromotionTests {
 
         assertThat(acquireShared(0, 3)).as("the key keeps its limit").isEqualTo(new AcquireResult.LimitMismatch(2));
         assertThat(acquireShared(0, 2)).as("both slots taken, the delayed one too").isEqualTo(AcquireResult.TIMED_OUT);
-        AcquireResult writer = registry.acquire(key("k"), HoldMode.EXCLUSIVE, 60, 5, 9, clock.nanoTime(), s1);
+        AcquireResult writer = registry.acquire(key("k"), HoldMode.EXCLUSIVE, 60_000, 5, 9, clock.nanoTime(), s1);
         assertThat(writer).isInstanceOf(AcquireResult.Queued.class);
 
         decisions.clear();
@@ -101,7 +101,7 @@ class SharedPromotionTests {
     }
 
     private AcquireResult acquireShared(int wait, int limit) {
-        return registry.acquire(key("k"), HoldMode.ofLimit(limit), wait, 5, 1, clock.nanoTime(), s1);
+        return registry.acquire(key("k"), HoldMode.ofLimit(limit), wait * 1000L, 5, 1, clock.nanoTime(), s1);
     }
 
     private void tick(long millis) {

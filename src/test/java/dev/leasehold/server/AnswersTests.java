@@ -22,7 +22,7 @@ import io.netty.channel.embedded.EmbeddedChannel;
 
 /**
  * The server's answer encoder against exact bytes, as they leave a channel: the hex examples of
- * PROTOCOL.md (sections 3, 11 and 13.10) and every answer layout of its section 3 table, through
+ * PROTOCOL.md (sections 3, 11, 13.10 and 14.7) and every answer layout of its section 3 table, through
  * both the per-layout appenders the hot path calls and the {@link Answers#append} switch. Nothing
  * here decodes and re-encodes.
  */
@@ -51,6 +51,8 @@ class AnswersTests {
                     "58 01 75 6E 6B 6E 6F 77 6E 20 6F 70 20 30 78 35 41 0A");
             // PROTOCOL.md 13.10: "limit mismatch, owner 1, the key's limit is 4"
             case LIMIT_MISMATCH -> new Golden(new Answer.LimitMismatch(1, 4), "4C 00 00 00 00 00 00 00 01 00 04 0A");
+            // PROTOCOL.md 14.7: "a 1.4 server's answer (max-wait 255000 ms, max-value-bytes 256)"
+            case HELLO -> new Golden(new Answer.Hello(0x0104, 255_000, 256), "48 01 04 00 03 E4 18 01 00 0A");
         };
     }
 
@@ -107,6 +109,16 @@ class AnswersTests {
         assertThat(sent(ch -> Answers.withLong(ch.alloc(), AnswerType.CURRENT, 1000))).isEqualTo("43 00 00 00 00 00 00 03 E8 0A");
         assertThat(sent(ch -> Answers.withLong(ch.alloc(), AnswerType.PONG, 0x0A))).isEqualTo("50 00 00 00 00 00 00 00 0A 0A");
         assertThat(sent(ch -> Answers.withLong(ch.alloc(), AnswerType.PONG, -1))).isEqualTo("50 FF FF FF FF FF FF FF FF 0A");
+    }
+
+    @Test
+    void helloExampleOfSectionFourteenAndThisBuildsHello() {
+        // "a 1.4 server's answer (max-wait 255000 ms, max-value-bytes 256)"
+        assertThat(sent(ch -> Answers.appendHello(ch.alloc().buffer(), 0x0104, 255_000, 256)))
+                .isEqualTo("48 01 04 00 03 E4 18 01 00 0A");
+        // This build: values off (max-value-bytes 0), max-wait at its ceiling of 3600 s.
+        assertThat(sent(ch -> Answers.appendHello(ch.alloc().buffer(), 0x0104, 3_600_000, LeaseholdServer.MAX_VALUE_BYTES)))
+                .isEqualTo("48 01 04 00 36 EE 80 00 00 0A");
     }
 
     @Test

@@ -35,6 +35,11 @@ class LeadershipLossTests {
     /** A wait 0, lease 30 s, owner 1, key k. */
     private static final String ACQUIRE = "41 00 1E 00 00 00 00 00 00 00 01 6B 0A";
 
+    /** Hello, revision 1.4. */
+    private static final String HELLO = "48 01 04 0A";
+    /** An exclusive M: wait 200 ms, lease 30 s, owner 1, no value, key k. */
+    private static final String M_200MS = "4D 00 00 00 00 C8 1E 00 00 00 00 00 00 00 01 00 00 00 00 6B 0A";
+
     private final Gate gate = new Gate();
     private final EmbeddedChannel ch = session(gate);
 
@@ -100,6 +105,39 @@ class LeadershipLossTests {
     void aSessionNeverServedAsLeaderGetsX8() {
         assertThat(exchange(PING)).isEqualTo(PONG);
         assertThat(exchange(ACQUIRE)).isEqualTo(x(8, HINT));
+    }
+
+    /**
+     * Revision 1.4 on a follower (PROTOCOL.md 14.5, 15.6): {@code H} is answered by every node,
+     * like Ping; the first {@code M} or {@code W} of a session gets {@code X 8}, as an {@code A}.
+     */
+    @Test
+    void aFollowerAnswersHelloAndRefusesMAndWWithX8() {
+        assertThat(exchange(HELLO)).as("H on a follower").startsWith("48 01 04 00 03 E4 18 00 00 0A");
+        assertThat(exchange(M_200MS)).isEqualTo(x(8, HINT));
+        assertThat(ch.isOpen()).isFalse();
+
+        EmbeddedChannel other = session(gate);
+        EmbeddedWire.write(other, "57 00 00 00 00 00 00 00 01 6B 0A");
+        other.runPendingTasks();
+        assertThat(EmbeddedWire.written(other)).isEqualTo(x(8, HINT));
+        other.finishAndReleaseAll();
+    }
+
+    /**
+     * On the leader, {@code H} is answered and a {@code W} of a queued {@code M} is answered by that
+     * acquire's {@code T}, in the read that carried the {@code W} (it logs nothing:
+     * {@code WithdrawAndMillisecondWaitTests.aWithdrawLogsNothing}).
+     */
+    @Test
+    void theLeaderAnswersHelloAndAWithdrawnAcquiresT() {
+        gate.promote();
+        gate.commitAll = true;
+        assertThat(exchange(ACQUIRE)).startsWith("41 00 00 00 00 00 00 00 01");
+        assertThat(exchange(M_200MS.replace("00 00 00 00 C8", "00 00 00 27 10").replace(" 01 00 00 00 00 6B", " 02 00 00 00 00 6B")))
+                .as("owner 2 queues for 10 s").isEmpty();
+        assertThat(exchange(HELLO)).as("H on the leader").isEqualTo("48 01 04 00 03 E4 18 00 00 0A");
+        assertThat(exchange("57 00 00 00 00 00 00 00 02 6B 0A")).isEqualTo("54 00 00 00 00 00 00 00 02 0A");
     }
 
     // ------------------------------------------------------------------ fixture

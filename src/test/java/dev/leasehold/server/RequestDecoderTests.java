@@ -41,7 +41,19 @@ class RequestDecoderTests {
                 new Object[] {"53 0A 1E 00 00 00 00 00 00 00 01 00 00 63 66 67 0A",
                         new Request.SharedAcquire(10, 30, 1, 0, Request.key("cfg"))},
                 new Object[] {"53 00 05 0A 0A 0A 0A 0A 0A 0A 0A 00 04 61 70 69 0A",
-                        new Request.SharedAcquire(0, 5, 0x0A0A0A0A0A0A0A0AL, 4, Request.key("api"))});
+                        new Request.SharedAcquire(0, 5, 0x0A0A0A0A0A0A0A0AL, 4, Request.key("api"))},
+                // section 14.7 (the example with a value is valuesOnAServerThatTakesThem: values are off here)
+                new Object[] {"48 01 04 0A", new Request.Hello(0x0104)},
+                new Object[] {"4D 00 00 00 00 C8 1E 00 00 00 00 00 00 00 01 00 00 00 00 6F 72 64 65 72 73 2F 34 32 0A",
+                        Request.MilliAcquire.exclusive(200, 30, 1, Request.key("orders/42"))},
+                new Object[] {"4D 01 00 00 05 DC 0A 00 00 00 00 00 00 00 02 00 00 00 00 63 66 67 0A",
+                        Request.MilliAcquire.shared(1500, 10, 2, 0, Request.key("cfg"))},
+                new Object[] {"4D 01 00 00 00 00 05 00 00 00 00 00 00 00 03 00 04 00 00 61 70 69 0A",
+                        Request.MilliAcquire.shared(0, 5, 3, 4, Request.key("api"))},
+                // section 15.7
+                new Object[] {"57 00 00 00 00 00 00 00 01 6F 72 64 65 72 73 2F 34 32 0A",
+                        new Request.Withdraw(1, Request.key("orders/42"))},
+                new Object[] {"57 00 00 00 00 00 00 00 0A 6B 0A", new Request.Withdraw(10, Request.key("k"))});
     }
 
     @ParameterizedTest
@@ -113,6 +125,14 @@ class RequestDecoderTests {
         assertError("5A", ErrorCode.UNKNOWN_OP, "0x5A");
     }
 
+    /** This build serves H, M and W of revision 1.4, not O, U and V (sections 16, 17): X 1 at their op byte. */
+    @Test
+    void observeUnobserveAndValueAreUnknownOpsInThisBuild() {
+        assertError("4F 00 00 00 00 00 00 00 01 6B 0A", ErrorCode.UNKNOWN_OP, "0x4F");
+        assertError("55 00 00 00 00 00 00 00 01 0A", ErrorCode.UNKNOWN_OP, "0x55");
+        assertError("56 00 00 00 00 00 00 03 E8 00 00 6B 0A", ErrorCode.UNKNOWN_OP, "0x56");
+    }
+
     @Test
     void loneNewlineWhereAnOpIsExpectedIsAnUnknownOp() {
         assertError("0A", ErrorCode.UNKNOWN_OP, "0x0A");
@@ -147,6 +167,107 @@ class RequestDecoderTests {
         ch = new EmbeddedChannel(new RequestDecoder(512, TIMEOUT_NANOS, System::nanoTime, 16));
         ch.writeInbound(buf(bytes("53 05 05 00 00 00 00 00 00 00 01 00 10 6B 0A")));
         assertThat((Object) ch.readInbound()).isEqualTo(new Request.SharedAcquire(5, 5, 1, 16, Request.key("k")));
+    }
+
+    /**
+     * PROTOCOL.md 14.4: every {@code X 3} of an {@code M} is decided from its 19-byte header alone,
+     * as soon as the 19th byte arrives, reading nothing after it (the two headers of 14.7 first).
+     */
+    @Test
+    void anMHeaderThatBreaksTheRulesIsErrorThreeAtItsNineteenthByte() {
+        String[][] bad = {
+            {"4D 00 00 36 EE 81 1E 00 00 00 00 00 00 00 01 00 00 00 00", "max-wait"}, // wait_ms 3600001
+            {"4D 00 00 00 00 C8 1E 00 00 00 00 00 00 00 01 00 00 04 01", "max-value-bytes"}, // vlen 1025
+            {"4D 00 00 03 E4 19 1E 00 00 00 00 00 00 00 01 00 00 00 00", "max-wait"}, // 255001 ms
+            {"4D 02 00 00 00 C8 1E 00 00 00 00 00 00 00 01 00 00 00 00", "reserved"}, // a reserved flag bit
+            {"4D 80 00 00 00 C8 1E 00 00 00 00 00 00 00 01 00 00 00 00", "reserved"},
+            {"4D 00 00 00 00 C8 00 00 00 00 00 00 00 00 01 00 00 00 00", "lease 0"},
+            {"4D 00 00 00 00 C8 1E 00 00 00 00 00 00 00 01 00 04 00 00", "exclusive"}, // limit on an exclusive M
+            {"4D 01 00 00 00 C8 1E 00 00 00 00 00 00 00 01 04 01 00 00", "max-shared-holders-per-key"}, // 1025
+            {"4D 00 00 00 00 C8 1E 00 00 00 00 00 00 00 01 00 00 00 01", "values are off"}, // vlen 1, values off
+        };
+        for (String[] b : bad) {
+            byte[] header = bytes(b[0]);
+            assertThat(header).hasSize(19);
+            EmbeddedChannel ch = channel(512);
+            ch.writeInbound(buf(slice(header, 0, 18)));
+            assertThat((Object) ch.readInbound()).as("nothing before the 19th byte: %s", b[0]).isNull();
+            ch.writeInbound(buf(slice(header, 18, 19)));
+            ProtocolError e = ch.readInbound();
+            assertThat(e).as(b[0]).isNotNull();
+            assertThat(e.code()).as(b[0]).isEqualTo(ErrorCode.BAD_ARGUMENT);
+            assertThat(e.message()).as(b[0]).contains(b[1]);
+            ch.finishAndReleaseAll();
+        }
+        // The lowest and highest waits of this decoder's max-wait (255 s) pass.
+        assertDecodes(channel(512), "4D 00 00 03 E4 18 1E 00 00 00 00 00 00 00 01 00 00 00 00 6B 0A",
+                Request.MilliAcquire.exclusive(255_000, 30, 1, Request.key("k")));
+        assertDecodes(channel(512), "4D 00 00 00 00 01 1E 00 00 00 00 00 00 00 01 00 00 00 00 6B 0A",
+                Request.MilliAcquire.exclusive(1, 30, 1, Request.key("k")));
+    }
+
+    @Test
+    void maxWaitIsTheDecodersSetting() {
+        EmbeddedChannel ch = new EmbeddedChannel(new RequestDecoder(512, TIMEOUT_NANOS, System::nanoTime, 16,
+                3_600_000, 0));
+        assertDecodes(ch, "4D 00 00 36 EE 80 1E 00 00 00 00 00 00 00 01 00 00 00 00 6B 0A",
+                Request.MilliAcquire.exclusive(3_600_000, 30, 1, Request.key("k")));
+        // A shared M is checked against max-shared-holders-per-key as an S is.
+        ch = new EmbeddedChannel(new RequestDecoder(512, TIMEOUT_NANOS, System::nanoTime, 16, 3_600_000, 0));
+        ch.writeInbound(buf(bytes("4D 01 00 00 00 00 05 00 00 00 00 00 00 00 03 00 11")));
+        assertThat((Object) ch.readInbound()).isNull();
+        ch.writeInbound(buf(bytes("00 00")));
+        assertThat(((ProtocolError) ch.readInbound()).message()).contains("max-shared-holders-per-key (16)");
+    }
+
+    /**
+     * PROTOCOL.md 14.7's campaign example: on a decoder that takes values (this build's server
+     * does not), the value is read by count, its 0x0A bytes included, then the key; a shared
+     * {@code M} with a value is still {@code X 3}.
+     */
+    @Test
+    void valuesOnADecoderThatTakesThem() {
+        String campaign = "4D 00 00 03 E4 18 0F 0A 0A 0A 0A 0A 0A 0A 0A 00 00 00 02 6E 31 6C 65 61 64 0A";
+        Request expected = new Request.MilliAcquire(0, 255_000, 15, 0x0A0A0A0A0A0A0A0AL, 0, Request.key("n1"),
+                Request.key("lead"));
+        byte[] frame = bytes(campaign);
+        for (int cut = 1; cut < frame.length; cut++) {
+            EmbeddedChannel ch = valueChannel();
+            ch.writeInbound(buf(slice(frame, 0, cut)));
+            assertThat((Object) ch.readInbound()).as("cut %d", cut).isNull();
+            ch.writeInbound(buf(slice(frame, cut, frame.length)));
+            assertThat((Object) ch.readInbound()).as("cut %d", cut).isEqualTo(expected);
+        }
+        // A value of 0x0A bytes only: read by count, not taken for the terminator.
+        assertDecodes(valueChannel(), "4D 00 00 00 00 00 05 00 00 00 00 00 00 00 01 00 00 00 03 0A 0A 0A 6B 0A",
+                new Request.MilliAcquire(0, 0, 5, 1, 0, new byte[] {10, 10, 10}, Request.key("k")));
+        EmbeddedChannel ch = valueChannel();
+        ch.writeInbound(buf(bytes("4D 01 00 00 00 00 05 00 00 00 00 00 00 00 01 00 00 00 01")));
+        assertThat(((ProtocolError) ch.readInbound()).message()).contains("shared");
+        ch = valueChannel();
+        ch.writeInbound(buf(bytes("4D 00 00 00 00 00 05 00 00 00 00 00 00 00 01 01 01 00 01")));
+        assertThat(((ProtocolError) ch.readInbound()).message()).contains("exclusive");
+        ch = valueChannel();
+        ch.writeInbound(buf(bytes("4D 00 00 00 00 00 05 00 00 00 00 00 00 00 01 00 00 01 01")));
+        assertThat(((ProtocolError) ch.readInbound()).message()).contains("max-value-bytes (256)");
+    }
+
+    @Test
+    void helloWithoutTerminatorIsErrorSixAndWithdrawChecksItsKey() {
+        assertError("48 01 04 41", ErrorCode.MISSING_TERMINATOR, "Hello");
+        assertError("57 00 00 00 00 00 00 00 01 0A", ErrorCode.BAD_KEY, "empty");
+        assertError("57 00 00 00 00 00 00 00 01 C3 0A", ErrorCode.BAD_KEY, "UTF-8");
+    }
+
+    private static EmbeddedChannel valueChannel() {
+        return new EmbeddedChannel(new RequestDecoder(512, TIMEOUT_NANOS, System::nanoTime, 16, 255_000, 256));
+    }
+
+    private static void assertDecodes(EmbeddedChannel ch, String hex, Request expected) {
+        ch.writeInbound(buf(bytes(hex)));
+        assertThat((Object) ch.readInbound()).as(hex).isEqualTo(expected);
+        assertThat((Object) ch.readInbound()).isNull();
+        ch.finishAndReleaseAll();
     }
 
     @Test

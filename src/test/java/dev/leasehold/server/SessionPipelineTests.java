@@ -117,6 +117,55 @@ class SessionPipelineTests {
         ch.finishAndReleaseAll();
     }
 
+    /**
+     * Revision 1.4 through the session, on a manual clock (PROTOCOL.md sections 14 and 15): {@code H}
+     * answered at once with this node's max-wait and values off; an {@code M} of 200 ms on a held key
+     * answered {@code T} no earlier than 200 ms and within the timer's resolution; a {@code W} of a
+     * queued {@code M} answered by that acquire's {@code T} in the same read, the next waiter
+     * granted by the holder's Release; an {@code M} with a value {@code X 3}.
+     */
+    @Test
+    void helloMillisecondAcquireAndWithdrawOnAManualClock() {
+        AtomicLong now = new AtomicLong(1_000_000_000L);
+        dev.leasehold.registry.NanoClock clock = now::get;
+        AtomicLong tokens = new AtomicLong(999);
+        LockRegistry registry = new LockRegistry(new RegistryLimits(100, 1000, 100, 1000), clock,
+                tokens::incrementAndGet, LeaseHorizon.UNBOUNDED, new SessionNotifier(clock, RegistryObserver.NONE),
+                RegistryObserver.NONE);
+        RequestDecoder decoder = new RequestDecoder(512, TimeUnit.SECONDS.toNanos(10), clock, 1024, 300_000,
+                LeaseholdServer.MAX_VALUE_BYTES);
+        EmbeddedChannel ch = new EmbeddedChannel(decoder, new SessionHandler(new SessionHandler.Shared(registry,
+                clock, new ServerStats(), null, new ProtocolErrorLog(clock), TimeUnit.SECONDS.toNanos(10),
+                Outboxes.direct(), 300_000), decoder));
+
+        assertThat(exchange(ch, "48 01 04 0A")).as("H: revision 1.4, max-wait 300000 ms, values off")
+                .isEqualTo("48 01 04 00 04 93 E0 00 00 0A");
+        assertThat(exchange(ch, "41 00 1E 00 00 00 00 00 00 00 01 6B 0A")).as("owner 1 takes k, token 1000")
+                .isEqualTo("41 00 00 00 00 00 00 00 01 00 00 00 00 00 00 03 E8 00 00 00 00 0A");
+        assertThat(exchange(ch, "4D 00 00 00 00 C8 1E 00 00 00 00 00 00 00 02 00 00 00 00 6B 0A"))
+                .as("M owner 2, wait 200 ms: queued").isEmpty();
+        now.addAndGet(TimeUnit.MILLISECONDS.toNanos(199));
+        registry.advance();
+        assertThat(EmbeddedWire.written(ch)).as("no T before 200 ms").isEmpty();
+        now.addAndGet(TimeUnit.MILLISECONDS.toNanos(1) + RegistryTimer.PERIOD_MILLIS * 1_000_000);
+        registry.advance();
+        assertThat(EmbeddedWire.written(ch)).as("T within the timer's resolution").isEqualTo("54 00 00 00 00 00 00 00 02 0A");
+
+        assertThat(exchange(ch, "4D 00 00 00 27 10 1E 00 00 00 00 00 00 00 03 00 00 00 00 6B 0A")
+                + exchange(ch, "4D 00 00 00 27 10 1E 00 00 00 00 00 00 00 04 00 00 00 00 6B 0A"))
+                .as("owners 3 and 4 queue, 10 s each").isEmpty();
+        assertThat(exchange(ch, "57 00 00 00 00 00 00 00 03 6B 0A")).as("W owner 3: its T at once, nothing else")
+                .isEqualTo("54 00 00 00 00 00 00 00 03 0A");
+        assertThat(exchange(ch, "57 00 00 00 00 00 00 00 03 6B 0A")).as("W again: no match, no answer").isEmpty();
+        assertThat(exchange(ch, "52 00 00 00 00 00 00 03 E8 6B 0A")).as("the Release grants owner 4, token 1001")
+                .startsWith("41 00 00 00 00 00 00 00 04 00 00 00 00 00 00 03 E9")
+                .endsWith("52 00 00 00 00 00 00 03 E8 0A");
+        assertThat(exchange(ch, "4D 00 00 00 00 C8 1E 00 00 00 00 00 00 00 05 00 00 00 01"))
+                .as("vlen 1 while values are off: X 3 from the header")
+                .startsWith("58 03 ").contains(hex("leasehold.max-value-bytes"));
+        ch.finishAndReleaseAll();
+    }
+
     @Test
     void unexpectedExceptionIsAWarnWithThePeerAndClosesTheSession() {
         EmbeddedChannel ch = pipeline(1);

@@ -508,6 +508,9 @@ public final class FaultProxy implements AutoCloseable {
                 case CHECK -> ((Request.Check) r).token();
                 case PING -> ((Request.Ping) r).nonce();
                 case SHARED_ACQUIRE -> ((Request.SharedAcquire) r).owner();
+                case MILLI_ACQUIRE -> ((Request.MilliAcquire) r).owner();
+                case WITHDRAW -> ((Request.Withdraw) r).owner();
+                case HELLO -> ((Request.Hello) r).revision();
             };
             if (r instanceof Request.Acquire a) {
                 acquires.add(new SeenAcquire(connection, a.waitSeconds(), a.leaseSeconds(), a.owner(), key, now));

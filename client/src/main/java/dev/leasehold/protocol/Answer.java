@@ -5,7 +5,7 @@ package dev.leasehold.protocol;
  * answers by {@code token}, Pongs by {@code nonce}.
  */
 public sealed interface Answer permits Answer.Acquired, Answer.TimedOut, Answer.Busy, Answer.Released,
-        Answer.Extended, Answer.NotHeld, Answer.Current, Answer.Pong, Answer.Error, Answer.LimitMismatch {
+        Answer.Extended, Answer.NotHeld, Answer.Current, Answer.Pong, Answer.Error, Answer.LimitMismatch, Answer.Hello {
 
     AnswerType type();
 
@@ -78,6 +78,17 @@ public sealed interface Answer permits Answer.Acquired, Answer.TimedOut, Answer.
         @Override
         public AnswerType type() {
             return AnswerType.PONG;
+        }
+    }
+
+    /**
+     * The server's revision and limits (PROTOCOL.md 14.1): the longest {@code wait_ms} an
+     * {@code M} may carry and the longest value (0: values off).
+     */
+    record Hello(int revision, long maxWaitMillis, int maxValueBytes) implements Answer {
+        @Override
+        public AnswerType type() {
+            return AnswerType.HELLO;
         }
     }
 

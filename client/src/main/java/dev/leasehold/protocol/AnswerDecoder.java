@@ -60,6 +60,11 @@ public final class AnswerDecoder {
 
     private Answer fixed(AnswerType type) {
         ByteBuffer f = ByteBuffer.wrap(frame, 1, type.frameBytes() - 2);
+        if (type == AnswerType.HELLO) {
+            // The one answer whose body does not start with a u64.
+            return new Answer.Hello(Short.toUnsignedInt(f.getShort()), Integer.toUnsignedLong(f.getInt()),
+                    Short.toUnsignedInt(f.getShort()));
+        }
         long first = f.getLong();
         return switch (type) {
             case ACQUIRED -> new Answer.Acquired(first, f.getLong(), Integer.toUnsignedLong(f.getInt()));
@@ -71,6 +76,7 @@ public final class AnswerDecoder {
             case CURRENT -> new Answer.Current(first);
             case PONG -> new Answer.Pong(first);
             case LIMIT_MISMATCH -> new Answer.LimitMismatch(first, Short.toUnsignedInt(f.getShort()));
+            case HELLO -> throw new IllegalStateException("decoded above");
             case ERROR -> throw new IllegalStateException("variable-length");
         };
     }

@@ -24,7 +24,12 @@ public enum AnswerType {
     /** {@code X code:u8 message \n}; the server closes the session after it. */
     ERROR('X', -1),
     /** {@code L owner:u64 limit:u16 \n}: a shared acquire's limit is not the key's (PROTOCOL.md 13.2). */
-    LIMIT_MISMATCH('L', 12);
+    LIMIT_MISMATCH('L', 12),
+    /**
+     * {@code H rev:u16 max_wait_ms:u32 max_value_bytes:u16 \n}: the server's revision and limits,
+     * answering a Hello (PROTOCOL.md 14.1).
+     */
+    HELLO('H', 10);
 
     private static final AnswerType[] BY_BYTE = new AnswerType[256];
 

@@ -25,6 +25,12 @@ public final class FrameWriter {
             case PING -> RequestType.PING.headerBytes() + 1;
             case SHARED_ACQUIRE -> RequestType.SHARED_ACQUIRE.headerBytes()
                     + ((Request.SharedAcquire) request).key().length + 1;
+            case HELLO -> RequestType.HELLO.headerBytes() + 1;
+            case MILLI_ACQUIRE -> {
+                Request.MilliAcquire m = (Request.MilliAcquire) request;
+                yield RequestType.MILLI_ACQUIRE.headerBytes() + m.value().length + m.key().length + 1;
+            }
+            case WITHDRAW -> RequestType.WITHDRAW.headerBytes() + ((Request.Withdraw) request).key().length + 1;
         };
     }
 
@@ -47,6 +53,9 @@ public final class FrameWriter {
             case CHECK -> checkBody((Request.Check) request, out);
             case PING -> out.putLong(((Request.Ping) request).nonce());
             case SHARED_ACQUIRE -> sharedAcquireBody((Request.SharedAcquire) request, out);
+            case HELLO -> out.putShort((short) ((Request.Hello) request).revision());
+            case MILLI_ACQUIRE -> milliAcquireBody((Request.MilliAcquire) request, out);
+            case WITHDRAW -> out.putLong(((Request.Withdraw) request).owner()).put(((Request.Withdraw) request).key());
         };
         body.put(Wire.TERMINATOR);
     }
@@ -58,6 +67,11 @@ public final class FrameWriter {
     private static ByteBuffer sharedAcquireBody(Request.SharedAcquire a, ByteBuffer out) {
         return out.put((byte) a.waitSeconds()).put((byte) a.leaseSeconds()).putLong(a.owner())
                 .putShort((short) a.limit()).put(a.key());
+    }
+
+    private static ByteBuffer milliAcquireBody(Request.MilliAcquire m, ByteBuffer out) {
+        return out.put((byte) m.flags()).putInt((int) m.waitMillis()).put((byte) m.leaseSeconds()).putLong(m.owner())
+                .putShort((short) m.limit()).putShort((short) m.value().length).put(m.value()).put(m.key());
     }
 
     private static ByteBuffer releaseBody(Request.Release r, ByteBuffer out) {

@@ -7,7 +7,7 @@ import java.util.Arrays;
  * A decoded client request. Keys are kept as the exact bytes received: the protocol compares
  * keys byte for byte, with no Unicode normalisation.
  */
-public sealed interface Request permits Request.Keyed, Request.Ping {
+public sealed interface Request permits Request.Keyed, Request.Ping, Request.Hello {
 
     RequestType type();
 
@@ -16,7 +16,7 @@ public sealed interface Request permits Request.Keyed, Request.Ping {
      * session's ACL (PROTOCOL.md section 4), and in cluster mode only the leader serves it
      * (section 10).
      */
-    sealed interface Keyed extends Request permits Acquiring, Release, Extend, Check {
+    sealed interface Keyed extends Request permits Acquiring, Release, Extend, Check, Withdraw {
 
         /** The key, as the exact bytes received. */
         byte[] key();
@@ -24,13 +24,15 @@ public sealed interface Request permits Request.Keyed, Request.Ping {
 
     /**
      * A request for a grant, in any {@link HoldMode}: the server decides and answers every one
-     * the same way (PROTOCOL.md sections 3 and 13), so it serves them through this view and asks
-     * only the mode what differs.
+     * the same way (PROTOCOL.md sections 3, 13 and 14), so it serves them through this view and
+     * asks only the mode what differs. The wait is in milliseconds for every one of them: an
+     * {@code A} or {@code S} carries whole seconds, an {@code M} milliseconds, and the registry
+     * times them all alike.
      */
-    sealed interface Acquiring extends Keyed permits Acquire, SharedAcquire {
+    sealed interface Acquiring extends Keyed permits Acquire, SharedAcquire, MilliAcquire {
 
-        /** Seconds it may wait in the key's queue; 0 never queues. */
-        int waitSeconds();
+        /** Milliseconds it may wait in the key's queue; 0 never queues. */
+        long waitMillis();
 
         /** The lease asked for, in seconds. */
         int leaseSeconds();
@@ -50,6 +52,12 @@ public sealed interface Request permits Request.Keyed, Request.Ping {
         @Override
         public RequestType type() {
             return RequestType.ACQUIRE;
+        }
+
+        /** {@code waitSeconds} in milliseconds. */
+        @Override
+        public long waitMillis() {
+            return waitSeconds * 1000L;
         }
 
         @Override
@@ -86,6 +94,12 @@ public sealed interface Request permits Request.Keyed, Request.Ping {
             return RequestType.SHARED_ACQUIRE;
         }
 
+        /** {@code waitSeconds} in milliseconds. */
+        @Override
+        public long waitMillis() {
+            return waitSeconds * 1000L;
+        }
+
         /** {@link HoldMode#READ} for limit 0, else a semaphore of {@code limit} permits. */
         @Override
         public HoldMode mode() {
@@ -107,6 +121,88 @@ public sealed interface Request permits Request.Keyed, Request.Ping {
         public String toString() {
             return "SharedAcquire[wait=" + waitSeconds + "s, lease=" + leaseSeconds + "s, owner=" + owner + ", limit="
                     + limit + ", key=" + Keys.printable(key) + "]";
+        }
+    }
+
+    /**
+     * An acquire whose wait is in milliseconds (PROTOCOL.md 14.2): the {@link Acquire} (flags bit 0
+     * clear, {@code limit} 0) or the {@link SharedAcquire} (bit 0 set) it stands for, optionally
+     * carrying the grant's value (section 17; exclusive only, empty for none).
+     *
+     * @param flags bit 0: {@link #SHARED}; bits 1 to 7 are reserved and 0
+     * @param waitMillis 0 is one immediate attempt that never queues
+     * @param value the grant's value, {@code vlen} bytes; empty for none
+     */
+    record MilliAcquire(int flags, long waitMillis, int leaseSeconds, long owner, int limit, byte[] value,
+            byte[] key) implements Acquiring {
+
+        /** Flags bit 0: a shared acquire (an {@code S}); clear, an exclusive one (an {@code A}). */
+        public static final int SHARED = 0x01;
+
+        /** An exclusive {@code M} without a value. */
+        public static MilliAcquire exclusive(long waitMillis, int leaseSeconds, long owner, byte[] key) {
+            return new MilliAcquire(0, waitMillis, leaseSeconds, owner, 0, new byte[0], key);
+        }
+
+        /** A shared {@code M}: {@code limit} 0 a read lock, n a semaphore of n permits. */
+        public static MilliAcquire shared(long waitMillis, int leaseSeconds, long owner, int limit, byte[] key) {
+            return new MilliAcquire(SHARED, waitMillis, leaseSeconds, owner, limit, new byte[0], key);
+        }
+
+        @Override
+        public RequestType type() {
+            return RequestType.MILLI_ACQUIRE;
+        }
+
+        /** Exclusive, or the shared mode its {@code limit} names (as an {@code S}'s). */
+        @Override
+        public HoldMode mode() {
+            return (flags & SHARED) != 0 ? HoldMode.ofLimit(limit) : HoldMode.EXCLUSIVE;
+        }
+
+        @Override
+        public boolean equals(Object o) {
+            return o instanceof MilliAcquire a && a.flags == flags && a.waitMillis == waitMillis
+                    && a.leaseSeconds == leaseSeconds && a.owner == owner && a.limit == limit
+                    && Arrays.equals(a.value, value) && Arrays.equals(a.key, key);
+        }
+
+        @Override
+        public int hashCode() {
+            return Long.hashCode(owner) * 31 + Arrays.hashCode(key);
+        }
+
+        @Override
+        public String toString() {
+            return "MilliAcquire[flags=" + flags + ", wait=" + waitMillis + "ms, lease=" + leaseSeconds + "s, owner="
+                    + owner + ", limit=" + limit + ", vlen=" + value.length + ", key=" + Keys.printable(key) + "]";
+        }
+    }
+
+    /**
+     * Withdraw this session's acquires of {@code owner} still queued on {@code key} (PROTOCOL.md
+     * section 15): each gets its {@code T} at once; one granted first keeps its {@code A}. No
+     * answer of its own.
+     */
+    record Withdraw(long owner, byte[] key) implements Keyed {
+        @Override
+        public RequestType type() {
+            return RequestType.WITHDRAW;
+        }
+
+        @Override
+        public boolean equals(Object o) {
+            return o instanceof Withdraw w && w.owner == owner && Arrays.equals(w.key, key);
+        }
+
+        @Override
+        public int hashCode() {
+            return Long.hashCode(owner) * 31 + Arrays.hashCode(key);
+        }
+
+        @Override
+        public String toString() {
+            return "Withdraw[owner=" + owner + ", key=" + Keys.printable(key) + "]";
         }
     }
 
@@ -188,6 +284,19 @@ public sealed interface Request permits Request.Keyed, Request.Ping {
         @Override
         public RequestType type() {
             return RequestType.PING;
+        }
+    }
+
+    /**
+     * Ask which revision and limits the server speaks (PROTOCOL.md 14.1); answered at once by
+     * every node, and changes nothing.
+     *
+     * @param revision the highest revision the client speaks, e.g. {@link Wire#REVISION_1_4}
+     */
+    record Hello(int revision) implements Request {
+        @Override
+        public RequestType type() {
+            return RequestType.HELLO;
         }
     }
 

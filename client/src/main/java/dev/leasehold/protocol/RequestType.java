@@ -20,7 +20,23 @@ public enum RequestType {
      * {@code S wait:u8 lease:u8 owner:u64 limit:u16 key \n}: a shared acquire (PROTOCOL.md
      * section 13), a read lock (limit 0) or a semaphore permit (limit N).
      */
-    SHARED_ACQUIRE('S', 13, true);
+    SHARED_ACQUIRE('S', 13, true),
+    /**
+     * {@code H rev:u16 \n}: which revision and limits the server speaks (PROTOCOL.md 14.1). No key;
+     * changes nothing.
+     */
+    HELLO('H', 3, false),
+    /**
+     * {@code M flags:u8 wait_ms:u32 lease:u8 owner:u64 limit:u16 vlen:u16 value key \n}: an
+     * acquire, exclusive or shared, whose wait is in milliseconds (PROTOCOL.md 14.2). The
+     * {@code vlen} bytes of value follow the 19-byte header and are read by count, then the key.
+     */
+    MILLI_ACQUIRE('M', 19, true),
+    /**
+     * {@code W owner:u64 key \n}: withdraw this session's queued acquires of {@code owner} on the
+     * key (PROTOCOL.md section 15). No answer of its own.
+     */
+    WITHDRAW('W', 9, true);
 
     private static final RequestType[] BY_BYTE = new RequestType[256];
 

@@ -36,6 +36,9 @@ public final class AnswerWriter {
             case ERROR -> out.put((byte) ((Answer.Error) answer).code()).put(message);
             case LIMIT_MISMATCH -> out.putLong(((Answer.LimitMismatch) answer).owner())
                     .putShort((short) ((Answer.LimitMismatch) answer).limit());
+            case HELLO -> out.putShort((short) ((Answer.Hello) answer).revision())
+                    .putInt((int) ((Answer.Hello) answer).maxWaitMillis())
+                    .putShort((short) ((Answer.Hello) answer).maxValueBytes());
         };
         body.put(Wire.TERMINATOR);
         return out.array();

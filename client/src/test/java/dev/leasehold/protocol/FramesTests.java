@@ -72,11 +72,66 @@ class FramesTests {
                 .isEqualTo(new Request.SharedAcquire(0, 5, 0x0A0A0A0A0A0A0A0AL, 4, Request.key("api")));
     }
 
+    /** PROTOCOL.md 14.7: Hello and its answer, and every {@code M} example, both ways. */
+    @Test
+    void helloAndMilliAcquireMatchTheExamplesOfSection14() throws Exception {
+        assertFrame(new Request.Hello(0x0104), "48 01 04 0A");
+        byte[] hello = HexFormat.ofDelimiter(" ").parseHex("48 01 04 00 03 E4 18 01 00 0A");
+        for (int cut = 0; cut < hello.length; cut++) {
+            AnswerDecoder d = new AnswerDecoder();
+            assertThat(d.next(ByteBuffer.wrap(hello, 0, cut))).isNull();
+            assertThat(d.next(ByteBuffer.wrap(hello, cut, hello.length - cut)))
+                    .isEqualTo(new Answer.Hello(0x0104, 255_000, 256));
+        }
+        assertThat(AnswerWriter.encode(new Answer.Hello(0x0104, 255_000, 256))).isEqualTo(hello);
+        // A 1.3 server's answer to the same Hello, after which it closes the session.
+        assertThat(new AnswerDecoder().next(ByteBuffer.wrap(HexFormat.ofDelimiter(" ")
+                .parseHex("58 01 75 6E 6B 6E 6F 77 6E 20 6F 70 20 30 78 34 38 0A"))))
+                .isEqualTo(new Answer.Error(1, "unknown op 0x48"));
+        assertFrame(Request.MilliAcquire.exclusive(200, 30, 1, Request.key("orders/42")),
+                "4D 00 00 00 00 C8 1E 00 00 00 00 00 00 00 01 00 00 00 00 6F 72 64 65 72 73 2F 34 32 0A");
+        assertFrame(Request.MilliAcquire.shared(1500, 10, 2, 0, Request.key("cfg")),
+                "4D 01 00 00 05 DC 0A 00 00 00 00 00 00 00 02 00 00 00 00 63 66 67 0A");
+        assertFrame(Request.MilliAcquire.shared(0, 5, 3, 4, Request.key("api")),
+                "4D 01 00 00 00 00 05 00 00 00 00 00 00 00 03 00 04 00 00 61 70 69 0A");
+        assertFrame(new Request.MilliAcquire(0, 255_000, 15, 0x0A0A0A0A0A0A0A0AL, 0, Request.key("n1"),
+                Request.key("lead")), "4D 00 00 03 E4 18 0F 0A 0A 0A 0A 0A 0A 0A 0A 00 00 00 02 6E 31 6C 65 61 64 0A");
+        assertThat(Request.MilliAcquire.exclusive(200, 30, 1, Request.key("k")).mode()).isEqualTo(HoldMode.EXCLUSIVE);
+        assertThat(Request.MilliAcquire.shared(0, 5, 3, 4, Request.key("k")).mode()).isEqualTo(HoldMode.permits(4));
+        assertThat(Request.MilliAcquire.shared(0, 5, 3, 0, Request.key("k")).mode()).isEqualTo(HoldMode.READ);
+        assertThat(new Request.Acquire(7, 5, 1, Request.key("k")).waitMillis()).isEqualTo(7000);
+        assertThat(new Request.SharedAcquire(255, 5, 1, 0, Request.key("k")).waitMillis()).isEqualTo(255_000);
+    }
+
+    /** PROTOCOL.md 15.7: Withdraw, both examples (the second's header ends in 0x0A). */
+    @Test
+    void withdrawMatchesTheExamplesOfSection15() throws Exception {
+        assertFrame(new Request.Withdraw(1, Request.key("orders/42")),
+                "57 00 00 00 00 00 00 00 01 6F 72 64 65 72 73 2F 34 32 0A");
+        assertFrame(new Request.Withdraw(10, Request.key("k")), "57 00 00 00 00 00 00 00 0A 6B 0A");
+    }
+
+    /**
+     * {@code request} encodes to {@code hexFrame}, and the test fixture {@link RequestReader} reads
+     * it back from those bytes, whole and split at every byte.
+     */
+    private static void assertFrame(Request request, String hexFrame) throws Exception {
+        byte[] frame = HexFormat.ofDelimiter(" ").parseHex(hexFrame);
+        assertThat(FrameWriter.encode(request)).as("%s", request).isEqualTo(frame);
+        for (int cut = 0; cut < frame.length; cut++) {
+            RequestReader reader = new RequestReader();
+            assertThat(reader.next(ByteBuffer.wrap(frame, 0, cut))).as("%s cut at %d", request, cut).isNull();
+            assertThat(reader.next(ByteBuffer.wrap(frame, cut, frame.length - cut))).as("%s cut at %d", request, cut)
+                    .isEqualTo(request);
+        }
+    }
+
     @Test
     void roundTripsEveryAnswer() throws Exception {
         Answer[] all = {new Answer.Acquired(1, 2, 4_000_000_000L), new Answer.TimedOut(3), new Answer.Busy(4),
                 new Answer.Released(5), new Answer.Extended(6), new Answer.NotHeld(7), new Answer.Current(9), new Answer.Pong(8),
-                new Answer.Error(2, "key of 3 bytes is not valid UTF-8"), new Answer.LimitMismatch(10, 65535)};
+                new Answer.Error(2, "key of 3 bytes is not valid UTF-8"), new Answer.LimitMismatch(10, 65535),
+                new Answer.Hello(0x0104, 3_600_000, 0)};
         ByteBuffer buf = ByteBuffer.allocate(1024);
         for (Answer a : all) {
             buf.put(AnswerWriter.encode(a));

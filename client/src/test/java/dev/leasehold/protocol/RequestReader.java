@@ -16,13 +16,17 @@ import java.util.Arrays;
  */
 public final class RequestReader {
 
-    private static final int MAX_HEADER = 13;
+    private static final int MAX_HEADER = 19;
+    /** The largest value a frame can carry ({@code vlen} is a u16). */
+    private static final int MAX_VALUE = 65535;
 
     private final int maxKeyBytes;
     /** Grows on demand up to header + key limit + terminator, so a large limit costs nothing until used. */
     private byte[] frame = new byte[64];
     private int filled;
     private RequestType type;
+    /** Where the key starts: after the header and, in an {@code M}, its {@code vlen} bytes of value. */
+    private int keyStart;
 
     /** A reader for keys up to {@link Wire#DEFAULT_MAX_KEY_BYTES}. */
     public RequestReader() {
@@ -53,17 +57,23 @@ public final class RequestReader {
                 }
             }
             if (filled == frame.length) {
-                frame = Arrays.copyOf(frame, (int) Math.min((long) MAX_HEADER + maxKeyBytes + 1, 2L * frame.length));
+                frame = Arrays.copyOf(frame,
+                        (int) Math.min((long) MAX_HEADER + MAX_VALUE + maxKeyBytes + 1, 2L * frame.length));
             }
             frame[filled++] = b;
             int header = type.headerBytes();
-            if (filled <= header) {
+            if (filled == header) {
+                // The value (PROTOCOL.md section 2, 1.4) is read by count: it may hold 0x0A too.
+                keyStart = header + (type == RequestType.MILLI_ACQUIRE
+                        ? ((frame[header - 2] & 0xFF) << 8 | frame[header - 1] & 0xFF) : 0);
+            }
+            if (filled <= Math.max(header, keyStart)) {
                 continue;
             }
             if (!type.hasKey() || b == Wire.TERMINATOR) {
                 return complete(b);
             }
-            if (filled - header > maxKeyBytes) {
+            if (filled - keyStart > maxKeyBytes) {
                 filled = 0;
                 throw new ProtocolException(type + " key longer than " + maxKeyBytes + " bytes");
             }
@@ -84,11 +94,11 @@ public final class RequestReader {
             throw new ProtocolException(String.format("%s: expected 0x0A after the header, found 0x%02X", type,
                     last & 0xFF));
         }
-        if (type.hasKey() && length == header + 1) {
+        if (type.hasKey() && length == keyStart + 1) {
             throw new ProtocolException(type + " with an empty key");
         }
         ByteBuffer f = ByteBuffer.wrap(frame, 1, header - 1);
-        byte[] key = Arrays.copyOfRange(frame, header, length - 1);
+        byte[] key = type.hasKey() ? Arrays.copyOfRange(frame, keyStart, length - 1) : new byte[0];
         return switch (type) {
             case ACQUIRE -> new Request.Acquire(f.get() & 0xFF, f.get() & 0xFF, f.getLong(), key);
             case RELEASE -> new Request.Release(f.getLong(), key);
@@ -97,6 +107,11 @@ public final class RequestReader {
             case PING -> new Request.Ping(f.getLong());
             case SHARED_ACQUIRE -> new Request.SharedAcquire(f.get() & 0xFF, f.get() & 0xFF, f.getLong(),
                     Short.toUnsignedInt(f.getShort()), key);
+            case HELLO -> new Request.Hello(Short.toUnsignedInt(f.getShort()));
+            case MILLI_ACQUIRE -> new Request.MilliAcquire(f.get() & 0xFF, Integer.toUnsignedLong(f.getInt()),
+                    f.get() & 0xFF, f.getLong(), Short.toUnsignedInt(f.getShort()),
+                    Arrays.copyOfRange(frame, header, keyStart), key);
+            case WITHDRAW -> new Request.Withdraw(f.getLong(), key);
         };
     }
 }

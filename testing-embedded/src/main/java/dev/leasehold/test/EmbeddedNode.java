@@ -54,7 +54,8 @@ final class EmbeddedNode {
         this.registry = NodeMode.registry(mode, RegistryLimits.defaults(), NanoClock.SYSTEM, RegistryObserver.NONE);
         LeaseholdServer.Settings defaults = LeaseholdServer.Settings.defaults(LOOPBACK, port);
         LeaseholdServer.Settings settings = new LeaseholdServer.Settings(defaults.host(), defaults.port(),
-                defaults.maxKeyBytes(), defaults.frameTimeout(), MAX_CONNECTIONS, IO_THREADS, DRAIN, LISTEN_BACKLOG);
+                defaults.maxKeyBytes(), defaults.frameTimeout(), MAX_CONNECTIONS, IO_THREADS, DRAIN, LISTEN_BACKLOG,
+                defaults.maxWait());
         this.server = NodeMode.server(mode, settings, registry, NanoClock.SYSTEM, new ServerStats(), ServerSecurity.NONE);
         this.timer = new RegistryTimer(registry);
     }

@@ -88,6 +88,8 @@ final class Correlator {
             case NOT_HELD -> tokenAnswer(((Answer.NotHeld) a).token(), a, receivedAt);
             case CURRENT -> tokenAnswer(((Answer.Current) a).token(), a, receivedAt);
             case PONG -> pong(((Answer.Pong) a).nonce(), receivedAt);
+            // This client sends no Hello yet (it speaks 1.3 frames): an H is no answer it waits for.
+            case HELLO -> false;
             case ERROR -> throw new IllegalArgumentException("not a correlated answer: " + a);
         };
     }
