@@ -6,7 +6,9 @@
 // A Client is safe for concurrent use; every blocking call takes a context.Context. A context
 // that ends early is an early deadline with section 9's consequences: nothing sent gives
 // ErrUnavailable, anything possibly sent gives ErrIndeterminate (and a grant that still
-// arrives is released by its exact token).
+// arrives is released by its exact token). The exception is a context cancelled while an
+// Acquire waits in the server's queue on a revision 1.4 session: the client withdraws it and
+// reports ErrCancelled once the server's answer proves nothing is held (PROTOCOL.md 9.14).
 package leasehold
 
 import (
@@ -36,6 +38,9 @@ type Client struct {
 	leader   string // the leader a follower named (X 8, X 9); new sessions go there
 	x8streak int    // X 8 answers in a row: the back-off of leader discovery
 	lastErr  error  // the last connection failure, quoted by Unavailable
+	// legacy: addresses whose server answered X 1 to Hello (a 1.3 server, 9.13): their
+	// sessions open with Ping and send 1.3 frames until a session to them fails.
+	legacy map[string]bool
 }
 
 type slot struct {
@@ -55,7 +60,8 @@ func New(opts Options) (*Client, error) {
 	if _, err := rand.Read(seed[:]); err != nil {
 		return nil, err
 	}
-	c := &Client{opts: o, now: time.Now, closedCh: make(chan struct{}), slots: make([]slot, o.PoolSize)}
+	c := &Client{opts: o, now: time.Now, closedCh: make(chan struct{}), slots: make([]slot, o.PoolSize),
+		legacy: map[string]bool{}}
 	c.compensate = c.releaseInBackground
 	c.ids = binary.BigEndian.Uint64(seed[:]) >> 1
 	for i := range c.slots {
@@ -67,14 +73,23 @@ func New(opts Options) (*Client, error) {
 func (c *Client) nextID() uint64 { return atomic.AddUint64(&c.ids, 1) }
 
 // Acquire asks for key's exclusive lock: wait is how long it may wait in the key's FIFO queue
-// (0 to 255 s; 0 = one immediate attempt), lease how long the grant lasts (whole seconds,
-// 1 to 255). It returns a Ticket, or an error matching ErrTimedOut, ErrBusy, ErrUnavailable,
-// ErrIndeterminate, ErrForbidden, ErrClosed or ErrInvalidArgument.
+// (0 to 255 s, kept to the millisecond; 0 = one immediate attempt), lease how long the grant
+// lasts (whole seconds, 1 to 255). It returns a Ticket, or an error matching ErrTimedOut,
+// ErrBusy, ErrUnavailable, ErrIndeterminate, ErrForbidden, ErrCancelled, ErrClosed or
+// ErrInvalidArgument.
 //
 // The call's deadline D is start + wait (start + TransportDeadline for wait = 0). A context
 // deadline L earlier than D + ResponseGrace moves D to L − ResponseGrace (or to L when that is
 // already past), so the server's answer can still come before L. The call returns by
-// D + ResponseGrace at the latest.
+// D + ResponseGrace at the latest. On a revision 1.4 session (PROTOCOL.md 9.13) the wait goes
+// out in milliseconds (M), so a 200 ms wait is answered after 200 ms, not a second; on a 1.3
+// session it is rounded up to whole seconds (A).
+//
+// A context cancelled while the acquire waits in the server's queue on a 1.4 session withdraws
+// it (W, 9.14): the call then returns ErrCancelled (also matching context.Canceled) once the
+// server's answer proves that nothing is held (a grant that came first is released by its
+// token), within ResponseGrace; otherwise, and on 1.3 sessions, a cancelled context ends the
+// call at once as before (ErrUnavailable if nothing was written, else ErrIndeterminate).
 func (c *Client) Acquire(ctx context.Context, key string, wait, lease time.Duration) (*Ticket, error) {
 	return c.acquire(ctx, key, wait, lease, false, 0)
 }
@@ -128,7 +143,8 @@ func (c *Client) acquire(ctx context.Context, key string, wait, lease time.Durat
 		r.waitZero = true
 		r.deadline = start.Add(c.opts.TransportDeadline)
 	} else {
-		r.deadline = start.Add(wait)
+		// kept to the millisecond, finer parts rounded up (9.13): 1.4 sessions send it as wait_ms
+		r.deadline = start.Add((wait + time.Millisecond - 1) / time.Millisecond * time.Millisecond)
 	}
 	if l, ok := ctx.Deadline(); ok && l.Before(r.deadline.Add(c.opts.ResponseGrace)) {
 		if early := l.Add(-c.opts.ResponseGrace); early.After(start) {
@@ -144,134 +160,10 @@ func (c *Client) acquire(ctx context.Context, key string, wait, lease time.Durat
 	return c.awaitAcquire(ctx, r)
 }
 
-func (c *Client) awaitAcquire(ctx context.Context, r *request) (*Ticket, error) {
-	atD := time.NewTimer(r.deadline.Sub(c.now()))
-	defer atD.Stop()
-	var grace <-chan time.Time
-	done := ctx.Done()
-	for {
-		select {
-		case res := <-r.done:
-			return res.ticket, res.err
-		case <-atD.C:
-			grace = c.atDeadline(r)
-		case <-grace:
-			c.afterGrace(r)
-		case <-done:
-			done = nil
-			c.abandon(r, ctx.Err())
-		}
-	}
-}
-
-// atDeadline is 9.8 at D: queued → Unavailable; partly written → close its exact session,
-// Indeterminate; written → wait for the answer until D + ResponseGrace.
-func (c *Client) atDeadline(r *request) <-chan time.Time {
-	r.mu.Lock()
-	if r.concluded {
-		r.mu.Unlock()
-		return nil
-	}
-	switch r.state {
-	case stateQueued:
-		r.concludeLocked(result{err: newError(ErrUnavailable, r.name(), r.key, "no session could send it before its deadline", c.lastConnectError())})
-		r.mu.Unlock()
-		return nil
-	case stateWriting:
-		s := r.sess
-		r.concludeLocked(result{err: newError(ErrIndeterminate, r.name(), r.key, "its write had begun but not finished at its deadline; that session was closed", nil)})
-		r.mu.Unlock()
-		s.close(fmt.Errorf("an acquire was partly written at its deadline"))
-		return nil
-	default:
-		r.mu.Unlock()
-		return time.After(r.deadline.Add(c.opts.ResponseGrace).Sub(c.now()))
-	}
-}
-
 func (c *Client) lastConnectError() error {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	return c.lastErr
-}
-
-func (c *Client) afterGrace(r *request) {
-	r.mu.Lock()
-	if r.concluded {
-		r.mu.Unlock()
-		return
-	}
-	if r.state == stateQueued { // sent again after an X 8 and not yet written
-		r.concludeLocked(result{err: newError(ErrUnavailable, r.name(), r.key, "no session could send it before its deadline", nil)})
-		r.mu.Unlock()
-		return
-	}
-	s := r.sess
-	r.concludeLocked(result{err: newError(ErrIndeterminate, r.name(), r.key, "no answer by its deadline plus the response grace; that session was closed", nil)})
-	r.mu.Unlock()
-	s.close(fmt.Errorf("an acquire had no answer by its deadline plus the response grace"))
-}
-
-// abandon concludes a call whose context ended: Unavailable if nothing was sent, else
-// Indeterminate. A sent request stays registered: a late grant is released by its token, and
-// at D + ResponseGrace without an answer its session is closed so the server drops the waiter.
-func (c *Client) abandon(r *request, cause error) {
-	r.mu.Lock()
-	if r.concluded {
-		r.mu.Unlock()
-		return
-	}
-	if r.state == stateQueued {
-		r.concludeLocked(result{err: newError(ErrUnavailable, r.name(), r.key, "the context ended before it was sent", cause)})
-		r.mu.Unlock()
-		return
-	}
-	s, owner := r.sess, r.owner
-	r.concludeLocked(result{err: newError(ErrIndeterminate, r.name(), r.key, "the context ended after it was possibly sent", cause)})
-	r.mu.Unlock()
-	time.AfterFunc(r.deadline.Add(c.opts.ResponseGrace).Sub(c.now()), func() {
-		if s.unanswered(owner) {
-			s.close(fmt.Errorf("an abandoned acquire had no answer by its deadline plus the response grace"))
-		}
-	})
-}
-
-// acquireAnswered settles an Acquire's answer. A grant passes the Ticket gate (9.7) only if
-// now < min(D, validUntil) and the call is still waiting; otherwise its exact token is
-// released (retried until the lease would have ended anyway) and the outcome is Indeterminate.
-func (c *Client) acquireAnswered(r *request, a answer) {
-	now := c.now()
-	c.mu.Lock()
-	c.x8streak = 0
-	c.mu.Unlock()
-	r.mu.Lock()
-	switch a.op {
-	case opTimeout:
-		r.concludeLocked(result{err: newError(ErrTimedOut, r.name(), r.key, "", nil)})
-	case opBusy:
-		r.concludeLocked(result{err: newError(ErrBusy, r.name(), r.key, "", nil)})
-	case opMismatch:
-		mismatch := &LimitMismatchError{Requested: int(r.limit), KeyLimit: int(a.limit)}
-		r.concludeLocked(result{err: newError(ErrLimitMismatch, r.name(), r.key, "", mismatch)})
-	case opAcquire:
-		lease := time.Duration(r.lease) * time.Second
-		queued := time.Duration(a.queuedMs) * time.Millisecond
-		validUntil := r.sendStart.Add(queued + lease - c.opts.margin(queued+lease))
-		leaseEnd := now.Add(lease + c.opts.margin(lease)) // no later than this, the server's lease has ended
-		gate := r.deadline
-		if validUntil.Before(gate) {
-			gate = validUntil
-		}
-		if r.concluded || !now.Before(gate) {
-			r.concludeLocked(result{err: newError(ErrIndeterminate, r.name(), r.key,
-				fmt.Sprintf("granted (token %d) only after its deadline or its safe validity; released by that token", a.token), nil)})
-			r.mu.Unlock()
-			c.compensate(r.key, a.token, leaseEnd)
-			return
-		}
-		r.concludeLocked(result{ticket: newTicket(c, r.key, a.token, validUntil, leaseEnd)})
-	}
-	r.mu.Unlock()
 }
 
 // releaseInBackground releases a grant nobody will use, retried until its lease would have ended.
@@ -354,6 +246,7 @@ func (c *Client) connectFailed(s *session, err error) {
 	defer c.mu.Unlock()
 	sl := &c.slots[s.slot]
 	c.lastErr = err
+	delete(c.legacy, s.addr) // the next session there asks with Hello again (9.13)
 	if s.addr == c.leader {
 		c.leader = ""
 	}
@@ -385,6 +278,7 @@ func (c *Client) sessionEnded(s *session, notExecuted bool, hint string, cause e
 	if sl.s == s {
 		sl.s = nil
 	}
+	delete(c.legacy, s.addr) // the next session there asks with Hello again (9.13)
 	if notExecuted {
 		c.lastErr = cause // an X 8: quoted by an Unavailable that follows (no leader found)
 	}
@@ -413,6 +307,18 @@ func (c *Client) sessionEnded(s *session, notExecuted bool, hint string, cause e
 		d = 500 * time.Millisecond
 	}
 	sl.delay = d
+}
+
+func (c *Client) isLegacy(addr string) bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.legacy[addr]
+}
+
+func (c *Client) markLegacy(addr string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.legacy[addr] = true
 }
 
 func minInt(a, b int) int {

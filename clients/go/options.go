@@ -33,6 +33,13 @@ type Options struct {
 	// TLS, when set, makes every session TLS (set Certificates for mutual TLS). An empty
 	// ServerName is filled with the host of the address dialled, so hostnames are verified.
 	TLS *tls.Config
+	// ProtocolRevision pins what the client speaks (PROTOCOL.md 9.13). RevisionAuto (the
+	// default, "" or "auto") opens each session with Hello (H) and sends revision 1.4 frames
+	// (millisecond waits in M, Withdraw W) where the server answers 1.4, else falls back to 1.3
+	// frames for that address until a session to it fails. Revision13 ("1.3") never sends H or
+	// any 1.4 frame. Revision14 ("1.4") requires 1.4: an address whose server answers H with
+	// X 1 is unusable (a request that could only go there ends ErrUnavailable).
+	ProtocolRevision string
 
 	// writeBuffer, when above 0, caps each session socket's send buffer (SO_SNDBUF). Tests only:
 	// a stalled server then blocks a write after a known, small number of bytes, whatever the
@@ -41,6 +48,13 @@ type Options struct {
 }
 
 const defaultPort = "7420"
+
+// The values of Options.ProtocolRevision.
+const (
+	RevisionAuto = "auto"
+	Revision13   = "1.3"
+	Revision14   = "1.4"
+)
 
 func (o Options) withDefaults() (Options, error) {
 	if len(o.Servers) == 0 {
@@ -57,6 +71,13 @@ func (o Options) withDefaults() (Options, error) {
 		servers[i] = s
 	}
 	o.Servers = servers
+	switch o.ProtocolRevision {
+	case "":
+		o.ProtocolRevision = RevisionAuto
+	case RevisionAuto, Revision13, Revision14:
+	default:
+		return o, fmt.Errorf("%w: ProtocolRevision %q is not %q, %q or %q", ErrInvalidArgument, o.ProtocolRevision, RevisionAuto, Revision13, Revision14)
+	}
 	def := func(d *time.Duration, v time.Duration) {
 		if *d <= 0 {
 			*d = v
@@ -96,6 +117,20 @@ func wireWait(deadline, now time.Time) (wait uint8, ok bool) {
 		secs = 255
 	}
 	return uint8(secs), true
+}
+
+// wireWaitMs is 9.13's wire wait of an M: the time left to D in milliseconds, rounded up, at
+// least 1; ok is false when D has passed (the request must not be sent).
+func wireWaitMs(deadline, now time.Time) (waitMs uint32, ok bool) {
+	left := deadline.Sub(now)
+	if left <= 0 {
+		return 0, false
+	}
+	ms := (left + time.Millisecond - 1) / time.Millisecond
+	if ms > 1<<32-1 {
+		ms = 1<<32 - 1
+	}
+	return uint32(ms), true
 }
 
 // wholeSeconds converts a lease or wait to the wire's u8 seconds.

@@ -43,6 +43,11 @@ type faultProxy struct {
 	acquires      []seenAcquire
 	releases      []uint64
 	grants        map[uint64]uint64
+	// rejectHello: a connection that opens with H is answered X 1 "unknown op 0x48" and closed,
+	// as a 1.3 server does (PROTOCOL.md 14.1); hellos counts the H frames seen, rejected or not.
+	rejectHello bool
+	hellos      int
+	withdraws   []uint64 // the owners of the W frames forwarded
 
 	// parsers and idle count the parser goroutines, and those blocked reading for more bytes
 	// (every complete frame they were given is recorded): see caughtUp.
@@ -76,7 +81,9 @@ func (p *faultProxy) caughtUp() {
 
 type seenAcquire struct {
 	owner  uint64
-	wait   int
+	wait   int // seconds (an M's wait_ms rounded up)
+	waitMs int // an M's wait_ms
+	milli  bool
 	lease  int
 	key    string
 	shared bool // an S (shared Acquire) with its limit
@@ -250,6 +257,15 @@ func (p *faultProxy) serve(client net.Conn) {
 		server.Close()
 		return
 	}
+	if p.rejectHello {
+		p.mu.Unlock()
+		first, ok := p.answerHelloAsA13Server(client, server)
+		if !ok {
+			return
+		}
+		client = &prefixConn{Conn: client, prefix: first}
+		p.mu.Lock()
+	}
 	c := &proxyConn{id: p.accepted, client: client, server: server, closed: make(chan struct{})}
 	p.accepted++
 	p.conns = append(p.conns, c)
@@ -266,6 +282,42 @@ func (p *faultProxy) serve(client net.Conn) {
 		defer p.mu.Unlock()
 		return p.delayS2C, p.stallS2C, p.swallow
 	})
+}
+
+// answerHelloAsA13Server reads the connection's first byte: an H is answered as a 1.3 server
+// does (X 1, then close); anything else is handed back to be forwarded.
+func (p *faultProxy) answerHelloAsA13Server(client, server net.Conn) ([]byte, bool) {
+	first := make([]byte, 1)
+	if _, err := io.ReadFull(client, first); err != nil {
+		client.Close()
+		server.Close()
+		return nil, false
+	}
+	if first[0] != 'H' {
+		return first, true
+	}
+	rest := make([]byte, 3)
+	io.ReadFull(client, rest)
+	p.set(func(p *faultProxy) { p.hellos++ })
+	client.Write([]byte("X\x01unknown op 0x48\n"))
+	client.Close()
+	server.Close()
+	return nil, false
+}
+
+// prefixConn is a connection whose first bytes were already read: Read returns them first.
+type prefixConn struct {
+	net.Conn
+	prefix []byte
+}
+
+func (c *prefixConn) Read(b []byte) (int, error) {
+	if len(c.prefix) > 0 {
+		n := copy(b, c.prefix)
+		c.prefix = c.prefix[n:]
+		return n, nil
+	}
+	return c.Conn.Read(b)
 }
 
 type chunk struct {
@@ -377,13 +429,23 @@ func (p *faultProxy) parseRequests() *io.PipeWriter {
 			if err != nil {
 				return
 			}
-			header := map[byte]int{'A': 10, 'R': 8, 'E': 9, 'C': 8, 'P': 8, 'S': 12}[op]
-			if op == 'A' || op == 'S' {
+			header := map[byte]int{'A': 10, 'R': 8, 'E': 9, 'C': 8, 'P': 8, 'S': 12, 'H': 2, 'M': 18, 'W': 8}[op]
+			if op == 'A' || op == 'S' || op == 'M' {
 				p.set(func(p *faultProxy) { p.acquireStarts++ })
 			}
 			h := make([]byte, header)
 			if _, err := io.ReadFull(r, h); err != nil {
 				return
+			}
+			if op == 'H' {
+				p.set(func(p *faultProxy) { p.hellos++ })
+				r.ReadByte() // its terminator
+				continue
+			}
+			if op == 'M' { // its value, by count (vlen), before the key
+				if _, err := io.CopyN(io.Discard, r, int64(binary.BigEndian.Uint16(h[16:18]))); err != nil {
+					return
+				}
 			}
 			rest, err := r.ReadBytes('\n')
 			if err != nil {
@@ -398,6 +460,14 @@ func (p *faultProxy) parseRequests() *io.PipeWriter {
 				a := seenAcquire{wait: int(h[0]), lease: int(h[1]), owner: binary.BigEndian.Uint64(h[2:10]),
 					shared: true, limit: int(binary.BigEndian.Uint16(h[10:12])), key: key}
 				p.set(func(p *faultProxy) { p.acquires = append(p.acquires, a) })
+			case 'M':
+				ms := int(binary.BigEndian.Uint32(h[1:5]))
+				a := seenAcquire{waitMs: ms, wait: (ms + 999) / 1000, milli: true, lease: int(h[5]), owner: binary.BigEndian.Uint64(h[6:14]),
+					shared: h[0]&1 == 1, limit: int(binary.BigEndian.Uint16(h[14:16])), key: key}
+				p.set(func(p *faultProxy) { p.acquires = append(p.acquires, a) })
+			case 'W':
+				owner := binary.BigEndian.Uint64(h[0:8])
+				p.set(func(p *faultProxy) { p.withdraws = append(p.withdraws, owner) })
 			case 'R':
 				tok := binary.BigEndian.Uint64(h[0:8])
 				p.set(func(p *faultProxy) { p.releases = append(p.releases, tok) })
@@ -443,6 +513,9 @@ func eventually(t testing.TB, within time.Duration, what string, cond func() boo
 }
 
 func (s seenAcquire) String() string {
+	if s.milli {
+		return fmt.Sprintf("M owner=%d wait_ms=%d shared=%v limit=%d key=%s", s.owner, s.waitMs, s.shared, s.limit, s.key)
+	}
 	if s.shared {
 		return fmt.Sprintf("S owner=%d wait=%d limit=%d key=%s", s.owner, s.wait, s.limit, s.key)
 	}

@@ -42,12 +42,16 @@ type request struct {
 	// deadline is D for an Acquire; for other requests the time after which it is not sent.
 	deadline time.Time
 
-	mu        sync.Mutex
-	state     reqState
-	sess      *session
-	sendStart time.Time
-	concluded bool
-	done      chan result // buffered 1; receives exactly one result
+	mu sync.Mutex
+	// withdrawn: a W for this Acquire was queued on its session (9.14); its answer now says
+	// Cancelled (T, or an A whose token is released). cancelCause is ctx.Err() then.
+	withdrawn   bool
+	cancelCause error
+	state       reqState
+	sess        *session
+	sendStart   time.Time
+	concluded   bool
+	done        chan result // buffered 1; receives exactly one result
 }
 
 func newRequest(op byte, key string, deadline time.Time) *request {
@@ -55,6 +59,14 @@ func newRequest(op byte, key string, deadline time.Time) *request {
 }
 
 func (r *request) isAcquire() bool { return r.op == opAcquire || r.op == opShared }
+
+// newWithdraw makes the W of an Acquire (9.14): written on the Acquire's session only, never
+// answered itself (the Acquire's answer is), never moved to another session.
+func newWithdraw(acq *request) *request {
+	w := newRequest(opWithdraw, acq.key, time.Time{})
+	w.owner = acq.owner
+	return w
+}
 
 // The Op of an Acquire's or a shared Acquire's errors.
 const (
@@ -86,32 +98,61 @@ func (r *request) conclude(res result) bool {
 	return r.concludeLocked(res)
 }
 
-func (r *request) encode(b []byte, now time.Time) ([]byte, bool) {
+// encoded is why encode wrote a request or not.
+type encoded int
+
+const (
+	encodedOK      encoded = iota
+	encodedLate            // D (or the request's deadline) passed: not sent
+	encodedOverMax         // the wire wait would pass the session's max-wait (9.13): not sent
+)
+
+// encode appends r's frame for a session of revision 1.4 (milli: an Acquire goes out as M,
+// whose wait may be at most maxWait) or 1.3 (A or S in whole seconds, 9.5).
+func (r *request) encode(b []byte, now time.Time, milli bool, maxWait time.Duration) ([]byte, encoded) {
 	switch r.op {
 	case opAcquire, opShared:
+		if milli {
+			var waitMs uint32
+			if !r.waitZero {
+				w, ok := wireWaitMs(r.deadline, now)
+				if !ok {
+					return b, encodedLate
+				}
+				if time.Duration(w)*time.Millisecond > maxWait {
+					return b, encodedOverMax
+				}
+				waitMs = w
+			} else if !now.Before(r.deadline) {
+				return b, encodedLate
+			}
+			return appendMilli(b, r.shared, waitMs, r.lease, r.owner, r.limit, r.key), encodedOK
+		}
 		var wait uint8
 		if !r.waitZero {
 			w, ok := wireWait(r.deadline, now)
 			if !ok {
-				return b, false
+				return b, encodedLate
 			}
 			wait = w
 		} else if !now.Before(r.deadline) {
-			return b, false
+			return b, encodedLate
 		}
 		if r.shared {
-			return appendShared(b, wait, r.lease, r.owner, r.limit, r.key), true
+			return appendShared(b, wait, r.lease, r.owner, r.limit, r.key), encodedOK
 		}
-		return appendAcquire(b, wait, r.lease, r.owner, r.key), true
+		return appendAcquire(b, wait, r.lease, r.owner, r.key), encodedOK
+	case opWithdraw:
+		return appendWithdraw(b, r.owner, r.key), encodedOK
 	case opPing:
 		if !now.Before(r.deadline) {
-			return b, false
+			return b, encodedLate
 		}
-		return appendPing(b, r.nonce), true
+		return appendPing(b, r.nonce), encodedOK
 	default:
 		if !now.Before(r.deadline) {
-			return b, false
+			return b, encodedLate
 		}
-		return appendTokenRequest(b, r.op, r.lease, r.token, r.key), true
+		return appendTokenRequest(b, r.op, r.lease, r.token, r.key), encodedOK
 	}
 }

@@ -31,8 +31,12 @@ type session struct {
 	tokens   map[uint64][]*request
 	pings    map[uint64]*request
 	inflight int
-	wake     chan struct{}
-	gone     chan struct{} // closed when the session is dead
+	// rev14: the session's Hello was answered with revision 1.4 or above (9.13): acquires go
+	// out as M, Withdraw is possible; maxWait is the server's max-wait then (255 s on 1.3).
+	rev14   bool
+	maxWait time.Duration
+	wake    chan struct{}
+	gone    chan struct{} // closed when the session is dead
 }
 
 func newSession(c *Client, slot int, addr string, delay time.Duration) *session {
@@ -161,12 +165,24 @@ func (s *session) prepare(r *request, buf []byte) ([]byte, bool) {
 		return buf, false
 	}
 	now := s.c.now()
-	out, ok := r.encode(buf, now)
-	if !ok {
+	out, enc := r.encode(buf, now, s.rev14, s.maxWait)
+	if r.op == opWithdraw {
+		// never answered itself and never registered: the Acquire's answer is the outcome
 		s.dequeued()
-		if r.isAcquire() {
+		if s.isDead() {
+			return buf, false
+		}
+		return out, true
+	}
+	if enc != encodedOK {
+		s.dequeued()
+		switch {
+		case enc == encodedOverMax:
+			r.concludeLocked(result{err: newError(ErrUnavailable, r.name(), r.key,
+				fmt.Sprintf("its wait passes the session's maximum wait %v (the server's max-wait)", s.maxWait), nil)})
+		case r.isAcquire():
 			r.concludeLocked(result{err: newError(ErrUnavailable, r.name(), r.key, "its deadline passed before a session could send it", nil)})
-		} else {
+		default:
 			r.concludeLocked(result{err: errDeadlineUnsent, retry: true})
 		}
 		return buf, false
@@ -196,13 +212,40 @@ func (s *session) prepare(r *request, buf []byte) ([]byte, bool) {
 
 var errDeadlineUnsent = errors.New("deadline passed before the request was sent")
 
+func (s *session) isDead() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.dead
+}
+
 func (s *session) dequeued() {
 	s.mu.Lock()
 	s.inflight--
 	s.mu.Unlock()
 }
 
+// connect opens the session (9.13): with Hello unless the client is pinned to 1.3 or the
+// address answered X 1 to a Hello since its last failed session, else with the Ping check. A
+// 1.3 server answers H with X 1 and closes; in auto mode the address is then marked 1.3 and
+// the session opens again with a Ping (it carried nothing else, so nothing is lost).
 func (s *session) connect() (net.Conn, *bufio.Reader, error) {
+	mode := s.c.opts.ProtocolRevision
+	hello := mode != Revision13 && !s.c.isLegacy(s.addr)
+	conn, reader, err := s.open(hello)
+	var serr *ServerError
+	if hello && errors.As(err, &serr) && serr.Code == 1 {
+		if mode == Revision14 {
+			return nil, nil, fmt.Errorf("the server does not speak revision 1.4 (ProtocolRevision %q): %w", mode, err)
+		}
+		s.c.markLegacy(s.addr)
+		return s.open(false)
+	}
+	return conn, reader, err
+}
+
+// open connects (TCP, TLS) and sends the opening H or Ping alone, reading its answer within
+// ConnectTimeout: a peer that accepts TCP but does not answer never takes a request.
+func (s *session) open(hello bool) (net.Conn, *bufio.Reader, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), s.c.opts.ConnectTimeout)
 	defer cancel()
 	go func() { // a session ended meanwhile (Close, a deadline) stops its connect
@@ -235,9 +278,12 @@ func (s *session) connect() (net.Conn, *bufio.Reader, error) {
 		}
 		conn = tc
 	}
-	// The opening Ping: a peer that accepts TCP but does not answer never takes a request.
 	nonce := s.c.nextID()
-	if _, err := conn.Write(appendPing(nil, nonce)); err != nil {
+	opening, what, want := appendPing(nil, nonce), "ping", byte(opPing)
+	if hello {
+		opening, what, want = appendHello(nil, revision14), "hello", opHello
+	}
+	if _, err := conn.Write(opening); err != nil {
 		conn.Close()
 		return nil, nil, err
 	}
@@ -245,18 +291,37 @@ func (s *session) connect() (net.Conn, *bufio.Reader, error) {
 	a, err := readAnswer(reader)
 	if err != nil {
 		conn.Close()
-		return nil, nil, fmt.Errorf("no answer to the opening ping: %w", err)
+		return nil, nil, fmt.Errorf("no answer to the opening %s: %w", what, err)
 	}
 	if a.op == opError {
 		conn.Close()
 		return nil, nil, &ServerError{Code: int(a.code), Message: a.message}
 	}
-	if a.op != opPing || a.id != nonce {
+	if a.op != want || (!hello && a.id != nonce) {
 		conn.Close()
-		return nil, nil, fmt.Errorf("%w: unexpected answer %q to the opening ping", errProtocol, a.op)
+		return nil, nil, fmt.Errorf("%w: unexpected answer %q to the opening %s", errProtocol, a.op, what)
 	}
+	s.mu.Lock()
+	s.rev14, s.maxWait = hello && a.rev >= revision14, maxWait13
+	if s.rev14 {
+		s.maxWait = time.Duration(a.maxWaitMs) * time.Millisecond
+	}
+	s.mu.Unlock()
 	conn.SetDeadline(time.Time{})
 	return conn, reader, nil
+}
+
+// is14 reports whether s speaks revision 1.4 (its Hello was answered so).
+func (s *session) is14() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.rev14
+}
+
+// withdraw queues W for r, an Acquire all written on s (9.14); false when s is a 1.3 session
+// or already dead.
+func (s *session) withdraw(r *request) bool {
+	return s.is14() && s.enqueue(newWithdraw(r))
 }
 
 // read is the reader goroutine.
@@ -299,6 +364,8 @@ func (s *session) dispatch(a answer) {
 	case opPing:
 		r = s.pings[a.id]
 		delete(s.pings, a.id)
+	case opHello:
+		// only the opening Hello is sent, and connect reads its answer
 	default:
 		if q := s.tokens[a.id]; len(q) > 0 {
 			r = q[0]
@@ -354,7 +421,9 @@ func (s *session) fail(cause error, notExecuted bool, hint, refused string) {
 	}
 	s.c.sessionEnded(s, notExecuted, hint, cause)
 	for _, r := range queue {
-		s.c.route(r)
+		if r.op != opWithdraw { // a W names its own session's waiters: never sent elsewhere
+			s.c.route(r)
+		}
 	}
 	for _, r := range pending {
 		s.settleBroken(r, cause, notExecuted, refused)
@@ -364,6 +433,12 @@ func (s *session) fail(cause error, notExecuted bool, hint, refused string) {
 func (s *session) settleBroken(r *request, cause error, notExecuted bool, refused string) {
 	r.mu.Lock()
 	if r.concluded || r.sess != s {
+		r.mu.Unlock()
+		return
+	}
+	if notExecuted && r.withdrawn {
+		// X 8 to a withdrawn acquire: nothing was executed, and it is not sent again (9.14)
+		r.concludeLocked(result{err: newError(ErrCancelled, r.name(), r.key, "withdrawn; the server executed nothing of it (X 8)", r.cancelCause)})
 		r.mu.Unlock()
 		return
 	}

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"time"
 	"unicode/utf8"
 )
 
@@ -24,6 +25,14 @@ const (
 	opNotHeld  = 'N'
 	opError    = 'X'
 	opMismatch = 'L' // limit mismatch, the answer to a shared Acquire (13.1)
+	opHello    = 'H' // revision 1.4 (PROTOCOL.md 14.1): asked first on a session
+	opMilli    = 'M' // revision 1.4 (14.2): an Acquire or shared Acquire with its wait in ms
+	opWithdraw = 'W' // revision 1.4 (section 15): withdraw this session's queued acquire
+
+	// revision14 is the revision this client speaks, as H carries it (major high, minor low).
+	revision14 = 0x0104
+	// maxWait13 is the longest wire wait of A and S, the maximum of a 1.3 session (9.13).
+	maxWait13 = 255 * time.Second
 
 	maxErrorMessage = 200
 )
@@ -71,6 +80,38 @@ func appendTokenRequest(b []byte, op byte, lease uint8, token uint64, key string
 	return append(b, '\n')
 }
 
+// appendMilli encodes M (PROTOCOL.md 14.2): flags bit 0 is the kind (1 shared), limit 0 on an
+// exclusive one; no value (vlen 0: values are not in this client).
+func appendMilli(b []byte, shared bool, waitMs uint32, lease uint8, owner uint64, limit uint16, key string) []byte {
+	var flags byte
+	if shared {
+		flags = 1
+	}
+	b = append(b, opMilli, flags)
+	b = binary.BigEndian.AppendUint32(b, waitMs)
+	b = append(b, lease)
+	b = binary.BigEndian.AppendUint64(b, owner)
+	b = binary.BigEndian.AppendUint16(b, limit)
+	b = binary.BigEndian.AppendUint16(b, 0) // vlen
+	b = append(b, key...)
+	return append(b, '\n')
+}
+
+// appendWithdraw encodes W owner key (PROTOCOL.md 15.1).
+func appendWithdraw(b []byte, owner uint64, key string) []byte {
+	b = append(b, opWithdraw)
+	b = binary.BigEndian.AppendUint64(b, owner)
+	b = append(b, key...)
+	return append(b, '\n')
+}
+
+// appendHello encodes H rev (PROTOCOL.md 14.1).
+func appendHello(b []byte, rev uint16) []byte {
+	b = append(b, opHello)
+	b = binary.BigEndian.AppendUint16(b, rev)
+	return append(b, '\n')
+}
+
 func appendPing(b []byte, nonce uint64) []byte {
 	b = append(b, opPing)
 	b = binary.BigEndian.AppendUint64(b, nonce)
@@ -86,6 +127,10 @@ type answer struct {
 	limit    uint16 // L only
 	code     uint8  // X only
 	message  string // X only
+	// H only (PROTOCOL.md 14.1): the server's revision and limits
+	rev           uint16
+	maxWaitMs     uint32
+	maxValueBytes uint16
 }
 
 // errProtocol marks a frame the client cannot decode: the session is unusable.
@@ -105,6 +150,8 @@ func readAnswer(r *bufio.Reader) (answer, error) {
 		header = 8
 	case opMismatch:
 		header = 10
+	case opHello:
+		header = 8
 	case opError:
 		return readError(r)
 	default:
@@ -116,6 +163,10 @@ func readAnswer(r *bufio.Reader) (answer, error) {
 	}
 	if buf[header] != '\n' {
 		return answer{}, fmt.Errorf("%w: answer %q not terminated by 0x0A", errProtocol, op)
+	}
+	if op == opHello {
+		return answer{op: op, rev: binary.BigEndian.Uint16(buf[0:2]), maxWaitMs: binary.BigEndian.Uint32(buf[2:6]),
+			maxValueBytes: binary.BigEndian.Uint16(buf[6:8])}, nil
 	}
 	a := answer{op: op, id: binary.BigEndian.Uint64(buf[0:8])}
 	switch op {

@@ -116,3 +116,92 @@ func TestMarginCoversTheWholeInterval(t *testing.T) {
 		t.Fatalf("drift over queued + lease: %v", m)
 	}
 }
+
+// The hex examples of PROTOCOL.md 14.7 (Hello, M) and 15.7 (W).
+func TestRevision14RequestsEncodeAsTheProtocolExamples(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		got  []byte
+		want string
+	}{
+		{"hello", appendHello(nil, revision14), "48 01 04 0A"},
+		{"M exclusive 200 ms", appendMilli(nil, false, 200, 30, 1, 0, "orders/42"),
+			"4D 00 00 00 00 C8 1E 00 00 00 00 00 00 00 01 00 00 00 00 6F 72 64 65 72 73 2F 34 32 0A"},
+		{"M read lock, lease byte 0x0A", appendMilli(nil, true, 1500, 10, 2, 0, "cfg"),
+			"4D 01 00 00 05 DC 0A 00 00 00 00 00 00 00 02 00 00 00 00 63 66 67 0A"},
+		{"M semaphore of 4, wait 0", appendMilli(nil, true, 0, 5, 3, 4, "api"),
+			"4D 01 00 00 00 00 05 00 00 00 00 00 00 00 03 00 04 00 00 61 70 69 0A"},
+		{"withdraw", appendWithdraw(nil, 1, "orders/42"), "57 00 00 00 00 00 00 00 01 6F 72 64 65 72 73 2F 34 32 0A"},
+		{"withdraw owner 10", appendWithdraw(nil, 10, "k"), "57 00 00 00 00 00 00 00 0A 6B 0A"},
+		{"the release after a grant that came first", appendTokenRequest(nil, opRelease, 0, 1001, "orders/42"),
+			"52 00 00 00 00 00 00 03 E9 6F 72 64 65 72 73 2F 34 32 0A"},
+	} {
+		if want := unhex(t, tc.want); !bytes.Equal(tc.got, want) {
+			t.Errorf("%s: got % X, want % X", tc.name, tc.got, want)
+		}
+	}
+}
+
+func TestRevision14AnswersDecodeAsTheProtocolExamples(t *testing.T) {
+	stream := unhex(t, "48 01 04 00 03 E4 18 01 00 0A"+ // Hello: 1.4, max-wait 255000 ms, max-value-bytes 256
+		"41 00 00 00 00 00 00 00 01 00 00 00 00 00 00 03 E8 00 00 00 BB 0A"+ // M granted after 187 ms, token 1000
+		"54 00 00 00 00 00 00 00 01 0A"+ // or timed out / withdrawn
+		"41 00 00 00 00 00 00 00 01 00 00 00 00 00 00 03 E9 00 00 03 52 0A"+ // the grant came before the W
+		"58 01 75 6E 6B 6E 6F 77 6E 20 6F 70 20 30 78 34 38 0A") // a 1.3 server's answer to H
+	want := []answer{
+		{op: opHello, rev: 0x0104, maxWaitMs: 255000, maxValueBytes: 256},
+		{op: opAcquire, id: 1, token: 1000, queuedMs: 187},
+		{op: opTimeout, id: 1},
+		{op: opAcquire, id: 1, token: 1001, queuedMs: 850},
+		{op: opError, code: 1, message: "unknown op 0x48"},
+	}
+	for _, split := range []bool{false, true} {
+		var src io.Reader = bytes.NewReader(stream)
+		if split { // every frame split at every byte
+			src = iotest.OneByteReader(src)
+		}
+		r := bufio.NewReader(src)
+		for i, w := range want {
+			if a, err := readAnswer(r); err != nil || a != w {
+				t.Fatalf("answer %d (split %v): got %+v, %v; want %+v", i, split, a, err, w)
+			}
+		}
+	}
+}
+
+func TestMillisecondWireWaitIsTheTimeLeftRoundedUpAndAtLeast1(t *testing.T) {
+	d := time.Unix(1000, 0)
+	for _, tc := range []struct {
+		left time.Duration
+		want uint32
+		ok   bool
+	}{{200 * time.Millisecond, 200, true}, {199*time.Millisecond + time.Nanosecond, 200, true}, {time.Nanosecond, 1, true},
+		{255 * time.Second, 255000, true}, {0, 0, false}, {-time.Millisecond, 0, false}} {
+		w, ok := wireWaitMs(d, d.Add(-tc.left))
+		if w != tc.want || ok != tc.ok {
+			t.Errorf("left %v: got %d %v, want %d %v", tc.left, w, ok, tc.want, tc.ok)
+		}
+	}
+}
+
+func TestAnAcquireIsEncodedForItsSessionsRevision(t *testing.T) {
+	now := time.Unix(1000, 0)
+	r := newRequest(opAcquire, "k", now.Add(1500*time.Millisecond))
+	r.owner, r.lease = 7, 5
+	if b, enc := r.encode(nil, now, false, maxWait13); enc != encodedOK || b[0] != opAcquire || b[1] != 2 {
+		t.Fatalf("1.3 session: want A with wire wait 2 s, got % X (%d)", b, enc)
+	}
+	if b, enc := r.encode(nil, now, true, 255*time.Second); enc != encodedOK || !bytes.Equal(b[:6], []byte{'M', 0, 0, 0, 0x05, 0xDC}) {
+		t.Fatalf("1.4 session: want M with wait_ms 1500, got % X (%d)", b, enc)
+	}
+	if _, enc := r.encode(nil, now, true, time.Second); enc != encodedOverMax {
+		t.Fatalf("a wait past the session's max-wait must not be sent, got %d", enc)
+	}
+	if _, enc := r.encode(nil, now.Add(2*time.Second), true, 255*time.Second); enc != encodedLate {
+		t.Fatalf("D passed: want not sent, got %d", enc)
+	}
+	r.shared, r.limit, r.op = true, 4, opShared
+	if b, _ := r.encode(nil, now, true, 255*time.Second); b[1] != 1 || b[15] != 0 || b[16] != 4 {
+		t.Fatalf("shared M: want flags 1 and limit 4, got % X", b)
+	}
+}

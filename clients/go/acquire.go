@@ -1,0 +1,193 @@
+package leasehold
+
+import (
+	"context"
+	"fmt"
+	"time"
+)
+
+// The life of an Acquire after it was routed: its deadline D (9.8), a context that ends (9.14),
+// its answer and the Ticket gate (9.7).
+
+func (c *Client) awaitAcquire(ctx context.Context, r *request) (*Ticket, error) {
+	atD := time.NewTimer(r.deadline.Sub(c.now()))
+	defer atD.Stop()
+	var grace, withdrawGrace <-chan time.Time
+	done := ctx.Done()
+	for {
+		select {
+		case res := <-r.done:
+			return res.ticket, res.err
+		case <-atD.C:
+			grace = c.atDeadline(r)
+		case <-grace:
+			c.afterGrace(r)
+		case <-done:
+			done = nil
+			withdrawGrace = c.cancelled(r, ctx.Err())
+		case <-withdrawGrace:
+			c.withdrawUnanswered(r)
+		}
+	}
+}
+
+// cancelled is PROTOCOL.md 9.14 for a context that ended. A cancel (not a deadline: that moved
+// D already) before D of an Acquire all written on a 1.4 session sends W owner key on that
+// session, and the call waits for the Acquire's own answer at most ResponseGrace: T is
+// Cancelled, an A (the grant came first) is released by its token and Cancelled too, B and L
+// stay themselves. A partly written one closes its session (Indeterminate). Anything else is
+// abandon's: Unavailable if nothing was written, else Indeterminate.
+func (c *Client) cancelled(r *request, cause error) <-chan time.Time {
+	r.mu.Lock()
+	if r.concluded {
+		r.mu.Unlock()
+		return nil
+	}
+	s := r.sess
+	if cause != context.Canceled || r.state == stateQueued || !c.now().Before(r.deadline) || !s.is14() {
+		r.mu.Unlock()
+		c.abandon(r, cause)
+		return nil
+	}
+	if r.state == stateWriting {
+		r.concludeLocked(result{err: newError(ErrIndeterminate, r.name(), r.key, "the context was cancelled while its write was under way; that session was closed", cause)})
+		r.mu.Unlock()
+		s.close(fmt.Errorf("an acquire was partly written when its context was cancelled"))
+		return nil
+	}
+	// set before the W is queued: an answer that comes from now on is read as the withdraw's
+	r.withdrawn, r.cancelCause = true, cause
+	r.mu.Unlock()
+	s.withdraw(r) // false: the session is dead, and its end settled r (Indeterminate)
+	return time.After(c.opts.ResponseGrace)
+}
+
+// withdrawUnanswered: no answer within ResponseGrace of the W (9.14.3): close the session so
+// the server drops the waiter; Indeterminate.
+func (c *Client) withdrawUnanswered(r *request) {
+	r.mu.Lock()
+	if r.concluded {
+		r.mu.Unlock()
+		return
+	}
+	s := r.sess
+	r.concludeLocked(result{err: newError(ErrIndeterminate, r.name(), r.key, "withdrawn, and no answer came within the response grace; that session was closed", r.cancelCause)})
+	r.mu.Unlock()
+	s.close(fmt.Errorf("a withdrawn acquire had no answer within the response grace"))
+}
+
+// atDeadline is 9.8 at D: queued → Unavailable; partly written → close its exact session,
+// Indeterminate; written → wait for the answer until D + ResponseGrace.
+func (c *Client) atDeadline(r *request) <-chan time.Time {
+	r.mu.Lock()
+	if r.concluded {
+		r.mu.Unlock()
+		return nil
+	}
+	switch r.state {
+	case stateQueued:
+		r.concludeLocked(result{err: newError(ErrUnavailable, r.name(), r.key, "no session could send it before its deadline", c.lastConnectError())})
+		r.mu.Unlock()
+		return nil
+	case stateWriting:
+		s := r.sess
+		r.concludeLocked(result{err: newError(ErrIndeterminate, r.name(), r.key, "its write had begun but not finished at its deadline; that session was closed", nil)})
+		r.mu.Unlock()
+		s.close(fmt.Errorf("an acquire was partly written at its deadline"))
+		return nil
+	default:
+		r.mu.Unlock()
+		return time.After(r.deadline.Add(c.opts.ResponseGrace).Sub(c.now()))
+	}
+}
+
+func (c *Client) afterGrace(r *request) {
+	r.mu.Lock()
+	if r.concluded {
+		r.mu.Unlock()
+		return
+	}
+	if r.state == stateQueued { // sent again after an X 8 and not yet written
+		r.concludeLocked(result{err: newError(ErrUnavailable, r.name(), r.key, "no session could send it before its deadline", nil)})
+		r.mu.Unlock()
+		return
+	}
+	s := r.sess
+	r.concludeLocked(result{err: newError(ErrIndeterminate, r.name(), r.key, "no answer by its deadline plus the response grace; that session was closed", nil)})
+	r.mu.Unlock()
+	s.close(fmt.Errorf("an acquire had no answer by its deadline plus the response grace"))
+}
+
+// abandon concludes a call whose context ended: Unavailable if nothing was sent, else
+// Indeterminate. A sent request stays registered: a late grant is released by its token, and
+// at D + ResponseGrace without an answer its session is closed so the server drops the waiter.
+func (c *Client) abandon(r *request, cause error) {
+	r.mu.Lock()
+	if r.concluded {
+		r.mu.Unlock()
+		return
+	}
+	if r.state == stateQueued {
+		r.concludeLocked(result{err: newError(ErrUnavailable, r.name(), r.key, "the context ended before it was sent", cause)})
+		r.mu.Unlock()
+		return
+	}
+	s, owner := r.sess, r.owner
+	r.concludeLocked(result{err: newError(ErrIndeterminate, r.name(), r.key, "the context ended after it was possibly sent", cause)})
+	r.mu.Unlock()
+	time.AfterFunc(r.deadline.Add(c.opts.ResponseGrace).Sub(c.now()), func() {
+		if s.unanswered(owner) {
+			s.close(fmt.Errorf("an abandoned acquire had no answer by its deadline plus the response grace"))
+		}
+	})
+}
+
+// acquireAnswered settles an Acquire's answer. A grant passes the Ticket gate (9.7) only if
+// now < min(D, validUntil) and the call is still waiting; otherwise its exact token is
+// released (retried until the lease would have ended anyway) and the outcome is Indeterminate.
+func (c *Client) acquireAnswered(r *request, a answer) {
+	now := c.now()
+	c.mu.Lock()
+	c.x8streak = 0
+	c.mu.Unlock()
+	r.mu.Lock()
+	switch a.op {
+	case opTimeout:
+		if r.withdrawn { // T proves no grant was made (15.2)
+			r.concludeLocked(result{err: newError(ErrCancelled, r.name(), r.key, "withdrawn", r.cancelCause)})
+			break
+		}
+		r.concludeLocked(result{err: newError(ErrTimedOut, r.name(), r.key, "", nil)})
+	case opBusy:
+		r.concludeLocked(result{err: newError(ErrBusy, r.name(), r.key, "", nil)})
+	case opMismatch:
+		mismatch := &LimitMismatchError{Requested: int(r.limit), KeyLimit: int(a.limit)}
+		r.concludeLocked(result{err: newError(ErrLimitMismatch, r.name(), r.key, "", mismatch)})
+	case opAcquire:
+		lease := time.Duration(r.lease) * time.Second
+		queued := time.Duration(a.queuedMs) * time.Millisecond
+		validUntil := r.sendStart.Add(queued + lease - c.opts.margin(queued+lease))
+		leaseEnd := now.Add(lease + c.opts.margin(lease)) // no later than this, the server's lease has ended
+		// the grant came before the W (15.2.3): never delivered
+		if r.withdrawn && !r.concluded {
+			r.concludeLocked(result{err: newError(ErrCancelled, r.name(), r.key,
+				fmt.Sprintf("withdrawn, but granted first (token %d); released by that token", a.token), r.cancelCause)})
+			r.mu.Unlock()
+			c.compensate(r.key, a.token, leaseEnd)
+			return
+		}
+		gate := r.deadline
+		if validUntil.Before(gate) {
+			gate = validUntil
+		}
+		if r.concluded || !now.Before(gate) {
+			r.concludeLocked(result{err: newError(ErrIndeterminate, r.name(), r.key,
+				fmt.Sprintf("granted (token %d) only after its deadline or its safe validity; released by that token", a.token), nil)})
+			r.mu.Unlock()
+			c.compensate(r.key, a.token, leaseEnd)
+			return
+		}
+		r.concludeLocked(result{ticket: newTicket(c, r.key, a.token, validUntil, leaseEnd)})
+	}
+	r.mu.Unlock()
+}
