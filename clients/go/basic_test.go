@@ -101,7 +101,7 @@ func TestInvalidArgumentsAreRejectedBeforeSending(t *testing.T) {
 		key         string
 		wait, lease time.Duration
 	}{{"", 0, time.Second}, {"a\nb", 0, time.Second}, {"\xff", 0, time.Second}, {"k", -1, time.Second},
-		{"k", 256 * time.Second, time.Second}, {"k", 0, 0}, {"k", 0, 1500 * time.Millisecond}, {"k", 0, 256 * time.Second}} {
+		{"k", 3601 * time.Second, time.Second}, {"k", 0, 0}, {"k", 0, 1500 * time.Millisecond}, {"k", 0, 256 * time.Second}} {
 		if _, err := c.Acquire(ctx, tc.key, tc.wait, tc.lease); !errors.Is(err, ErrInvalidArgument) {
 			t.Errorf("acquire(%q, %v, %v): want ErrInvalidArgument, got %v", tc.key, tc.wait, tc.lease, err)
 		}

@@ -73,7 +73,9 @@ func New(opts Options) (*Client, error) {
 func (c *Client) nextID() uint64 { return atomic.AddUint64(&c.ids, 1) }
 
 // Acquire asks for key's exclusive lock: wait is how long it may wait in the key's FIFO queue
-// (0 to 255 s, kept to the millisecond; 0 = one immediate attempt), lease how long the grant
+// (0 to 3600 s, kept to the millisecond; 0 = one immediate attempt; a wait longer than the
+// server's max-wait, 255 s by default and on 1.3 servers, is not sent: ErrUnavailable, 9.13),
+// lease how long the grant
 // lasts (whole seconds, 1 to 255). It returns a Ticket, or an error matching ErrTimedOut,
 // ErrBusy, ErrUnavailable, ErrIndeterminate, ErrForbidden, ErrCancelled, ErrClosed or
 // ErrInvalidArgument.
@@ -125,8 +127,8 @@ func (c *Client) acquire(ctx context.Context, key string, wait, lease time.Durat
 	if msg := validKey(key); msg != "" {
 		return nil, newError(ErrInvalidArgument, name, key, msg, nil)
 	}
-	if wait < 0 || wait > 255*time.Second {
-		return nil, newError(ErrInvalidArgument, name, key, fmt.Sprintf("wait %v is not within 0 to 255 s", wait), nil)
+	if wait < 0 || wait > maxCallerWait {
+		return nil, newError(ErrInvalidArgument, name, key, fmt.Sprintf("wait %v is not within 0 to %v", wait, maxCallerWait), nil)
 	}
 	leaseSec, err := wholeSeconds(lease, 1, "lease")
 	if err != nil {

@@ -107,20 +107,21 @@ const (
 	encodedOverMax         // the wire wait would pass the session's max-wait (9.13): not sent
 )
 
-// encode appends r's frame for a session of revision 1.4 (milli: an Acquire goes out as M,
-// whose wait may be at most maxWait) or 1.3 (A or S in whole seconds, 9.5).
+// encode appends r's frame for a session of revision 1.4 (milli: an Acquire goes out as M) or
+// 1.3 (A or S in whole seconds, 9.5); an Acquire's wire wait may be at most the session's
+// maxWait: it is never cut short to fit (9.13).
 func (r *request) encode(b []byte, now time.Time, milli bool, maxWait time.Duration) ([]byte, encoded) {
 	switch r.op {
 	case opAcquire, opShared:
+		if !r.waitZero && r.deadline.Sub(now) > maxWait {
+			return b, encodedOverMax
+		}
 		if milli {
 			var waitMs uint32
 			if !r.waitZero {
 				w, ok := wireWaitMs(r.deadline, now)
 				if !ok {
 					return b, encodedLate
-				}
-				if time.Duration(w)*time.Millisecond > maxWait {
-					return b, encodedOverMax
 				}
 				waitMs = w
 			} else if !now.Before(r.deadline) {

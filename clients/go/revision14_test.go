@@ -3,6 +3,7 @@ package leasehold
 import (
 	"context"
 	"errors"
+	"strings"
 	"testing"
 	"time"
 )
@@ -239,5 +240,24 @@ func TestProtocolRevisionPinsTheFrames(t *testing.T) {
 	}
 	if _, err := New(Options{Servers: []string{"h"}, ProtocolRevision: "1.5"}); !errors.Is(err, ErrInvalidArgument) {
 		t.Fatalf("an unknown revision: want ErrInvalidArgument, got %v", err)
+	}
+}
+
+// 9.13: a wait longer than the session's maximum (the server's max-wait, 255 s by default; 255 s
+// on a 1.3 session) is not sent, not cut short: Unavailable, even on a free key.
+func TestAWaitPastTheServersMaxWaitIsNotSent(t *testing.T) {
+	t.Parallel()
+	key := keyOf(t)
+	p := newProxy(t, server(t).addr)
+	for _, rev := range []string{RevisionAuto, Revision13} {
+		c := via(t, p, Options{PoolSize: 1, ProtocolRevision: rev})
+		_, err := c.Acquire(context.Background(), key, 300*time.Second, 5*time.Second)
+		if !errors.Is(err, ErrUnavailable) || !strings.Contains(err.Error(), "maximum wait 4m15s") {
+			t.Fatalf("%s: a 300 s wait: want ErrUnavailable naming the maximum 4m15s, got %v", rev, err)
+		}
+		mustAcquire(t, c, key, 255*time.Second, 5*time.Second).Release(context.Background())
+	}
+	if _, _, seen, _ := p.stats(); len(seen) != 2 {
+		t.Fatalf("want only the two 255 s acquires sent, got %v", seen)
 	}
 }

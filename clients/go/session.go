@@ -179,7 +179,7 @@ func (s *session) prepare(r *request, buf []byte) ([]byte, bool) {
 		switch {
 		case enc == encodedOverMax:
 			r.concludeLocked(result{err: newError(ErrUnavailable, r.name(), r.key,
-				fmt.Sprintf("its wait passes the session's maximum wait %v (the server's max-wait)", s.maxWait), nil)})
+				fmt.Sprintf("its wait passes this session's maximum wait %v (the server's max-wait; 255 s on a 1.3 server): a longer wait needs a server configured for it", s.maxWait), nil)})
 		case r.isAcquire():
 			r.concludeLocked(result{err: newError(ErrUnavailable, r.name(), r.key, "its deadline passed before a session could send it", nil)})
 		default:

@@ -33,6 +33,9 @@ const (
 	revision14 = 0x0104
 	// maxWait13 is the longest wire wait of A and S, the maximum of a 1.3 session (9.13).
 	maxWait13 = 255 * time.Second
+	// maxCallerWait is the longest wait a caller may ask for (9.3 from 1.4: the largest
+	// max-wait a server may have); a session whose maximum is shorter does not send it.
+	maxCallerWait = 3600 * time.Second
 
 	maxErrorMessage = 200
 )
