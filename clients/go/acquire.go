@@ -2,6 +2,7 @@ package leasehold
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"time"
 )
@@ -44,7 +45,7 @@ func (c *Client) cancelled(r *request, cause error) <-chan time.Time {
 		return nil
 	}
 	s := r.sess
-	if cause != context.Canceled || r.state == stateQueued || !c.now().Before(r.deadline) || !s.is14() {
+	if !errors.Is(cause, context.Canceled) || r.state == stateQueued || !c.now().Before(r.deadline) || !s.is14() {
 		r.mu.Unlock()
 		c.abandon(r, cause)
 		return nil
