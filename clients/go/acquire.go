@@ -13,7 +13,7 @@ import (
 func (c *Client) awaitAcquire(ctx context.Context, r *request) (*Ticket, error) {
 	atD := time.NewTimer(r.deadline.Sub(c.now()))
 	defer atD.Stop()
-	var grace, withdrawGrace <-chan time.Time
+	var grace <-chan time.Time
 	done := ctx.Done()
 	for {
 		select {
@@ -25,56 +25,48 @@ func (c *Client) awaitAcquire(ctx context.Context, r *request) (*Ticket, error) 
 			c.afterGrace(r)
 		case <-done:
 			done = nil
-			withdrawGrace = c.cancelled(r, ctx.Err())
-		case <-withdrawGrace:
-			c.withdrawUnanswered(r)
+			c.cancelled(r, ctx.Err())
 		}
 	}
 }
 
-// cancelled is PROTOCOL.md 9.14 for a context that ended. A cancel (not a deadline: that moved
-// D already) before D of an Acquire all written on a 1.4 session sends W owner key on that
-// session, and the call waits for the Acquire's own answer at most ResponseGrace: T is
-// Cancelled, an A (the grant came first) is released by its token and Cancelled too, B and L
-// stay themselves. A partly written one closes its session (Indeterminate). Anything else is
-// abandon's: Unavailable if nothing was written, else Indeterminate.
-func (c *Client) cancelled(r *request, cause error) <-chan time.Time {
-	r.mu.Lock()
-	if r.concluded {
-		r.mu.Unlock()
-		return nil
-	}
-	s := r.sess
-	if !errors.Is(cause, context.Canceled) || r.state == stateQueued || !c.now().Before(r.deadline) || !s.is14() {
-		r.mu.Unlock()
-		c.abandon(r, cause)
-		return nil
-	}
-	if r.state == stateWriting {
-		r.concludeLocked(result{err: newError(ErrIndeterminate, r.name(), r.key, "the context was cancelled while its write was under way; that session was closed", cause)})
-		r.mu.Unlock()
-		s.close(fmt.Errorf("an acquire was partly written when its context was cancelled"))
-		return nil
-	}
-	// set before the W is queued: an answer that comes from now on is read as the withdraw's
-	r.withdrawn, r.cancelCause = true, cause
-	r.mu.Unlock()
-	s.withdraw(r) // false: the session is dead, and its end settled r (Indeterminate)
-	return time.After(c.opts.ResponseGrace)
-}
-
-// withdrawUnanswered: no answer within ResponseGrace of the W (9.14.3): close the session so
-// the server drops the waiter; Indeterminate.
-func (c *Client) withdrawUnanswered(r *request) {
+// cancelled is PROTOCOL.md 9.14 for a context that ended. A cancelled context ends the call at
+// once with what is true then (9.14.4: Unavailable if nothing was written, else Indeterminate,
+// its cause ctx.Err()); a cancel (not a deadline: that moved D already) before D of an Acquire
+// all written on a 1.4 session also sends W owner key on that session, so no orphaned waiter
+// stays queued. What the server then answers goes on without the caller: T needs nothing, an
+// A that came first is released by its exact token (the call has concluded, 9.7), and with no
+// answer within ResponseGrace of the W the session is closed so the server drops the waiter.
+// A partly written acquire closes its session.
+func (c *Client) cancelled(r *request, cause error) {
 	r.mu.Lock()
 	if r.concluded {
 		r.mu.Unlock()
 		return
 	}
 	s := r.sess
-	r.concludeLocked(result{err: newError(ErrIndeterminate, r.name(), r.key, "withdrawn, and no answer came within the response grace; that session was closed", r.cancelCause)})
+	if !errors.Is(cause, context.Canceled) || r.state == stateQueued || !c.now().Before(r.deadline) || !s.is14() {
+		r.mu.Unlock()
+		c.abandon(r, cause)
+		return
+	}
+	if r.state == stateWriting {
+		r.concludeLocked(result{err: newError(ErrIndeterminate, r.name(), r.key, "the context was cancelled while its write was under way; that session was closed", cause)})
+		r.mu.Unlock()
+		s.close(fmt.Errorf("an acquire was partly written when its context was cancelled"))
+		return
+	}
+	owner := r.owner
+	r.concludeLocked(result{err: newError(ErrIndeterminate, r.name(), r.key,
+		"the context was cancelled while it waited in the server's queue; withdrawn (a grant that came first is released by its token)", cause)})
 	r.mu.Unlock()
-	s.close(fmt.Errorf("a withdrawn acquire had no answer within the response grace"))
+	if s.withdraw(r) { // false: the session is dead, and the server dropped the waiter with it
+		time.AfterFunc(c.opts.ResponseGrace, func() {
+			if s.unanswered(owner) {
+				s.close(fmt.Errorf("a withdrawn acquire had no answer within the response grace"))
+			}
+		})
+	}
 }
 
 // atDeadline is 9.8 at D: queued → Unavailable; partly written → close its exact session,
@@ -154,10 +146,6 @@ func (c *Client) acquireAnswered(r *request, a answer) {
 	r.mu.Lock()
 	switch a.op {
 	case opTimeout:
-		if r.withdrawn { // T proves no grant was made (15.2)
-			r.concludeLocked(result{err: newError(ErrCancelled, r.name(), r.key, "withdrawn", r.cancelCause)})
-			break
-		}
 		r.concludeLocked(result{err: newError(ErrTimedOut, r.name(), r.key, "", nil)})
 	case opBusy:
 		r.concludeLocked(result{err: newError(ErrBusy, r.name(), r.key, "", nil)})
@@ -169,14 +157,6 @@ func (c *Client) acquireAnswered(r *request, a answer) {
 		queued := time.Duration(a.queuedMs) * time.Millisecond
 		validUntil := r.sendStart.Add(queued + lease - c.opts.margin(queued+lease))
 		leaseEnd := now.Add(lease + c.opts.margin(lease)) // no later than this, the server's lease has ended
-		// the grant came before the W (15.2.3): never delivered
-		if r.withdrawn && !r.concluded {
-			r.concludeLocked(result{err: newError(ErrCancelled, r.name(), r.key,
-				fmt.Sprintf("withdrawn, but granted first (token %d); released by that token", a.token), r.cancelCause)})
-			r.mu.Unlock()
-			c.compensate(r.key, a.token, leaseEnd)
-			return
-		}
 		gate := r.deadline
 		if validUntil.Before(gate) {
 			gate = validUntil

@@ -6,9 +6,9 @@
 // A Client is safe for concurrent use; every blocking call takes a context.Context. A context
 // that ends early is an early deadline with section 9's consequences: nothing sent gives
 // ErrUnavailable, anything possibly sent gives ErrIndeterminate (and a grant that still
-// arrives is released by its exact token). The exception is a context cancelled while an
-// Acquire waits in the server's queue on a revision 1.4 session: the client withdraws it and
-// reports ErrCancelled once the server's answer proves nothing is held (PROTOCOL.md 9.14).
+// arrives is released by its exact token). A context cancelled while an Acquire waits in the
+// server's queue on a revision 1.4 session also withdraws it (PROTOCOL.md 9.14), so no orphaned
+// waiter stays ahead of live ones.
 package leasehold
 
 import (
@@ -77,7 +77,7 @@ func (c *Client) nextID() uint64 { return atomic.AddUint64(&c.ids, 1) }
 // server's max-wait, 255 s by default and on 1.3 servers, is not sent: ErrUnavailable, 9.13),
 // lease how long the grant
 // lasts (whole seconds, 1 to 255). It returns a Ticket, or an error matching ErrTimedOut,
-// ErrBusy, ErrUnavailable, ErrIndeterminate, ErrForbidden, ErrCancelled, ErrClosed or
+// ErrBusy, ErrUnavailable, ErrIndeterminate, ErrForbidden, ErrClosed or
 // ErrInvalidArgument.
 //
 // The call's deadline D is start + wait (start + TransportDeadline for wait = 0). A context
@@ -87,11 +87,10 @@ func (c *Client) nextID() uint64 { return atomic.AddUint64(&c.ids, 1) }
 // out in milliseconds (M), so a 200 ms wait is answered after 200 ms, not a second; on a 1.3
 // session it is rounded up to whole seconds (A).
 //
-// A context cancelled while the acquire waits in the server's queue on a 1.4 session withdraws
-// it (W, 9.14): the call then returns ErrCancelled (also matching context.Canceled) once the
-// server's answer proves that nothing is held (a grant that came first is released by its
-// token), within ResponseGrace; otherwise, and on 1.3 sessions, a cancelled context ends the
-// call at once as before (ErrUnavailable if nothing was written, else ErrIndeterminate).
+// A cancelled context ends the call at once (ErrUnavailable if nothing was written, else
+// ErrIndeterminate, both matching context.Canceled). On a 1.4 session an acquire waiting in the
+// server's queue is also withdrawn (W, 9.14): the server drops the waiter, and a grant that
+// came first is released by its exact token, without the caller.
 func (c *Client) Acquire(ctx context.Context, key string, wait, lease time.Duration) (*Ticket, error) {
 	return c.acquire(ctx, key, wait, lease, false, 0)
 }

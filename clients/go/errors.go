@@ -35,12 +35,6 @@ var (
 	ErrInvalidArgument = errors.New("leasehold: invalid argument")
 )
 
-// ErrCancelled: the caller cancelled the context of an Acquire queued on the server, the client
-// withdrew it (W, PROTOCOL.md 9.14) and its answer proved that the caller holds nothing: a T,
-// or a grant that came first and was released by its token. Definitive. The *Error's cause is
-// ctx.Err(), so errors.Is(err, context.Canceled) holds too.
-var ErrCancelled = errors.New("leasehold: cancelled")
-
 // ErrLimitMismatch: a shared Acquire (AcquireShared) was answered L (PROTOCOL.md 13.2): the
 // key's shared holds use another limit. Definitive: no grant exists, nothing was queued. A
 // configuration error to fix (two deployments disagree on a semaphore's size, or one uses the

@@ -48,6 +48,7 @@ type faultProxy struct {
 	rejectHello bool
 	hellos      int
 	withdraws   []uint64 // the owners of the W frames forwarded
+	timeouts    []uint64 // the owners of the T answers forwarded
 
 	// parsers and idle count the parser goroutines, and those blocked reading for more bytes
 	// (every complete frame they were given is recorded): see caughtUp.
@@ -216,6 +217,19 @@ func (p *faultProxy) grantedToken(owner uint64) (uint64, bool) {
 	defer p.mu.Unlock()
 	tok, ok := p.grants[owner]
 	return tok, ok
+}
+
+// timedOut: a T for owner went back to the client.
+func (p *faultProxy) timedOut(owner uint64) bool {
+	p.caughtUp()
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	for _, o := range p.timeouts {
+		if o == owner {
+			return true
+		}
+	}
+	return false
 }
 
 func (p *faultProxy) released(token uint64) bool {
@@ -494,6 +508,9 @@ func (p *faultProxy) parseAnswers() *io.PipeWriter {
 			}
 			if a.op == opAcquire {
 				p.set(func(p *faultProxy) { p.grants[a.id] = a.token })
+			}
+			if a.op == opTimeout {
+				p.set(func(p *faultProxy) { p.timeouts = append(p.timeouts, a.id) })
 			}
 		}
 	}()

@@ -42,16 +42,12 @@ type request struct {
 	// deadline is D for an Acquire; for other requests the time after which it is not sent.
 	deadline time.Time
 
-	mu sync.Mutex
-	// withdrawn: a W for this Acquire was queued on its session (9.14); its answer now says
-	// Cancelled (T, or an A whose token is released). cancelCause is ctx.Err() then.
-	withdrawn   bool
-	cancelCause error
-	state       reqState
-	sess        *session
-	sendStart   time.Time
-	concluded   bool
-	done        chan result // buffered 1; receives exactly one result
+	mu        sync.Mutex
+	state     reqState
+	sess      *session
+	sendStart time.Time
+	concluded bool
+	done      chan result // buffered 1; receives exactly one result
 }
 
 func newRequest(op byte, key string, deadline time.Time) *request {

@@ -436,12 +436,6 @@ func (s *session) settleBroken(r *request, cause error, notExecuted bool, refuse
 		r.mu.Unlock()
 		return
 	}
-	if notExecuted && r.withdrawn {
-		// X 8 to a withdrawn acquire: nothing was executed, and it is not sent again (9.14)
-		r.concludeLocked(result{err: newError(ErrCancelled, r.name(), r.key, "withdrawn; the server executed nothing of it (X 8)", r.cancelCause)})
-		r.mu.Unlock()
-		return
-	}
 	if notExecuted || r.state == stateQueued {
 		r.state, r.sess = stateQueued, nil
 		r.mu.Unlock()
