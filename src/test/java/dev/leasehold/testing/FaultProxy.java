@@ -42,9 +42,12 @@ import dev.leasehold.protocol.Wire;
  */
 public final class FaultProxy implements AutoCloseable {
 
-    /** An Acquire frame forwarded to the server. */
+    /**
+     * An Acquire frame forwarded to the server ({@code A}, {@code S} or {@code M}): its wait in
+     * whole seconds (an {@code M}'s rounded up) and in milliseconds, and whether it was an {@code M}.
+     */
     public record SeenAcquire(int connection, int waitSeconds, int leaseSeconds, long owner, String key,
-            long forwardedAtNanos) {
+            long forwardedAtNanos, long waitMillis, boolean milli) {
     }
 
     /** An answer read from the server (forwarded or swallowed). */
@@ -56,6 +59,8 @@ public final class FaultProxy implements AutoCloseable {
             long forwardedAtNanos) {
     }
 
+    private volatile boolean refuseHello;
+    private final java.util.concurrent.atomic.AtomicInteger hellosRefused = new java.util.concurrent.atomic.AtomicInteger();
     private final int targetPort;
     private final int receiveBuffer;
     private volatile ServerSocket listener;
@@ -111,6 +116,20 @@ public final class FaultProxy implements AutoCloseable {
     /** {@code 127.0.0.1:port()}. */
     public InetSocketAddress address() {
         return new InetSocketAddress(InetAddress.getLoopbackAddress(), port);
+    }
+
+    /**
+     * Plays a revision 1.3 server towards the client (PROTOCOL.md 14.1): a connection whose first
+     * bytes are a Hello gets {@code X 1 unknown op 0x48} from the proxy and is closed, the Hello never
+     * forwarded; connections that open otherwise are forwarded as usual.
+     */
+    public void refuseHello(boolean refuse) {
+        refuseHello = refuse;
+    }
+
+    /** Hellos answered with {@code X 1} by {@link #refuseHello}. */
+    public int hellosRefused() {
+        return hellosRefused.get();
     }
 
     public void delayClientToServer(Duration d) {
@@ -440,6 +459,15 @@ public final class FaultProxy implements AutoCloseable {
                             continue;
                         }
                         byte[] bytes = c.bytes;
+                        if (c2s && refuseHello && forwarded == 0 && bytes.length > 0
+                                && bytes[0] == RequestType.HELLO.op()) {
+                            hellosRefused.incrementAndGet();
+                            OutputStream back = client.getOutputStream();
+                            back.write("X\u0001unknown op 0x48\n".getBytes(StandardCharsets.US_ASCII));
+                            back.flush();
+                            Connection.this.close();
+                            return;
+                        }
                         long cut = c2s ? cutC2sAfter : cutS2cAfter;
                         boolean cutNow = cut >= 0 && forwarded + bytes.length > cut;
                         // a cut set after this connection forwarded more than it cuts at once
@@ -481,7 +509,8 @@ public final class FaultProxy implements AutoCloseable {
             // one byte at a time so that an Acquire is counted as started at its first byte
             while (in.hasRemaining() && !broken) {
                 byte op = in.get(in.position());
-                if (!reader.hasPartialFrame() && (op == RequestType.ACQUIRE.op() || op == RequestType.SHARED_ACQUIRE.op())) {
+                if (!reader.hasPartialFrame() && (op == RequestType.ACQUIRE.op() || op == RequestType.SHARED_ACQUIRE.op()
+                        || op == RequestType.MILLI_ACQUIRE.op())) {
                     acquireStarts.incrementAndGet();
                 }
                 int limit = in.limit();
@@ -513,10 +542,16 @@ public final class FaultProxy implements AutoCloseable {
                 case HELLO -> ((Request.Hello) r).revision();
             };
             if (r instanceof Request.Acquire a) {
-                acquires.add(new SeenAcquire(connection, a.waitSeconds(), a.leaseSeconds(), a.owner(), key, now));
+                acquires.add(new SeenAcquire(connection, a.waitSeconds(), a.leaseSeconds(), a.owner(), key, now,
+                        a.waitSeconds() * 1000L, false));
             } else if (r instanceof Request.SharedAcquire a) {
                 // a shared acquire obeys every client rule of an Acquire (PROTOCOL.md 13.1): seen as one
-                acquires.add(new SeenAcquire(connection, a.waitSeconds(), a.leaseSeconds(), a.owner(), key, now));
+                acquires.add(new SeenAcquire(connection, a.waitSeconds(), a.leaseSeconds(), a.owner(), key, now,
+                        a.waitSeconds() * 1000L, false));
+            } else if (r instanceof Request.MilliAcquire a) {
+                // an M is the A or S it stands for (PROTOCOL.md 14.3)
+                acquires.add(new SeenAcquire(connection, (int) ((a.waitMillis() + 999) / 1000), a.leaseSeconds(),
+                        a.owner(), key, now, a.waitMillis(), true));
             }
             requests.add(new SeenRequest(connection, r.type(), number, key, now));
         }

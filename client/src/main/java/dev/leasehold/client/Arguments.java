@@ -7,6 +7,9 @@ import dev.leasehold.protocol.Wire;
 /** Argument checks made before anything is sent; each failure says what is wrong. */
 final class Arguments {
 
+    /** The longest wait a caller may ask for (PROTOCOL.md 9.13: the largest {@code max-wait}). */
+    static final java.time.Duration MAX_WAIT = java.time.Duration.ofMillis(Wire.MAX_WAIT_MILLIS_CEILING);
+
     private Arguments() {
     }
 
@@ -21,6 +24,18 @@ final class Arguments {
                     + " seconds (0 = one immediate attempt)");
         }
         return wait;
+    }
+
+    /**
+     * A caller's wait in milliseconds (PROTOCOL.md 9.13): 0 to 3600 s, finer parts rounded up, a
+     * positive wait below 1 ms made 1 ms.
+     */
+    static long waitMillis(java.time.Duration wait) {
+        if (wait == null || wait.isNegative() || wait.compareTo(MAX_WAIT) > 0) {
+            throw new IllegalArgumentException("wait is " + wait + "; it must be 0 to " + MAX_WAIT.toSeconds()
+                    + " seconds (0 = one immediate attempt)");
+        }
+        return dev.leasehold.client.internal.LeaseMath.waitMillis(wait.toNanos());
     }
 
     static int leaseSeconds(int lease) {

@@ -39,6 +39,10 @@ public final class ClientOptions {
     public static final Duration DEFAULT_MARGIN_FLOOR = Duration.ofMillis(50);
     /** Default assumed clock drift rate (PROTOCOL.md 9.6). */
     public static final double DEFAULT_DRIFT_RATE = 0.01;
+    /** Default {@link #protocolRevision()}: ask each server with a Hello (PROTOCOL.md 9.13). */
+    public static final String DEFAULT_PROTOCOL_REVISION = "auto";
+
+    private static final java.util.List<String> PROTOCOL_REVISIONS = java.util.List.of("auto", "1.3", "1.4");
 
     private static final ClientOptions DEFAULTS = builder().build();
 
@@ -51,6 +55,7 @@ public final class ClientOptions {
     private final String threadNamePrefix;
     private final ClientTls tls;
     private final boolean failFast;
+    private final String protocolRevision;
 
     private ClientOptions(Builder b) {
         this.poolSize = b.poolSize;
@@ -62,6 +67,7 @@ public final class ClientOptions {
         this.threadNamePrefix = b.threadNamePrefix;
         this.tls = b.tls;
         this.failFast = b.failFast;
+        this.protocolRevision = b.protocolRevision;
     }
 
     /** The defaults. */
@@ -86,6 +92,7 @@ public final class ClientOptions {
         b.threadNamePrefix = threadNamePrefix;
         b.tls = tls;
         b.failFast = failFast;
+        b.protocolRevision = protocolRevision;
         return b;
     }
 
@@ -133,11 +140,22 @@ public final class ClientOptions {
         return failFast;
     }
 
+    /**
+     * Which protocol revision sessions speak (PROTOCOL.md 9.13): {@code "auto"} (the default) opens
+     * every session with a Hello and speaks 1.4 (millisecond waits, Withdraw) where the server
+     * answers it, 1.3 frames where it answers {@code X 1} (until a session to that address fails);
+     * {@code "1.3"} never sends a Hello or any 1.4 frame; {@code "1.4"} requires 1.4 (an address
+     * that answers the Hello with {@code X 1} is not used).
+     */
+    public String protocolRevision() {
+        return protocolRevision;
+    }
+
     @Override
     public String toString() {
         return "ClientOptions[poolSize=" + poolSize + ", connectTimeout=" + connectTimeout + ", transportDeadline="
                 + transportDeadline + ", responseGrace=" + responseGrace + ", marginFloor=" + marginFloor
-                + ", driftRate=" + driftRate + ", tls=" + tls + "]";
+                + ", driftRate=" + driftRate + ", tls=" + tls + ", protocolRevision=" + protocolRevision + "]";
     }
 
     /** Mutable builder of {@link ClientOptions}; not thread-safe. */
@@ -152,6 +170,7 @@ public final class ClientOptions {
         private String threadNamePrefix;
         private ClientTls tls;
         private boolean failFast;
+        private String protocolRevision = DEFAULT_PROTOCOL_REVISION;
 
         private Builder() {
         }
@@ -210,6 +229,12 @@ public final class ClientOptions {
             return this;
         }
 
+        /** See {@link ClientOptions#protocolRevision()}: {@code "auto"} (default), {@code "1.3"} or {@code "1.4"}. */
+        public Builder protocolRevision(String protocolRevision) {
+            this.protocolRevision = protocolRevision;
+            return this;
+        }
+
         /** Checks the settings and makes the immutable options. */
         public ClientOptions build() {
             check(poolSize >= 1 && poolSize <= 64, "poolSize", poolSize, "must be 1..64");
@@ -220,6 +245,8 @@ public final class ClientOptions {
             check(driftRate >= 0 && driftRate <= 0.5, "driftRate", driftRate, "must be 0..0.5");
             check(threadNamePrefix == null || !threadNamePrefix.isBlank(), "threadNamePrefix", threadNamePrefix,
                     "must not be blank");
+            check(PROTOCOL_REVISIONS.contains(protocolRevision), "protocolRevision", protocolRevision,
+                    "must be auto, 1.3 or 1.4");
             return new ClientOptions(this);
         }
 

@@ -70,24 +70,28 @@ public final class FencedLock implements Lock {
 
     @Override
     public void lockInterruptibly() throws InterruptedException {
-        while (!attempt(255)) {
+        while (!attempt(Duration.ofSeconds(255))) {
             Thread.sleep(RETRY_PAUSE_MILLIS);
         }
     }
 
     @Override
     public boolean tryLock() {
-        return attempt(0);
+        return attempt(Duration.ZERO);
     }
 
-    /** Waits at most {@code time} (rounded up to whole seconds, at most 255 s) in the key's queue. */
+    /**
+     * Waits at most {@code time} (at most 255 s, the wait every server takes) in the key's queue:
+     * to the millisecond on a revision 1.4 server, so {@code tryLock(200, MILLISECONDS)} on a held
+     * key returns false after about 200 ms; rounded up to whole seconds on a 1.3 server
+     * (PROTOCOL.md 9.13).
+     */
     @Override
     public boolean tryLock(long time, TimeUnit unit) throws InterruptedException {
         if (Thread.interrupted()) {
             throw new InterruptedException();
         }
-        long millis = Math.max(0, unit.toMillis(time));
-        return attempt((int) Math.min(255, (millis + 999) / 1000));
+        return attempt(wait(Duration.ofNanos(Math.max(0, unit.toNanos(time)))));
     }
 
     /** Releases the calling thread's hold: its exact token, retried until its lease would have ended. */
@@ -121,12 +125,12 @@ public final class FencedLock implements Lock {
         return Optional.ofNullable(holds.get(Thread.currentThread()));
     }
 
-    private boolean attempt(int waitSeconds) {
+    private boolean attempt(Duration wait) {
         if (holds.containsKey(Thread.currentThread())) {
             throw new IllegalStateException("not reentrant: the current thread already holds " + this);
         }
-        AcquireOutcome o = mode.isShared() ? client.acquireShared(key, mode.limit(), waitSeconds, leaseSeconds)
-                : client.acquire(key, waitSeconds, leaseSeconds);
+        AcquireOutcome o = mode.isShared() ? client.acquireShared(key, mode.limit(), wait, leaseSeconds)
+                : client.acquire(key, wait, leaseSeconds);
         if (o instanceof AcquireOutcome.LimitMismatch m) {
             throw new SharedLimitException(key, m);
         }
@@ -142,12 +146,15 @@ public final class FencedLock implements Lock {
         return (mode.isShared() ? "read lock " : "write lock ") + Keys.quoted(key);
     }
 
-    /** The time a {@link Duration} wait takes on the wire: whole seconds, rounded up, 0 to 255. */
-    static int waitSeconds(Duration wait) {
+    /**
+     * A handle's wait: 0 or more, at most 255 s (longer waits are cut to it, as before revision
+     * 1.4: every server takes 255 s, PROTOCOL.md 14.4); to the millisecond where the server speaks 1.4.
+     */
+    static Duration wait(Duration wait) {
         if (wait == null || wait.isNegative()) {
             throw new IllegalArgumentException("wait must be 0 or more, not " + wait);
         }
-        long millis = wait.toMillis();
-        return (int) Math.min(255, (millis + 999) / 1000);
+        Duration max = Duration.ofSeconds(255);
+        return wait.compareTo(max) > 0 ? max : wait;
     }
 }

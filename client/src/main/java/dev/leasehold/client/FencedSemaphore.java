@@ -39,15 +39,15 @@ public final class FencedSemaphore {
     }
 
     /**
-     * Takes one permit, waiting at most {@code wait} (whole seconds, rounded up, at most 255 s)
-     * in the key's queue.
+     * Takes one permit, waiting at most {@code wait} (at most 255 s) in the key's queue:
+     * to the millisecond on a revision 1.4 server, rounded up to whole seconds on a 1.3 one.
      *
      * @return the permit (its {@link Ticket#token()} is the fencing token), or empty if none was
      *         granted (timed out, busy, unavailable or indeterminate: no permit is held)
      * @throws SharedLimitException if the key's semaphore has another number of permits
      */
     public Optional<Ticket> tryAcquire(Duration wait) {
-        return Optional.ofNullable(permit(client.acquireShared(key, permits, FencedLock.waitSeconds(wait),
+        return Optional.ofNullable(permit(client.acquireShared(key, permits, FencedLock.wait(wait),
                 leaseSeconds)));
     }
 

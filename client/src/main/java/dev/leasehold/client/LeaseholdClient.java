@@ -76,9 +76,6 @@ public final class LeaseholdClient implements AutoCloseable {
 
     /** A blocking ping waits this much past the transport deadline for the timer to fail it first. */
     private static final long PING_SLACK = 100_000_000L;
-    /** How to write a server address, for the messages that refuse one. */
-    private static final String ADDRESS_FORM = "write host:port with a port from 1 to 65535 (e.g. locks-0:7420), "
-            + "host alone for port " + Wire.DEFAULT_PORT + ", or [v6-address]:port";
 
     private final ClientOptions options;
     private final Engine engine;
@@ -98,7 +95,8 @@ public final class LeaseholdClient implements AutoCloseable {
                 options.transportDeadline().toNanos(), options.responseGrace().toNanos(),
                 options.marginFloor().toNanos(), options.driftRate(), name,
                 options.tls() == null ? null : options.tls().sslContext(),
-                options.tls() == null || options.tls().hostnameVerification()).withFailFast(options.failFast()));
+                options.tls() == null || options.tls().hostnameVerification()).withFailFast(options.failFast())
+                .withProtocolRevision(Config.revision(options.protocolRevision())));
         this.keepAlive = new KeepAliveTimer(name + "-keepalive", engine.ticker(), engine.config().scheduler());
     }
 
@@ -122,7 +120,7 @@ public final class LeaseholdClient implements AutoCloseable {
         }
         List<InetSocketAddress> list = new ArrayList<>();
         for (String s : servers) {
-            list.add(parse(s));
+            list.add(Addresses.parse(s));
         }
         return create(options, list);
     }
@@ -151,7 +149,7 @@ public final class LeaseholdClient implements AutoCloseable {
      * @throws IllegalArgumentException saying what is wrong and how to write it
      */
     public static InetSocketAddress serverAddress(String hostPort) {
-        return parse(hostPort);
+        return Addresses.parse(hostPort);
     }
 
     /** The options this client was made with. */
@@ -225,10 +223,62 @@ public final class LeaseholdClient implements AutoCloseable {
         return new FencedSemaphore(this, key, permits, leaseSeconds);
     }
 
+    /**
+     * Like {@link #acquire(String, int, int)} with the wait to the millisecond (PROTOCOL.md 9.13):
+     * on a session to a revision 1.4 server it is sent exactly (as an {@code M}; finer parts than a
+     * millisecond round up), on a 1.3 server it is rounded up to whole seconds. A wait longer than
+     * the server's {@code max-wait} (255 s on a 1.3 server) is not sent: Unavailable, naming it.
+     *
+     * @param wait 0 (one immediate attempt) to 3600 s
+     * @throws IllegalArgumentException for a bad argument, before anything is sent
+     * @throws IllegalStateException if the client is closed
+     */
+    public AcquireOutcome acquire(String key, Duration wait, int leaseSeconds) {
+        return acquire(key, HoldMode.EXCLUSIVE, Arguments.waitMillis(wait), leaseSeconds);
+    }
+
+    /**
+     * Like {@link #acquireShared(String, int, int, int)} with the wait to the millisecond, as
+     * {@link #acquire(String, Duration, int)}.
+     *
+     * @throws IllegalArgumentException for a bad argument, before anything is sent
+     * @throws IllegalStateException if the client is closed
+     */
+    public AcquireOutcome acquireShared(String key, int limit, Duration wait, int leaseSeconds) {
+        return acquire(key, Arguments.sharedMode(limit), Arguments.waitMillis(wait), leaseSeconds);
+    }
+
+    /**
+     * Like {@link #acquireAsync(String, int, int)} with the wait to the millisecond, as
+     * {@link #acquire(String, Duration, int)}.
+     *
+     * @throws IllegalArgumentException for a bad argument, before anything is sent
+     * @throws IllegalStateException if the client is closed
+     */
+    public CompletableFuture<AcquireOutcome> acquireAsync(String key, Duration wait, int leaseSeconds) {
+        return acquireAsync(key, HoldMode.EXCLUSIVE, Arguments.waitMillis(wait), leaseSeconds);
+    }
+
+    /**
+     * Like {@link #acquireSharedAsync(String, int, int, int)} with the wait to the millisecond, as
+     * {@link #acquire(String, Duration, int)}.
+     *
+     * @throws IllegalArgumentException for a bad argument, before anything is sent
+     * @throws IllegalStateException if the client is closed
+     */
+    public CompletableFuture<AcquireOutcome> acquireSharedAsync(String key, int limit, Duration wait,
+            int leaseSeconds) {
+        return acquireAsync(key, Arguments.sharedMode(limit), Arguments.waitMillis(wait), leaseSeconds);
+    }
+
     private AcquireOutcome acquire(String key, HoldMode mode, int waitSeconds, int leaseSeconds) {
-        byte[] bytes = checked(key, waitSeconds, leaseSeconds);
+        return acquire(key, mode, Arguments.waitSeconds(waitSeconds) * 1000L, leaseSeconds);
+    }
+
+    private AcquireOutcome acquire(String key, HoldMode mode, long waitMillis, int leaseSeconds) {
+        byte[] bytes = checked(key, 0, leaseSeconds);
         // This thread waits for the outcome anyway: it may write the request itself (one thread hop fewer).
-        AcquireCall call = engine.acquire(bytes, waitSeconds, leaseSeconds, mode, tickets(key, bytes), true);
+        AcquireCall call = engine.acquireMillis(bytes, waitMillis, leaseSeconds, mode, tickets(key, bytes), true);
         long bound = call.deadline() + options.responseGrace().toNanos();
         AcquireOutcome r = Blocking.await(call.result(), bound - engine.ticker().nanoTime(), () -> {
             call.expireNow(); // the timer runs late: decide now, as it would have
@@ -254,8 +304,13 @@ public final class LeaseholdClient implements AutoCloseable {
 
     private CompletableFuture<AcquireOutcome> acquireAsync(String key, HoldMode mode, int waitSeconds,
             int leaseSeconds) {
-        byte[] bytes = checked(key, waitSeconds, leaseSeconds);
-        AcquireCall call = engine.acquire(bytes, waitSeconds, leaseSeconds, mode, tickets(key, bytes), false);
+        return acquireAsync(key, mode, Arguments.waitSeconds(waitSeconds) * 1000L, leaseSeconds);
+    }
+
+    private CompletableFuture<AcquireOutcome> acquireAsync(String key, HoldMode mode, long waitMillis,
+            int leaseSeconds) {
+        byte[] bytes = checked(key, 0, leaseSeconds);
+        AcquireCall call = engine.acquireMillis(bytes, waitMillis, leaseSeconds, mode, tickets(key, bytes), false);
         CompletableFuture<AcquireOutcome> future = new CompletableFuture<>();
         call.result().whenCompleteAsync((r, e) -> {
             AcquireOutcome o = e != null ? new AcquireOutcome.Indeterminate(String.valueOf(e)) : call.deliver(r);
@@ -437,36 +492,5 @@ public final class LeaseholdClient implements AutoCloseable {
     private AcquireCall.Tickets tickets(String key, byte[] bytes) {
         return g -> new AcquireOutcome.Acquired(new Ticket(engine, key, bytes, g.token(), g.validUntil(),
                 g.leaseEndUpperBound()));
-    }
-
-    private static InetSocketAddress parse(String server) {
-        if (server == null || server.isBlank()) {
-            throw new IllegalArgumentException("server address is empty; " + ADDRESS_FORM);
-        }
-        String host = server.trim();
-        int port = Wire.DEFAULT_PORT;
-        int colon = host.lastIndexOf(':');
-        boolean bracketed = host.startsWith("[");
-        if (colon > 0 && (bracketed ? host.lastIndexOf(']') < colon : host.indexOf(':') == colon)) {
-            String digits = host.substring(colon + 1);
-            try {
-                port = Integer.parseInt(digits);
-            } catch (NumberFormatException e) {
-                throw new IllegalArgumentException("bad port in server address '" + server + "': '" + digits
-                        + "' is not a number; " + ADDRESS_FORM);
-            }
-            host = host.substring(0, colon);
-        }
-        if (bracketed && host.endsWith("]")) {
-            host = host.substring(1, host.length() - 1);
-        }
-        if (port < 1 || port > 65535) {
-            throw new IllegalArgumentException("bad port in server address '" + server + "': " + port
-                    + " is not 1 to 65535; " + ADDRESS_FORM);
-        }
-        if (host.isEmpty() || (colon == 0 && host.indexOf(':', 1) < 0)) {
-            throw new IllegalArgumentException("server address '" + server + "' has no host; " + ADDRESS_FORM);
-        }
-        return InetSocketAddress.createUnresolved(host, port);
     }
 }

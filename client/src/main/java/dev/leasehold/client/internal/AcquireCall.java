@@ -5,6 +5,7 @@ import dev.leasehold.client.AcquireOutcome;
 import dev.leasehold.protocol.Answer;
 import dev.leasehold.protocol.FrameWriter;
 import dev.leasehold.protocol.Request;
+import dev.leasehold.protocol.Wire;
 
 /**
  * One {@code acquire} call: one owner and one deadline {@code D} for its whole life, however many
@@ -31,7 +32,8 @@ public final class AcquireCall extends Outbound<AcquireOutcome> {
     }
 
     private final byte[] key;
-    private final int waitSeconds;
+    /** The caller's wait in milliseconds (0: one immediate attempt); whole seconds on the 1.3 path. */
+    private final long waitMillis;
     private final int leaseSeconds;
     /** How the grant would hold the key: {@code A} for exclusive, else {@code S} (PROTOCOL.md section 13). */
     private final HoldMode mode;
@@ -42,25 +44,31 @@ public final class AcquireCall extends Outbound<AcquireOutcome> {
     /** The grant this call was answered with, if any; guarded by {@code this}. */
     private Grant grant;
 
+    /** A correlated answer arrived (also after the call was decided, e.g. to a Withdraw). */
+    private volatile boolean answered;
+
     /** Times sent again after an {@code X 8} (9.12); guarded by {@code this}. */
     private int notLeaderResends;
 
     AcquireCall(Engine engine, byte[] key, int waitSeconds, int leaseSeconds, long owner, long start, Tickets tickets) {
-        this(engine, key, waitSeconds, leaseSeconds, HoldMode.EXCLUSIVE, owner, start, tickets);
+        this(engine, key, waitSeconds * 1000L, leaseSeconds, HoldMode.EXCLUSIVE, owner, start, tickets);
     }
 
-    /** @param mode exclusive ({@code A}), or read or permits ({@code S}) */
-    AcquireCall(Engine engine, byte[] key, int waitSeconds, int leaseSeconds, HoldMode mode, long owner, long start,
+    /**
+     * @param waitMillis the caller's wait, 0 to 3600 s in milliseconds (PROTOCOL.md 9.13)
+     * @param mode exclusive ({@code A}), or read or permits ({@code S}); on a 1.4 session an {@code M}
+     */
+    AcquireCall(Engine engine, byte[] key, long waitMillis, int leaseSeconds, HoldMode mode, long owner, long start,
             Tickets tickets) {
         super(engine);
         this.mode = mode;
         this.key = key;
-        this.waitSeconds = waitSeconds;
+        this.waitMillis = waitMillis;
         this.leaseSeconds = leaseSeconds;
         this.owner = owner;
         this.tickets = tickets;
-        this.deadline = start + (waitSeconds == 0 ? engine.config().transportDeadlineNanos()
-                : waitSeconds * LeaseMath.SECOND);
+        this.deadline = start + (waitMillis == 0 ? engine.config().transportDeadlineNanos()
+                : waitMillis * LeaseMath.MILLI);
     }
 
     /** Arms the deadline timer; called once, before the first submit. */
@@ -78,26 +86,52 @@ public final class AcquireCall extends Outbound<AcquireOutcome> {
         return deadline;
     }
 
+    /**
+     * Not sent, Unavailable: {@code D} has passed, or the wire wait would pass what the session
+     * takes (its {@code max_wait_ms}, 255 s on a 1.3 session): 9.13 never cuts a wait short.
+     */
     @Override
-    AcquireOutcome tooLate(long now) {
-        return wireWait(now) < 0 ? new AcquireOutcome.Unavailable("the deadline passed before the request could be written")
-                : null;
+    AcquireOutcome tooLate(Link s, long now) {
+        if (now - deadline >= 0) {
+            return new AcquireOutcome.Unavailable("the deadline passed before the request could be written");
+        }
+        if (waitMillis == 0) {
+            return null;
+        }
+        long max = s.maxWaitMillis();
+        if (max >= 0 && LeaseMath.wireWaitMillis(deadline, now) > max) {
+            return new AcquireOutcome.Unavailable("the wait of " + waitMillis + " ms is longer than the server's max-wait"
+                    + " of " + max + " ms (leasehold.max-wait); it is not sent, nor cut short");
+        }
+        if (max < 0 && LeaseMath.wireWaitUncapped(deadline, now) > Wire.MAX_SECONDS) {
+            return new AcquireOutcome.Unavailable("the wait of " + waitMillis + " ms is longer than the "
+                    + Wire.MAX_SECONDS + " s a revision 1.3 server takes; it is not sent, nor cut short");
+        }
+        return null;
     }
 
-    /** 9.3 and 9.5: wait 0 is always sent as 0 (while before D); else ceil((D - now) / 1 s), capped; -1 after D. */
-    private int wireWait(long now) {
-        return waitSeconds == 0 ? (now - deadline < 0 ? 0 : -1) : LeaseMath.wireWait(deadline, now);
-    }
-
+    /**
+     * 9.3, 9.5 and 9.13: wait 0 is always sent as 0; on a 1.4 session an {@code M} with
+     * {@code ceil((D - now) / 1 ms)}; on a 1.3 session an {@code A} or {@code S} with
+     * {@code ceil((D - now) / 1 s)}. Called after {@link #tooLate}, with {@code session} set.
+     */
     @Override
     byte[] encode(long now) {
+        if (session.maxWaitMillis() >= 0) {
+            long wire = waitMillis == 0 ? 0 : LeaseMath.wireWaitMillis(deadline, now);
+            return FrameWriter.encode(mode.isShared()
+                    ? Request.MilliAcquire.shared(wire, leaseSeconds, owner, mode.limit(), key)
+                    : Request.MilliAcquire.exclusive(wire, leaseSeconds, owner, key));
+        }
+        int wire = waitMillis == 0 ? 0 : LeaseMath.wireWait(deadline, now);
         return FrameWriter.encode(mode.isShared()
-                ? new Request.SharedAcquire(wireWait(now), leaseSeconds, owner, mode.limit(), key)
-                : new Request.Acquire(wireWait(now), leaseSeconds, owner, key));
+                ? new Request.SharedAcquire(wire, leaseSeconds, owner, mode.limit(), key)
+                : new Request.Acquire(wire, leaseSeconds, owner, key));
     }
 
     /** A correlated {@code A}, {@code T} or {@code B} arrived on {@code s} at {@code receivedAt}. */
     void answer(Answer a, Link s, long receivedAt) {
+        answered = true;
         Config c = engine.config();
         boolean decided = decide(() -> {
             if (session != s) {
@@ -194,8 +228,39 @@ public final class AcquireCall extends Outbound<AcquireOutcome> {
      * stays open; a grant that still arrives is released by {@link #answer}.
      */
     public void conclude(String reason) {
-        decide(() -> state == State.QUEUED ? new AcquireOutcome.Unavailable(reason)
-                : new AcquireOutcome.Indeterminate(reason));
+        Link[] withdrawOn = new Link[1];
+        decide(() -> {
+            if (state == State.QUEUED) {
+                return new AcquireOutcome.Unavailable(reason);
+            }
+            if (state == State.SENT && waitMillis > 0 && session.maxWaitMillis() >= 0) {
+                withdrawOn[0] = session;
+            }
+            return new AcquireOutcome.Indeterminate(reason);
+        });
+        if (withdrawOn[0] != null) {
+            withdraw(withdrawOn[0]);
+        }
+    }
+
+    /**
+     * 9.14: the caller stopped waiting for this acquire, written whole on the 1.4 session
+     * {@code s}: {@code W owner key} on that same session, in the background. The acquire's own
+     * answer settles it: {@code T}, nothing was granted; an {@code A}, the grant came first and
+     * {@link #answer} releases its token. No answer within the response grace of the {@code W}:
+     * that session is closed, so the server drops the waiter.
+     */
+    private void withdraw(Link s) {
+        WithdrawCall w = new WithdrawCall(engine, owner, key);
+        if (!s.sendHere(w)) {
+            return; // the session closed: the server dropped the waiter with it
+        }
+        long grace = engine.config().responseGraceNanos();
+        engine.schedule(() -> {
+            if (!answered) {
+                s.close("a withdrawn Acquire got no answer within the response grace");
+            }
+        }, engine.ticker().nanoTime() + Math.max(grace, LeaseMath.MILLI));
     }
 
     /**

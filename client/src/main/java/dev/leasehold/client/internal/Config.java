@@ -27,11 +27,21 @@ import javax.net.ssl.SSLContext;
  * @param failFast once every server has failed to set up a session (and none is up), requests not
  *        yet sent end at once as unavailable, with each server's failure, instead of at their
  *        deadline (the command line: say why at once)
+ * @param protocolRevision {@link #AUTO} (ask each server with a Hello, PROTOCOL.md 9.13),
+ *        {@link #V1_3} (never send a Hello or a 1.4 frame) or {@link #V1_4} (an address that answers
+ *        the Hello with {@code X 1} is not used)
  */
 public record Config(List<InetSocketAddress> addresses, int poolSize, long connectTimeoutNanos,
         long transportDeadlineNanos, long responseGraceNanos, long marginFloorNanos, double driftRate,
         String name, SSLContext sslContext, boolean verifyHostname, Ticker ticker, Scheduler scheduler,
-        boolean failFast) {
+        boolean failFast, int protocolRevision) {
+
+    /** {@code protocolRevision}: ask with a Hello, fall back to 1.3 frames on {@code X 1}. */
+    public static final int AUTO = 0;
+    /** {@code protocolRevision}: 1.3 frames only. */
+    public static final int V1_3 = 13;
+    /** {@code protocolRevision}: 1.4 required. */
+    public static final int V1_4 = 14;
 
     public Config {
         addresses = List.copyOf(addresses);
@@ -48,19 +58,37 @@ public record Config(List<InetSocketAddress> addresses, int poolSize, long conne
             long transportDeadlineNanos, long responseGraceNanos, long marginFloorNanos, double driftRate,
             String name, SSLContext sslContext, boolean verifyHostname) {
         this(addresses, poolSize, connectTimeoutNanos, transportDeadlineNanos, responseGraceNanos, marginFloorNanos,
-                driftRate, name, sslContext, verifyHostname, null, null, false);
+                driftRate, name, sslContext, verifyHostname, null, null, false, AUTO);
+    }
+
+    /** The same settings with another {@code protocolRevision}. */
+    public Config withProtocolRevision(int protocolRevision) {
+        return new Config(addresses, poolSize, connectTimeoutNanos, transportDeadlineNanos, responseGraceNanos,
+                marginFloorNanos, driftRate, name, sslContext, verifyHostname, ticker, scheduler, failFast,
+                protocolRevision);
+    }
+
+    /** The revision code of an option value: {@code "auto"}, {@code "1.3"} or {@code "1.4"}. */
+    public static int revision(String option) {
+        return switch (option) {
+            case "1.3" -> V1_3;
+            case "1.4" -> V1_4;
+            default -> AUTO;
+        };
     }
 
     /** The same settings, failing fast or not (see {@code failFast}). */
     public Config withFailFast(boolean failFast) {
         return new Config(addresses, poolSize, connectTimeoutNanos, transportDeadlineNanos, responseGraceNanos,
-                marginFloorNanos, driftRate, name, sslContext, verifyHostname, ticker, scheduler, failFast);
+                marginFloorNanos, driftRate, name, sslContext, verifyHostname, ticker, scheduler, failFast,
+                protocolRevision);
     }
 
     /** The same settings on another clock and scheduler (tests). */
     public Config withTime(Ticker ticker, Scheduler scheduler) {
         return new Config(addresses, poolSize, connectTimeoutNanos, transportDeadlineNanos, responseGraceNanos,
-                marginFloorNanos, driftRate, name, sslContext, verifyHostname, ticker, scheduler, failFast);
+                marginFloorNanos, driftRate, name, sslContext, verifyHostname, ticker, scheduler, failFast,
+                protocolRevision);
     }
 
     /** {@code host:port} as given (a literal or a name, never {@code /<unresolved>}); IPv6 in brackets. */

@@ -14,9 +14,11 @@ import javax.net.ssl.SSLSocket;
 
 import dev.leasehold.protocol.Answer;
 import dev.leasehold.protocol.AnswerDecoder;
+import dev.leasehold.protocol.ErrorCode;
 import dev.leasehold.protocol.FrameWriter;
 import dev.leasehold.protocol.ProtocolException;
 import dev.leasehold.protocol.Request;
+import dev.leasehold.protocol.Wire;
 
 /**
  * Sets up one session's connection, on its writer thread: TCP connect, TLS, and the opening Ping.
@@ -30,14 +32,27 @@ import dev.leasehold.protocol.Request;
  */
 final class Connector {
 
-    /** The connection, ready for requests: the session's streams. */
-    record Established(InputStream in, OutputStream out) {
+    /**
+     * The connection, ready for requests: the session's streams, and the server's answer to the
+     * opening Hello ({@code null} when the session opened with a Ping: a 1.3 session).
+     */
+    record Established(InputStream in, OutputStream out, Answer.Hello hello) {
     }
 
     /** Why the connection could not be set up; the session closes with this reason. */
-    static final class Failed extends Exception {
+    static class Failed extends Exception {
         Failed(String reason) {
             super(reason, null, false, false);
+        }
+    }
+
+    /**
+     * The server answered the opening Hello with {@code X 1}: a 1.3 server (PROTOCOL.md 9.13). It
+     * closes the session, which carried nothing else.
+     */
+    static final class HelloRefused extends Failed {
+        HelloRefused(String reason) {
+            super(reason);
         }
     }
 
@@ -56,9 +71,11 @@ final class Connector {
 
     /**
      * Connects {@code socket} (the session's: closing it from another thread aborts every step),
-     * and waits for the Pong to {@code nonce}, all within the connect timeout.
+     * and waits for the Pong to {@code nonce}, all within the connect timeout. With {@code hello}
+     * the session opens with a Hello alone in place of the Ping (PROTOCOL.md 9.13) and waits for its
+     * answer; an {@code X 1} to it throws {@link HelloRefused}.
      */
-    Established connect(Socket socket, long nonce, EarlyAnswers early) throws Failed {
+    Established connect(Socket socket, long nonce, boolean hello, EarlyAnswers early) throws Failed {
         long deadline = System.nanoTime() + config.connectTimeoutNanos();
         Socket io;
         OutputStream out;
@@ -82,12 +99,13 @@ final class Connector {
             throw new Failed("could not connect to " + Config.shown(address) + ": " + e.getMessage());
         }
         try {
-            out.write(FrameWriter.encode(new Request.Ping(nonce)));
+            out.write(FrameWriter.encode(hello ? new Request.Hello(Wire.REVISION_1_4) : new Request.Ping(nonce)));
         } catch (IOException e) {
-            throw new Failed("could not write the opening ping to " + Config.shown(address) + ": " + e.getMessage());
+            throw new Failed("could not write the opening " + (hello ? "hello" : "ping") + " to "
+                    + Config.shown(address) + ": " + e.getMessage());
         }
-        awaitPong(io, in, nonce, deadline, early);
-        return new Established(in, out);
+        Answer.Hello answer = awaitPong(io, in, hello ? -1 : nonce, hello, deadline, early);
+        return new Established(in, out, answer);
     }
 
     /**
@@ -110,7 +128,9 @@ final class Connector {
         return ssl;
     }
 
-    private void awaitPong(Socket io, InputStream in, long nonce, long deadline, EarlyAnswers early) throws Failed {
+    /** Reads up to the Pong to {@code nonce}, or with {@code hello} up to the Hello's answer, which it returns. */
+    private Answer.Hello awaitPong(Socket io, InputStream in, long nonce, boolean hello, long deadline,
+            EarlyAnswers early) throws Failed {
         AnswerDecoder decoder = new AnswerDecoder();
         ByteBuffer one = ByteBuffer.allocate(1);
         boolean first = true;
@@ -136,16 +156,29 @@ final class Connector {
                 one.clear();
                 one.put((byte) b).flip();
                 Answer a = decoder.next(one);
-                if (a instanceof Answer.Pong p && p.nonce() == nonce) {
+                if (!hello && a instanceof Answer.Pong p && p.nonce() == nonce) {
                     io.setSoTimeout(0);
-                    return;
+                    return null;
+                }
+                if (hello && a instanceof Answer.Hello h) {
+                    io.setSoTimeout(0);
+                    if (h.revision() >> 8 != 1 || (h.revision() & 0xFF) < 4) {
+                        throw new HelloRefused("the server " + Config.shown(address) + " answered the hello with"
+                                + " revision " + (h.revision() >> 8) + "." + (h.revision() & 0xFF));
+                    }
+                    return h;
+                }
+                if (hello && a instanceof Answer.Error x && x.code() == ErrorCode.UNKNOWN_OP.code()) {
+                    throw new HelloRefused("the server " + Config.shown(address) + " speaks revision 1.3 (it answered"
+                            + " the hello with error 1: " + x.message() + ")");
                 }
                 if (a != null && !early.accept(a)) {
                     throw new Failed("closed while waiting for the opening ping's answer");
                 }
             }
         } catch (SocketTimeoutException e) {
-            throw new Failed("no answer to the opening ping from " + Config.shown(address) + " within the connect timeout");
+            throw new Failed("no answer to the opening " + (hello ? "hello" : "ping") + " from "
+                    + Config.shown(address) + " within the connect timeout");
         } catch (IOException e) {
             throw new Failed("connection failed: " + e.getMessage());
         } catch (ProtocolException e) {

@@ -45,6 +45,8 @@ final class Correlator {
             tokenCalls++;
         } else if (o instanceof PingCall c) {
             pings.put(c.nonce(), c);
+        } else if (o instanceof WithdrawCall) {
+            return true; // no answer of its own: the withdrawn acquire's answer ends it (9.14)
         } else {
             throw new IllegalArgumentException("unknown request " + o);
         }
@@ -88,7 +90,7 @@ final class Correlator {
             case NOT_HELD -> tokenAnswer(((Answer.NotHeld) a).token(), a, receivedAt);
             case CURRENT -> tokenAnswer(((Answer.Current) a).token(), a, receivedAt);
             case PONG -> pong(((Answer.Pong) a).nonce(), receivedAt);
-            // This client sends no Hello yet (it speaks 1.3 frames): an H is no answer it waits for.
+            // The Hello is sent only to open a session, and its answer read by the Connector.
             case HELLO -> false;
             case ERROR -> throw new IllegalArgumentException("not a correlated answer: " + a);
         };

@@ -19,6 +19,14 @@ interface Dispatcher {
         submit(o);
     }
 
+    /**
+     * Whether an acquire started now keeps its wait to the millisecond (a 1.4 session is expected)
+     * rather than rounding it up to whole seconds (1.3). Unit-test dispatchers: false.
+     */
+    default boolean millisecondWaits() {
+        return false;
+    }
+
     /** Why the last session that never came up failed (e.g. a TLS handshake), or null. */
     String lastSetupFailure();
 

@@ -113,8 +113,21 @@ public final class Engine implements AutoCloseable {
      */
     public AcquireCall acquire(byte[] key, int waitSeconds, int leaseSeconds, HoldMode mode,
             AcquireCall.Tickets tickets, boolean callerWaits) {
+        return acquireMillis(key, waitSeconds * 1000L, leaseSeconds, mode, tickets, callerWaits);
+    }
+
+    /**
+     * As {@link #acquire(byte[], int, int, HoldMode, AcquireCall.Tickets, boolean)} with the wait in
+     * milliseconds (PROTOCOL.md 9.13): kept to the millisecond where a 1.4 session is expected
+     * ({@link Dispatcher#millisecondWaits()}), else rounded up to whole seconds as a 1.3 session
+     * takes them. A wait longer than the session it is written on takes ends Unavailable, unsent.
+     */
+    public AcquireCall acquireMillis(byte[] key, long waitMillis, int leaseSeconds, HoldMode mode,
+            AcquireCall.Tickets tickets, boolean callerWaits) {
         checkOpen();
-        AcquireCall call = new AcquireCall(this, key, waitSeconds, leaseSeconds, mode, owners.getAndIncrement(),
+        long wait = waitMillis % 1000 == 0 || dispatcher.millisecondWaits() ? waitMillis
+                : (waitMillis / 1000 + 1) * 1000;
+        AcquireCall call = new AcquireCall(this, key, wait, leaseSeconds, mode, owners.getAndIncrement(),
                 ticker.nanoTime(), tickets);
         track(call);
         call.start();

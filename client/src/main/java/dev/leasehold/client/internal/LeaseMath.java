@@ -12,7 +12,8 @@ public final class LeaseMath {
     /** Nanoseconds in one second. */
     public static final long SECOND = 1_000_000_000L;
 
-    private static final long MILLI = 1_000_000L;
+    /** Nanoseconds in one millisecond. */
+    public static final long MILLI = 1_000_000L;
 
     private LeaseMath() {
     }
@@ -29,6 +30,24 @@ public final class LeaseMath {
         }
         long seconds = (left + SECOND - 1) / SECOND;
         return (int) Math.min(Wire.MAX_SECONDS, seconds);
+    }
+
+    /** {@code ceil((deadline - now) / 1 s)} without the cap; callers check that the deadline has not passed. */
+    public static long wireWaitUncapped(long deadline, long now) {
+        return (deadline - now + SECOND - 1) / SECOND;
+    }
+
+    /**
+     * The wire wait of an {@code M} (9.13): {@code ceil((deadline - now) / 1 ms)}, at least 1;
+     * callers check that the deadline has not passed.
+     */
+    public static long wireWaitMillis(long deadline, long now) {
+        return Math.max(1, (deadline - now + MILLI - 1) / MILLI);
+    }
+
+    /** A caller's wait kept to the millisecond (9.13): finer parts round up, a positive wait below 1 ms is 1 ms. */
+    public static long waitMillis(long nanos) {
+        return nanos <= 0 ? 0 : (nanos + MILLI - 1) / MILLI;
     }
 
     /**

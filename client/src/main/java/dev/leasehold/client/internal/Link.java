@@ -15,4 +15,21 @@ interface Link {
      * it are lost, queued ones are offered to other sessions. Idempotent.
      */
     void close(String reason);
+
+    /**
+     * The longest {@code wait_ms} an {@code M} may carry on this session (the server's
+     * {@code max_wait_ms} from its Hello), or -1 on a 1.3 session, which takes no 1.4 frame
+     * (PROTOCOL.md 9.13).
+     */
+    default long maxWaitMillis() {
+        return -1;
+    }
+
+    /**
+     * Queues {@code o} on this exact session and nowhere else (a Withdraw names only its own
+     * session's waiters, 9.14); false if the session has closed.
+     */
+    default boolean sendHere(Outbound<?> o) {
+        return false;
+    }
 }

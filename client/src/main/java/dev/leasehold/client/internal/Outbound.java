@@ -176,7 +176,7 @@ abstract class Outbound<R> {
             if (state != State.QUEUED) {
                 return SKIP;
             }
-            expired = tooLate(now);
+            expired = tooLate(s, now);
             if (expired == null) {
                 if (!s.register(this)) {
                     return NOT_SENT;
@@ -193,8 +193,8 @@ abstract class Outbound<R> {
         return SKIP;
     }
 
-    /** Under the monitor, at write time: the result if it is too late to write, else null. */
-    abstract R tooLate(long now);
+    /** Under the monitor, at write time on {@code s}: the result if it is too late (or not possible) to write there, else null. */
+    abstract R tooLate(Link s, long now);
 
     /** Under the monitor, once registered: the frame of this attempt. */
     abstract byte[] encode(long now);
@@ -221,7 +221,16 @@ abstract class Outbound<R> {
                 return;
             }
         }
+        if (!resendable()) {
+            abandon("its session closed before it was written");
+            return;
+        }
         engine.dispatcher().submit(this);
+    }
+
+    /** Whether a request its session did not write may go to another session (all but a Withdraw). */
+    boolean resendable() {
+        return true;
     }
 
     /** The session {@code s} broke after this request was possibly sent, before its answer. */

@@ -30,7 +30,7 @@ public final class PingCall extends Outbound<Long> {
     }
 
     @Override
-    Long tooLate(long now) {
+    Long tooLate(Link s, long now) {
         return null; // the deadline timer ends a ping
     }
 

@@ -67,6 +67,10 @@ public final class Session implements Link {
     private long inlineWrites;
     private Thread reader;
     private String closeReason;
+    /** The server's answer to the opening Hello, or null: a 1.3 session (PROTOCOL.md 9.13). */
+    private volatile dev.leasehold.protocol.Answer.Hello hello;
+    /** The server answered the opening Hello with {@code X 1} (a 1.3 server); set before the close. */
+    private volatile boolean helloRefused;
 
     Session(Engine engine, SessionPool pool, int slot, InetSocketAddress address, String name) {
         this.engine = engine;
@@ -94,6 +98,27 @@ public final class Session implements Link {
     @Override
     public String toString() {
         return name + "->" + address;
+    }
+
+    @Override
+    public long maxWaitMillis() {
+        Answer.Hello h = hello;
+        return h == null ? -1 : h.maxWaitMillis();
+    }
+
+    /** True when this session opened with a Hello that the server answered (it speaks 1.4). */
+    public boolean speaks14() {
+        return hello != null;
+    }
+
+    /** True when the server answered this session's opening Hello with {@code X 1}. */
+    boolean helloRefused() {
+        return helloRefused;
+    }
+
+    @Override
+    public boolean sendHere(Outbound<?> o) {
+        return enqueue(o);
     }
 
     boolean isUp() {
@@ -250,7 +275,7 @@ public final class Session implements Link {
             }
         }
         if (!wasUp) {
-            pool.setupFailed(address, reason);
+            pool.setupFailed(this, reason);
         }
         pool.ended(this, wasUp);
         for (Outbound<?> o : lost) {
@@ -304,7 +329,12 @@ public final class Session implements Link {
         }
         Connector.Established io;
         try {
-            io = connector.connect(s, engine.nextNonce(), a -> dispatch(a, engine.ticker().nanoTime()));
+            io = connector.connect(s, engine.nextNonce(), pool.asksHello(address),
+                    a -> dispatch(a, engine.ticker().nanoTime()));
+        } catch (Connector.HelloRefused e) {
+            helloRefused = true;
+            close(e.getMessage());
+            return;
         } catch (Connector.Failed e) {
             close(e.getMessage());
             return;
@@ -314,6 +344,7 @@ public final class Session implements Link {
                 return;
             }
             out = io.out();
+            hello = io.hello();
             phase = Phase.UP;
             reader = Threads.start(name + "-reader", () -> readLoop(io.in()), true);
         }

@@ -35,6 +35,10 @@ final class SessionPool implements Dispatcher {
     private final ArrayDeque<Outbound<?>> parked = new ArrayDeque<>();
     private final List<Session> created = new ArrayList<>();
     private Scheduler.Timer parkedRetry;
+    /** Addresses (as {@link Config#shown}) that answered a Hello with {@code X 1}: 1.3 frames there (9.13). */
+    private final java.util.Set<String> speaks13 = new java.util.HashSet<>();
+    /** Whether the last session that came up speaks 1.4; true until one is known (auto). */
+    private volatile boolean lastUpSpeaks14 = true;
     private long sessionCount;
     private boolean closed;
 
@@ -91,6 +95,7 @@ final class SessionPool implements Dispatcher {
     /** A session finished its opening handshake. */
     synchronized void up(Session s) {
         slots[s.slot()].up();
+        lastUpSpeaks14 = s.speaks14();
         lastSetupFailure = null;
         failedSinceUp.clear();
     }
@@ -120,7 +125,42 @@ final class SessionPool implements Dispatcher {
         return lastSetupFailure;
     }
 
-    void setupFailed(InetSocketAddress address, String reason) {
+    /**
+     * Whether a session to {@code address} opens with a Hello (PROTOCOL.md 9.13): never with
+     * {@code protocol-revision} 1.3; with {@code auto}, unless that address answered a Hello with
+     * {@code X 1} and no session to it has failed since.
+     */
+    boolean asksHello(InetSocketAddress address) {
+        int revision = engine.config().protocolRevision();
+        if (revision == Config.V1_3) {
+            return false;
+        }
+        synchronized (this) {
+            return revision == Config.V1_4 || !speaks13.contains(Config.shown(address));
+        }
+    }
+
+    /**
+     * Whether an acquire started now should keep its wait to the millisecond (9.13): false with
+     * {@code protocol-revision} 1.3, or when the last session that came up speaks 1.3 (its waits
+     * are whole seconds, rounded up, as before 1.4).
+     */
+    @Override
+    public boolean millisecondWaits() {
+        return engine.config().protocolRevision() != Config.V1_3 && lastUpSpeaks14;
+    }
+
+    /** A session that could not be set up. An {@code X 1} to the Hello with {@code auto} is no failure: 1.3 frames next. */
+    void setupFailed(Session s, String reason) {
+        InetSocketAddress address = s.address();
+        if (s.helloRefused() && engine.config().protocolRevision() == Config.AUTO) {
+            LOG.log(System.Logger.Level.DEBUG, () -> Config.shown(address) + " speaks 1.3: " + reason);
+            synchronized (this) {
+                speaks13.add(Config.shown(address));
+                lastUpSpeaks14 = false;
+            }
+            return;
+        }
         lastSetupFailure = reason;
         // The command line (fail-fast) shows each attempt with -v; a service retrying quietly logs at DEBUG.
         LOG.log(engine.config().failFast() ? System.Logger.Level.INFO : System.Logger.Level.DEBUG,
@@ -138,7 +178,12 @@ final class SessionPool implements Dispatcher {
             if (slot.session == s) {
                 slot.session = null;
             }
-            slot.ended(wasUp, addresses.size(), engine.ticker().nanoTime());
+            boolean fallBack = s.helloRefused() && engine.config().protocolRevision() == Config.AUTO;
+            if (!fallBack && !s.speaks14() && !closed) {
+                speaks13.remove(Config.shown(s.address())); // a session to it failed: the next one asks again
+            }
+            // After an X 1 to the Hello the same address is tried again at once, with 1.3 frames.
+            slot.ended(wasUp || fallBack, addresses.size(), engine.ticker().nanoTime());
             retry = new ArrayList<>(parked);
             parked.clear();
             String why = everyServerFailed();

@@ -161,7 +161,7 @@ public final class TokenCall<R> extends Outbound<R> {
     }
 
     @Override
-    R tooLate(long now) {
+    R tooLate(Link s, long now) {
         return now - giveUpAt >= 0 ? outcomes.expired() : null;
     }
 
