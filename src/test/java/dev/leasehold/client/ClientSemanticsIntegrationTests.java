@@ -186,7 +186,7 @@ class ClientSemanticsIntegrationTests {
 
     @Test
     void aPossiblySentAcquireIsNeverResent() throws Exception {
-        // the opening ping (10 bytes) passes, then 6 bytes of the Acquire, then the cut
+        // the opening hello (4 bytes) passes, then 12 bytes of the M (header 19 bytes), then the cut
         proxy.cutClientToServerAfter(16);
         LeaseholdClient c = via(proxy, b -> b.poolSize(2));
         long start = System.nanoTime();
@@ -235,7 +235,7 @@ class ClientSemanticsIntegrationTests {
 
     @Test
     void aGrantWhoseAnswerIsLostEndsWithItsLease() throws Exception {
-        proxy.cutServerToClientAfter(10 + 5); // the Pong passes, the A is cut after 5 bytes
+        proxy.cutServerToClientAfter(10 + 5); // the hello's answer passes, the A is cut after 5 bytes
         LeaseholdClient c = via(proxy, b -> b.poolSize(1));
         long start = System.nanoTime();
         AcquireOutcome o = c.acquire(key, 5, 2);
@@ -480,7 +480,7 @@ class ClientSemanticsIntegrationTests {
     void releaseAndExtendAreRetriedOnOtherSessionsUntilAnswered() throws Exception {
         LeaseholdClient c = via(proxy, b -> b.poolSize(1).responseGrace(Duration.ofMillis(500)));
         Ticket t = ((AcquireOutcome.Acquired) c.acquire(key, 0, 30)).ticket();
-        proxy.cutClientToServerAfter(10 + 4); // new sessions: the ping passes, the next request is cut
+        proxy.cutClientToServerAfter(4 + 10); // new sessions: the hello passes, the next request is cut
         proxy.closeAllConnections();
         CompletableFuture<ExtendOutcome> extend = t.extendAsync(40);
         Wait.until("3 connections accepted by the proxy (the Extend's retries)", Duration.ofSeconds(10), proxy::connectionsAccepted,
@@ -491,7 +491,7 @@ class ClientSemanticsIntegrationTests {
         assertThat(t.remaining()).isGreaterThan(Duration.ofSeconds(35));
 
         // a Release whose answer is lost is retried; the retry finds the token released already
-        proxy.cutServerToClientAfter(10); // new sessions: the Pong passes, the next answer is cut
+        proxy.cutServerToClientAfter(10); // new sessions: the hello's answer passes, the next answer is cut
         proxy.closeAllConnections();
         CompletableFuture<ReleaseOutcome> release = t.releaseAsync();
         Wait.until("a Release through the proxy (tokens released)", Duration.ofSeconds(10), proxy::releasedTokens,

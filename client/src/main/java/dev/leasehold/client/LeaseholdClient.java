@@ -277,18 +277,21 @@ public final class LeaseholdClient implements AutoCloseable {
 
     private AcquireOutcome acquire(String key, HoldMode mode, long waitMillis, int leaseSeconds) {
         byte[] bytes = checked(key, 0, leaseSeconds);
-        // This thread waits for the outcome anyway: it may write the request itself (one thread hop fewer).
-        AcquireCall call = engine.acquireMillis(bytes, waitMillis, leaseSeconds, mode, tickets(key, bytes), true);
-        long bound = call.deadline() + options.responseGrace().toNanos();
-        AcquireOutcome r = Blocking.await(call.result(), bound - engine.ticker().nanoTime(), () -> {
-            call.expireNow(); // the timer runs late: decide now, as it would have
-            return call.result().join();
-        }, () -> {
-            call.conclude("the calling thread was interrupted");
-            return call.result().join();
-        });
-        return call.deliver(r);
+        return Acquires.blocking(engine, options, engine.acquireMillis(bytes, waitMillis, leaseSeconds, mode,
+                tickets(key, bytes), true)); // this thread waits anyway: it may write the request itself
     }
+
+    /**
+     * Whether an acquire started now keeps its wait to the millisecond: true while the client
+     * expects revision 1.4 sessions (PROTOCOL.md 9.13: the last session that came up answered the
+     * Hello, or none is known yet), false with {@code protocol-revision} 1.3 or after a server
+     * answered with 1.3, whose waits are whole seconds, rounded up. For adapters that treat a
+     * timed wait differently on 1.3 servers (docs/spring.md).
+     */
+    public boolean millisecondWaits() {
+        return engine.millisecondWaits();
+    }
+
 
     /**
      * Like {@link #acquire}, without blocking. The future completes on a client delivery thread
@@ -310,21 +313,10 @@ public final class LeaseholdClient implements AutoCloseable {
     private CompletableFuture<AcquireOutcome> acquireAsync(String key, HoldMode mode, long waitMillis,
             int leaseSeconds) {
         byte[] bytes = checked(key, 0, leaseSeconds);
-        AcquireCall call = engine.acquireMillis(bytes, waitMillis, leaseSeconds, mode, tickets(key, bytes), false);
-        CompletableFuture<AcquireOutcome> future = new CompletableFuture<>();
-        call.result().whenCompleteAsync((r, e) -> {
-            AcquireOutcome o = e != null ? new AcquireOutcome.Indeterminate(String.valueOf(e)) : call.deliver(r);
-            if (!future.complete(o) && o instanceof AcquireOutcome.Acquired a) {
-                a.ticket().releaseAsync(); // nobody will see this grant
-            }
-        }, engine.deliveryExecutor());
-        future.whenComplete((o, e) -> {
-            if (future.isCancelled()) {
-                call.conclude("the caller cancelled the acquire");
-            }
-        });
-        return future;
+        return Acquires.async(engine, engine.acquireMillis(bytes, waitMillis, leaseSeconds, mode, tickets(key, bytes),
+                false));
     }
+
 
     /**
      * Releases {@code token} of {@code key} for a caller that holds no {@link Ticket}, e.g. a

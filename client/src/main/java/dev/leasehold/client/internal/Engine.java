@@ -188,6 +188,11 @@ public final class Engine implements AutoCloseable {
         return call;
     }
 
+    /** Whether an acquire started now keeps its wait to the millisecond ({@link Dispatcher#millisecondWaits()}). */
+    public boolean millisecondWaits() {
+        return dispatcher.millisecondWaits();
+    }
+
     /** Releases a grant no caller will see (9.7), retried until {@code giveUpAt}. */
     void compensate(byte[] key, long token, long giveUpAt) {
         if (closed.get()) {

@@ -2,6 +2,7 @@ package dev.leasehold.spring.integration;
 
 import static dev.leasehold.spring.integration.Waits.FOREVER;
 
+import java.time.Duration;
 import java.util.concurrent.CancellationException;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutionException;
@@ -22,8 +23,11 @@ import dev.leasehold.client.Ticket;
  * 1 s); Unavailable ends a bounded wait at once and an unbounded one after the registry's
  * unavailable-timeout. One per lock object.
  *
- * <h2>A timed-out request keeps its place for the next call</h2>
- * The wire wait is whole seconds and there is no cancel on the wire, so a {@code tryLock(200 ms)}
+ * <h2>On a 1.3 server, a timed-out request keeps its place for the next call</h2>
+ * On a revision 1.4 server a timed call sends its wait to the millisecond and the server ends it
+ * on time ({@code tryLock(200 ms)} waits 200 ms there too), and an interrupted call's request is
+ * withdrawn (PROTOCOL.md 9.13, 9.14): nothing below is needed, and nothing is parked. On a 1.3
+ * server the wire wait is whole seconds and there is no cancel on the wire, so a {@code tryLock(200 ms)}
  * leaves its Acquire waiting on the server for up to a second after it returned false. Sent anew
  * by each call, a loop of such calls (as {@code LockRegistryLeaderInitiator} makes every heart
  * beat) kept a trail of stale waiters ahead of its live one: a release handed the key down that
@@ -41,6 +45,9 @@ final class AcquireAttempts {
     private static final long BACKOFF_START = TimeUnit.MILLISECONDS.toNanos(100);
     private static final long BACKOFF_MAX = TimeUnit.SECONDS.toNanos(1);
     private static final long SECOND = TimeUnit.SECONDS.toNanos(1);
+    private static final long MILLI = TimeUnit.MILLISECONDS.toNanos(1);
+    /** The longest single wait sent: 255 s, which every server takes (PROTOCOL.md 14.4). */
+    private static final long MAX_WAIT_MILLIS = LeaseholdClient.MAX_WAIT_SECONDS * 1000L;
 
     private final LeaseholdLockRegistry registry;
     private final String lockKey;
@@ -83,16 +90,26 @@ final class AcquireAttempts {
             if (!first && left <= 0) {
                 return null;
             }
-            int waitSeconds = forever ? LeaseholdClient.MAX_WAIT_SECONDS
-                    : (int) Math.min(LeaseholdClient.MAX_WAIT_SECONDS, (Math.max(0, left) + SECOND - 1) / SECOND);
-            Request r = waitSeconds == 0 ? null : adoptParked(lease);
-            if (r == null) {
-                r = send(waitSeconds, lease);
+            AcquireOutcome o;
+            if (!forever && registry.millisecondWaits()) {
+                // Revision 1.4: the wait goes out to the millisecond and the server's T ends it on
+                // time (PROTOCOL.md 9.13), so nothing is parked. The second of slack only covers a
+                // session that turned out to speak 1.3 (its wait rounded up): then parking takes over.
+                long waitMillis = Math.min(MAX_WAIT_MILLIS, (Math.max(0, left) + MILLI - 1) / MILLI);
+                Request r = send(Duration.ofMillis(waitMillis), lease);
+                o = await(r, waitMillis == 0 ? FOREVER : deadline - registry.nanoTime() + SECOND, interruptible, false);
+            } else {
+                int waitSeconds = forever ? LeaseholdClient.MAX_WAIT_SECONDS
+                        : (int) Math.min(LeaseholdClient.MAX_WAIT_SECONDS, (Math.max(0, left) + SECOND - 1) / SECOND);
+                Request r = waitSeconds == 0 ? null : adoptParked(lease);
+                if (r == null) {
+                    r = send(waitSeconds, lease);
+                }
+                // A wait-0 attempt is bounded by the client (transport deadline); a longer one is cut
+                // at the caller's deadline, because a 1.3 wire wait is rounded up to whole seconds.
+                o = await(r, forever || waitSeconds == 0 ? FOREVER : deadline - registry.nanoTime(),
+                        interruptible, forever);
             }
-            // A wait-0 attempt is bounded by the client (transport deadline); a longer one is cut
-            // at the caller's deadline, because the wire wait is rounded up to whole seconds.
-            AcquireOutcome o = await(r, forever || waitSeconds == 0 ? FOREVER : deadline - registry.nanoTime(),
-                    interruptible, forever);
             if (o == null) {
                 return null; // the caller's time ran out first
             }
@@ -174,7 +191,15 @@ final class AcquireAttempts {
 
     /** Sends an Acquire; an outcome that comes while no call waits on it is let go ({@link #settled}). */
     private Request send(int waitSeconds, int lease) {
-        Request r = new Request(registry.acquireAsync(serverKey, waitSeconds, lease), lease);
+        return track(new Request(registry.acquireAsync(serverKey, waitSeconds, lease), lease));
+    }
+
+    /** Sends an Acquire with a millisecond wait (an {@code M} on a 1.4 session), as {@link #send(int, int)}. */
+    private Request send(Duration wait, int lease) {
+        return track(new Request(registry.acquireAsync(serverKey, wait, lease), lease));
+    }
+
+    private Request track(Request r) {
         r.outcome.whenComplete((o, e) -> settled(r, o));
         return r;
     }

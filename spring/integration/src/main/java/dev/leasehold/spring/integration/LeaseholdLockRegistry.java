@@ -372,6 +372,17 @@ public class LeaseholdLockRegistry implements ExpirableLockRegistry<LeaseholdLoc
                 () -> client.acquireAsync(serverKey, waitSeconds, leaseSeconds));
     }
 
+    /** A millisecond wait: an {@code M} on a 1.4 session, whole seconds rounded up on a 1.3 one. */
+    CompletableFuture<AcquireOutcome> acquireAsync(String serverKey, Duration wait, int leaseSeconds) {
+        return acquireObserver.observe("spring-integration", serverKey,
+                () -> client.acquireAsync(serverKey, wait, leaseSeconds));
+    }
+
+    /** Whether the client sends waits to the millisecond now (revision 1.4 servers). */
+    boolean millisecondWaits() {
+        return client.millisecondWaits();
+    }
+
     /** True if a server answers a Ping within the client's transport deadline. */
     boolean reachable() {
         try {
