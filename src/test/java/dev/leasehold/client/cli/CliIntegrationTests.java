@@ -269,6 +269,20 @@ class CliIntegrationTests {
     }
 
     @Test
+    void aMillisecondWaitIsSentToTheMillisecond() throws Exception {
+        var held = server.client().acquire("cli-ms", 0, 30);
+        assertThat(held).isInstanceOf(AcquireOutcome.Acquired.class);
+        long start = System.nanoTime();
+        var timedOut = cli.run(env(), "acquire", "--key", "cli-ms", "--wait", "250ms", "--json");
+        long tookMs = (System.nanoTime() - start) / 1_000_000;
+        System.out.println("leasehold acquire --wait 250ms on a held key: exit " + timedOut.exitCode() + " after "
+                + tookMs + " ms (with the JVM's start)");
+        assertThat(timedOut.exitCode()).as(timedOut.err()).isEqualTo(65);
+        assertThat(timedOut.out()).isEqualTo("{\"outcome\":\"timed_out\",\"key\":\"cli-ms\",\"wait_ms\":250}\n");
+        ((AcquireOutcome.Acquired) held).ticket().release();
+    }
+
+    @Test
     void acquireExtendReleaseAndPingForScripts() throws Exception {
         var acquired = cli.run(env(), "acquire", "--key", "script", "--wait", "0", "--lease", "10s", "--json");
         assertThat(acquired.exitCode()).as(acquired.err()).isZero();

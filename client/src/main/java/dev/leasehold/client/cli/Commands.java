@@ -24,7 +24,7 @@ final class Commands {
      */
     static int acquire(Context ctx) throws UsageException {
         String key = ctx.key();
-        int wait = ctx.waitSeconds();
+        long wait = ctx.waitMillis();
         int lease = ctx.leaseSeconds();
         HoldMode mode = ctx.holdMode();
         try (LeaseholdClient client = ctx.client()) {

@@ -178,10 +178,18 @@ final class Context {
                 + Long.toUnsignedString(-1L));
     }
 
-    /** {@code --wait}, 0 to 255 whole seconds. */
-    int waitSeconds() throws UsageException {
+    /**
+     * {@code --wait} in milliseconds, 0 to 3600 s ({@code 250ms}, {@code 30s}, {@code 2m}): sent to
+     * the millisecond on a revision 1.4 server, rounded up to whole seconds on a 1.3 one (which takes
+     * at most 255 s; a wait above a server's max-wait is not sent: PROTOCOL.md 9.13).
+     */
+    long waitMillis() throws UsageException {
         String v = line.value("--wait");
-        return v == null ? 30 : Durations.seconds("--wait", v, 0, Wire.MAX_SECONDS);
+        long ms = v == null ? 30_000 : Durations.millis("--wait", v);
+        if (ms > Wire.MAX_WAIT_MILLIS_CEILING) {
+            throw new UsageException("--wait must be 0 to " + Wire.MAX_WAIT_MILLIS_CEILING / 1000 + "s, not '" + v + "'");
+        }
+        return ms;
     }
 
     /**
@@ -211,7 +219,8 @@ final class Context {
     }
 
     /** Acquires in {@code mode} (see {@link #holdMode()}). */
-    static AcquireOutcome acquire(LeaseholdClient client, String key, HoldMode mode, int wait, int lease) {
+    static AcquireOutcome acquire(LeaseholdClient client, String key, HoldMode mode, long waitMillis, int lease) {
+        java.time.Duration wait = java.time.Duration.ofMillis(waitMillis);
         return mode.isShared() ? client.acquireShared(key, mode.limit(), wait, lease) : client.acquire(key, wait, lease);
     }
 
@@ -282,7 +291,7 @@ final class Context {
     }
 
     /** Reports an acquire that did not grant (or was not delivered), for run and acquire. */
-    int acquireFailure(String key, int wait, int lease, AcquireOutcome outcome) {
+    int acquireFailure(String key, long wait, int lease, AcquireOutcome outcome) {
         Map<String, Object> m;
         if (outcome instanceof AcquireOutcome.TimedOut) {
             m = fields("timed_out");
@@ -291,8 +300,9 @@ final class Context {
             // ran out (PROTOCOL.md section 12), so the line names both.
             return report(ExitCode.TIMED_OUT, "timed out: " + quote(key) + (wait == 0
                     ? " is not free (--wait 0: one attempt)"
-                    : " was not granted within the whole wait (" + wait + "s)")
-                    + ": it is held, or in its lock-delay after an expired lease", with(m, "wait_s", wait));
+                    : " was not granted within the whole wait (" + Durations.format(wait) + ")")
+                    + ": it is held, or in its lock-delay after an expired lease",
+                    wait % 1000 == 0 ? with(m, "wait_s", wait / 1000) : with(m, "wait_ms", wait));
         } else if (outcome instanceof AcquireOutcome.Busy) {
             m = fields("busy");
             m.put("key", key);

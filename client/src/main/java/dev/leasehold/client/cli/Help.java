@@ -71,7 +71,7 @@ final class Help {
 
             Options:
               --key KEY          the lock's key (1 to 512 UTF-8 bytes)
-              --wait DUR         how long to wait for the key, 0s to 255s, whole seconds
+              --wait DUR         how long to wait for the key, 0 to 3600s, to the millisecond (250ms)
                                  (default 30s; 0 = one attempt)
               --lease DUR        lease, 1s to 255s, whole seconds (default 30s)
               --kill-grace DUR   time between SIGTERM and SIGKILL (default 5s); at most 2/3 of the
@@ -92,7 +92,7 @@ final class Help {
 
             Options:
               --key KEY          the lock's key (1 to 512 UTF-8 bytes)
-              --wait DUR         how long to wait for the key, 0s to 255s, whole seconds
+              --wait DUR         how long to wait for the key, 0 to 3600s, to the millisecond (250ms)
                                  (default 30s; 0 = one attempt)
               --lease DUR        lease, 1s to 255s, whole seconds (default 30s)
               --shared           take a shared grant instead of the exclusive lock: a read lock

@@ -43,7 +43,7 @@ final class RunCommand {
 
     private final Context ctx;
     private final String key;
-    private final int wait;
+    private final long wait;
     private final int lease;
     /** {@code --shared [--limit N]}: a shared mode, or exclusive. */
     private final HoldMode mode;
@@ -62,7 +62,7 @@ final class RunCommand {
     RunCommand(Context ctx) throws UsageException {
         this.ctx = ctx;
         this.key = ctx.key();
-        this.wait = ctx.waitSeconds();
+        this.wait = ctx.waitMillis();
         this.lease = ctx.leaseSeconds();
         this.mode = ctx.holdMode();
         String grace = ctx.line().value("--kill-grace");

@@ -39,6 +39,7 @@ final class ClientPropertyChecks {
         option(errors, "marginFloor", p.getMarginFloor(), ClientOptions.Builder::marginFloor);
         option(errors, "driftRate", p.getDriftRate(), ClientOptions.Builder::driftRate);
         option(errors, "threadNamePrefix", p.getThreadNamePrefix(), ClientOptions.Builder::threadNamePrefix);
+        option(errors, "protocolRevision", p.getProtocolRevision(), ClientOptions.Builder::protocolRevision);
         LeaseholdClientProperties.Tls tls = p.getTls();
         if (tls.isOn()) {
             checkTls(tls, errors);

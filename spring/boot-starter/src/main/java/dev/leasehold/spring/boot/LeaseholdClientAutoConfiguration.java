@@ -47,6 +47,7 @@ public class LeaseholdClientAutoConfiguration {
         map.from(properties::getMarginFloor).to(b::marginFloor);
         map.from(properties::getDriftRate).to(b::driftRate);
         map.from(properties::getThreadNamePrefix).to(b::threadNamePrefix);
+        map.from(properties::getProtocolRevision).to(b::protocolRevision);
         LeaseholdClientProperties.Tls tls = properties.getTls();
         if (tls.isOn()) {
             b.tls(tls(tls, sslBundles));

@@ -47,6 +47,12 @@ public class LeaseholdClientProperties implements Validator {
     /** Prefix of the client's thread names; default leasehold-client-N. */
     private String threadNamePrefix;
 
+    /**
+     * Protocol revision the client speaks: auto (ask each server with a Hello and speak 1.4 where
+     * it answers, 1.3 frames where not), 1.3 (never send a Hello or a 1.4 frame) or 1.4; default auto.
+     */
+    private String protocolRevision;
+
     /** Record the lock key as a high-cardinality value of the acquire observation; default false. */
     private boolean observeKeys;
 
@@ -228,6 +234,14 @@ public class LeaseholdClientProperties implements Validator {
 
     public void setDriftRate(Double driftRate) {
         this.driftRate = driftRate;
+    }
+
+    public String getProtocolRevision() {
+        return protocolRevision;
+    }
+
+    public void setProtocolRevision(String protocolRevision) {
+        this.protocolRevision = protocolRevision;
     }
 
     public String getThreadNamePrefix() {
