@@ -12,6 +12,8 @@ package dev.leasehold.client;
  * <li>{@link Unavailable} — definitive: the request was never sent, no grant exists.</li>
  * <li>{@link LimitMismatch} — definitive, shared acquires only: the key's shared holds use
  *     another limit; no grant exists, and retrying will not help.</li>
+ * <li>{@link Cancelled} — definitive (revision 1.4): the caller withdrew the acquire and its
+ *     answer proved that it holds nothing (PROTOCOL.md 9.14).</li>
  * <li>{@link Indeterminate} — the request may have reached the server and no definitive answer
  *     can be delivered. Do <b>not</b> enter the critical section. A grant you did not observe
  *     is released by the client when it can, and ends with its lease at the latest, so
@@ -20,15 +22,15 @@ package dev.leasehold.client;
  */
 public sealed interface AcquireOutcome permits AcquireOutcome.Acquired, AcquireOutcome.TimedOut,
         AcquireOutcome.Busy, AcquireOutcome.Indeterminate, AcquireOutcome.Unavailable, AcquireOutcome.Forbidden,
-        AcquireOutcome.LimitMismatch {
+        AcquireOutcome.LimitMismatch, AcquireOutcome.Cancelled {
 
     /**
-     * True for {@link TimedOut}, {@link Busy}, {@link Unavailable}, {@link Forbidden} and
-     * {@link LimitMismatch}: no grant exists.
+     * True for {@link TimedOut}, {@link Busy}, {@link Unavailable}, {@link Forbidden},
+     * {@link LimitMismatch} and {@link Cancelled}: no grant exists.
      */
     default boolean isDefinitiveRefusal() {
         return this instanceof TimedOut || this instanceof Busy || this instanceof Unavailable
-                || this instanceof Forbidden || this instanceof LimitMismatch;
+                || this instanceof Forbidden || this instanceof LimitMismatch || this instanceof Cancelled;
     }
 
     /**
@@ -89,5 +91,18 @@ public sealed interface AcquireOutcome permits AcquireOutcome.Acquired, AcquireO
      * @param keyLimit the limit the key's shared holds use
      */
     record LimitMismatch(int requested, int keyLimit) implements AcquireOutcome {
+    }
+
+    /**
+     * The caller withdrew the acquire (revision 1.4, PROTOCOL.md 9.14) and the acquire's own
+     * answer proved that it holds nothing: a {@code T} (the server took the waiter out of the
+     * queue), a grant that came first and whose exact token the client released, or an
+     * {@code X 8} (nothing was executed). Definitive. Reported only by calls that wait for that
+     * proof (a stopped campaign or adapter); an interrupted or cancelled acquire concludes at once
+     * instead, with {@link Unavailable} or {@link Indeterminate}.
+     *
+     * @param reason what proved it, for logs
+     */
+    record Cancelled(String reason) implements AcquireOutcome {
     }
 }

@@ -3,6 +3,7 @@ package dev.leasehold.client.internal;
 import dev.leasehold.protocol.HoldMode;
 import dev.leasehold.client.AcquireOutcome;
 import dev.leasehold.protocol.Answer;
+import dev.leasehold.protocol.AnswerType;
 import dev.leasehold.protocol.FrameWriter;
 import dev.leasehold.protocol.Request;
 import dev.leasehold.protocol.Wire;
@@ -46,6 +47,9 @@ public final class AcquireCall extends Outbound<AcquireOutcome> {
 
     /** A correlated answer arrived (also after the call was decided, e.g. to a Withdraw). */
     private volatile boolean answered;
+
+    /** {@link #withdraw(String)} sent a {@code W}: the answer decides Cancelled (9.14); guarded by {@code this}. */
+    private boolean withdrawing;
 
     /** Times sent again after an {@code X 8} (9.12); guarded by {@code this}. */
     private int notLeaderResends;
@@ -133,9 +137,13 @@ public final class AcquireCall extends Outbound<AcquireOutcome> {
     void answer(Answer a, Link s, long receivedAt) {
         answered = true;
         Config c = engine.config();
+        long[] release = new long[1];
         boolean decided = decide(() -> {
             if (session != s) {
                 return null;
+            }
+            if (withdrawing && (a.type() == AnswerType.ACQUIRED || a.type() == AnswerType.TIMED_OUT)) {
+                return withdrawn(a, receivedAt, release);
             }
             return switch (a.type()) {
                 case ACQUIRED -> granted((Answer.Acquired) a, receivedAt);
@@ -148,10 +156,55 @@ public final class AcquireCall extends Outbound<AcquireOutcome> {
                         throw new IllegalArgumentException("not an answer to an Acquire: " + a);
             };
         });
+        if (decided && release[0] != 0) {
+            // The grant came before the withdrawal: the caller holds nothing, its token is released.
+            engine.compensate(key, ((Answer.Acquired) a).token(), release[0]);
+        }
         if (!decided && a instanceof Answer.Acquired g) {
             // Decided already (Indeterminate) but the server granted: free that exact grant.
             engine.compensate(key, g.token(),
                     LeaseMath.leaseEndUpperBound(receivedAt, leaseSeconds, c.marginFloorNanos(), c.driftRate()));
+        }
+    }
+
+    /**
+     * The answer to a withdrawn acquire (9.14.3), under the monitor: {@code T} proves no grant; an
+     * {@code A} is a grant that came first, never delivered: its lease end goes to {@code release}
+     * for the compensating release. Both are Cancelled.
+     */
+    private AcquireOutcome withdrawn(Answer a, long receivedAt, long[] release) {
+        if (a instanceof Answer.Acquired) {
+            Config c = engine.config();
+            release[0] = LeaseMath.leaseEndUpperBound(receivedAt, leaseSeconds, c.marginFloorNanos(), c.driftRate());
+            return new AcquireOutcome.Cancelled("withdrawn; the grant came first and its token is released");
+        }
+        return new AcquireOutcome.Cancelled("withdrawn: the server took the acquire out of the queue");
+    }
+
+    /**
+     * 9.14.4 for a call that reports a definitive end (a stopped campaign or adapter): withdraws
+     * this acquire and lets its own answer decide. Not yet written: Unavailable at once. Written
+     * whole on a 1.4 session: {@code W} on that session, then {@link AcquireOutcome.Cancelled} on
+     * {@code T}, on an {@code A} (whose token is released) or on {@code X 8}; Busy or the limit
+     * mismatch on {@code B} or {@code L}; Indeterminate if the session breaks or no answer comes
+     * within the response grace. Partly written, or on a 1.3 session (no {@code W}): Indeterminate
+     * at once, as {@link #conclude}.
+     */
+    public void withdraw(String reason) {
+        Link[] on = new Link[1];
+        decide(() -> {
+            if (state == State.QUEUED) {
+                return new AcquireOutcome.Unavailable(reason);
+            }
+            if (state == State.SENT && waitMillis > 0 && session.maxWaitMillis() >= 0) {
+                withdrawing = true;
+                on[0] = session;
+                return null;
+            }
+            return new AcquireOutcome.Indeterminate(reason);
+        });
+        if (on[0] != null) {
+            withdraw(on[0]);
         }
     }
 
@@ -201,6 +254,9 @@ public final class AcquireCall extends Outbound<AcquireOutcome> {
         decide(() -> {
             if (!onWire(s)) {
                 return null;
+            }
+            if (withdrawing) {
+                return new AcquireOutcome.Cancelled("withdrawn: the server executed nothing (" + reason + ")");
             }
             if (now - deadline >= 0) {
                 return new AcquireOutcome.Unavailable("no serving leader took the request before the deadline ("

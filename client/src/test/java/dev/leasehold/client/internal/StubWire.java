@@ -35,13 +35,34 @@ public final class StubWire implements AutoCloseable {
         final List<Outbound<?>> registered = new ArrayList<>();
         final List<String> closeReasons = new ArrayList<>();
         boolean closed;
+        /** The server's max_wait_ms from its Hello: -1 plays a 1.3 session (the default). */
+        long maxWaitMillis = -1;
 
         @Override
         public boolean register(Outbound<?> o) {
             if (closed) {
                 return false;
             }
-            registered.add(o);
+            if (!(o instanceof WithdrawCall)) { // no answer of its own, as in the Correlator
+                registered.add(o);
+            }
+            return true;
+        }
+
+        @Override
+        public long maxWaitMillis() {
+            return maxWaitMillis;
+        }
+
+        /** A request for this session only (a Withdraw): queued with the submitted ones, written by {@link #write}. */
+        @Override
+        public boolean sendHere(Outbound<?> o) {
+            if (closed) {
+                return false;
+            }
+            synchronized (StubWire.this) {
+                submitted.add(o);
+            }
             return true;
         }
 
@@ -94,6 +115,11 @@ public final class StubWire implements AutoCloseable {
             }
 
             @Override
+            public boolean millisecondWaits() {
+                return link.maxWaitMillis >= 0;
+            }
+
+            @Override
             public List<Session> sessions() {
                 return List.of();
             }
@@ -113,6 +139,11 @@ public final class StubWire implements AutoCloseable {
 
     public Engine engine() {
         return engine;
+    }
+
+    /** From now on the session speaks revision 1.4 with this {@code max_wait_ms} (as after its Hello). */
+    public void speak14(long maxWaitMillis) {
+        link.maxWaitMillis = maxWaitMillis;
     }
 
     /** Requests offered to the pool and not yet taken by {@link #write}. */
