@@ -20,19 +20,20 @@ import dev.leasehold.protocol.Answer;
 import dev.leasehold.protocol.AnswerWriter;
 import dev.leasehold.protocol.ProtocolException;
 import dev.leasehold.protocol.Request;
+import dev.leasehold.protocol.Wire;
 import dev.leasehold.protocol.RequestReader;
 
 /**
  * Client mechanics (PROTOCOL.md 9.12): an Acquire is resent after every {@code X 8} until its
  * deadline, so two nodes that name each other as the leader (stale hints while an election runs)
- * must not make it a hot loop. Two scripted followers answer the opening Ping and then every
+ * must not make it a hot loop. Two scripted followers answer the opening Hello (or Ping) and then every
  * Acquire with {@code X 8 leader=<the other>}; the real cluster never does this for long, which is
  * why they are scripted. The semantics against real nodes are in
  * {@code ClientClusterFaultIntegrationTests}.
  */
 class ClientNotLeaderLoopIntegrationTests {
 
-    /** A node that is up (answers Ping) and names {@code other} as the leader on any lock request. */
+    /** A node that is up (answers Ping and Hello) and names {@code other} as the leader on any lock request. */
     private static final class NamingFollower implements AutoCloseable {
         final ServerSocket listener;
         final AtomicInteger connections = new AtomicInteger();
@@ -79,8 +80,11 @@ class ClientNotLeaderLoopIntegrationTests {
                     while ((r = reader.next(bytes)) != null) {
                         if (r instanceof Request.Ping p) {
                             out.write(AnswerWriter.encode(new Answer.Pong(p.nonce())));
+                        } else if (r instanceof Request.Hello) {
+                            // every node answers a Hello, followers too (PROTOCOL.md 14.1)
+                            out.write(AnswerWriter.encode(new Answer.Hello(Wire.REVISION_1_4, 255_000, 0)));
                         } else {
-                            if (r instanceof Request.Acquire) {
+                            if (r instanceof Request.Acquire || r instanceof Request.MilliAcquire) {
                                 acquires.incrementAndGet();
                             }
                             out.write(AnswerWriter.encode(new Answer.Error(8, "leader=127.0.0.1:" + otherPort)));

@@ -228,6 +228,25 @@ class LeaseholdLockRegistryIntegrationTests {
     }
 
     @Test
+    void aTimedTryLockSendsItsWaitToTheMillisecondAndLeavesNothingQueued() throws Exception {
+        LeaseholdLockRegistry registry = registry();
+        LeaseholdLock lock1 = registry.obtain("ms");
+        lock1.lockInterruptibly();
+        LeaseholdLock lock2 = otherRegistry().obtain("ms");
+        Future<Long> took = executor.submit(() -> {
+            long start = System.nanoTime();
+            assertThat(lock2.tryLock(200, TimeUnit.MILLISECONDS)).isFalse();
+            return (System.nanoTime() - start) / 1_000_000;
+        });
+        long ms = took.get(10, TimeUnit.SECONDS);
+        System.out.println("Spring tryLock(200 ms) on a held key (1.4 server) returned false after " + ms + " ms");
+        assertThat(ms).isGreaterThanOrEqualTo(200).isLessThan(1500);
+        lock1.unlock();
+        // No request parked or still queued on the server: the key is free at once.
+        assertThat(probe.acquire("si/" + registryKey + "/ms", 0, 1)).isInstanceOf(AcquireOutcome.Acquired.class);
+    }
+
+    @Test
     void testTwoThreads() throws Exception {
         LeaseholdLockRegistry registry = registry();
         assertOtherThreadWaitsForUnlock(registry.obtain("foo"), () -> registry.obtain("foo"));
