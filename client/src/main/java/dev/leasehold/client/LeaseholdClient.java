@@ -54,7 +54,8 @@ import dev.leasehold.protocol.Wire;
  * <p><b>Interrupts.</b> Interrupting a thread blocked in this client ends its <i>wait</i>, never
  * silently, and the thread's interrupt status stays set. {@link #acquire} then concludes the
  * call and returns what is true at that moment: {@link AcquireOutcome.Unavailable} if nothing was
- * sent, else {@link AcquireOutcome.Indeterminate} (a grant that still arrives is released).
+ * sent, else {@link AcquireOutcome.Indeterminate} (a grant that still arrives is released); on a
+ * revision 1.4 session the queued request is also withdrawn ({@code W}, PROTOCOL.md 9.14).
  * Release, extend and ping cannot be concluded that way (they retry on their own, and are safe
  * to): the blocking {@link #release}, {@link #extend}, {@link #ping}, {@link Ticket#release()}
  * and {@link Ticket#extend(int)} throw {@link IllegalStateException} and the request goes on in

@@ -20,6 +20,7 @@ class ClientOptionsTests {
         assertThat(o.driftRate()).isEqualTo(0.01);
         assertThat(o.threadNamePrefix()).isNull();
         assertThat(o.tls()).as("plaintext by default").isNull();
+        assertThat(o.protocolRevision()).as("ask each server with a Hello (PROTOCOL.md 9.13)").isEqualTo("auto");
     }
 
     @Test
@@ -58,6 +59,10 @@ class ClientOptionsTests {
                 .withMessageContaining("driftRate");
         assertThatIllegalArgumentException().isThrownBy(() -> ClientOptions.builder().threadNamePrefix(" ").build())
                 .withMessageContaining("threadNamePrefix");
+        assertThatIllegalArgumentException().isThrownBy(() -> ClientOptions.builder().protocolRevision("1.5").build())
+                .withMessageContaining("protocolRevision").withMessageContaining("auto, 1.3 or 1.4");
+        assertThat(ClientOptions.builder().protocolRevision("1.3").build().toBuilder().build().protocolRevision())
+                .isEqualTo("1.3");
     }
 
     @Test

@@ -21,9 +21,12 @@ import dev.leasehold.protocol.Request;
 import dev.leasehold.protocol.Wire;
 
 /**
- * Sets up one session's connection, on its writer thread: TCP connect, TLS, and the opening Ping.
- * The session is up only once that Ping's Pong arrives within the connect timeout, so a peer that
- * accepts TCP but does not speak the protocol never takes a request.
+ * Sets up one session's connection, on its writer thread: TCP connect, TLS, and the opening Hello
+ * (PROTOCOL.md 9.13; the opening Ping instead where the server speaks 1.3 or the client is set to
+ * 1.3). The session is up only once that Hello's answer (or Ping's Pong) arrives within the connect
+ * timeout, so a peer that accepts TCP but does not speak the protocol never takes a request; an
+ * {@code X 1} to the Hello is {@link HelloRefused}, after which the pool opens the next session to
+ * that address with the Ping.
  *
  * <p>The connect and handshake bounds are socket timeouts, which only real time can drive
  * ({@link System#nanoTime()}); the engine's ticker times the requests (sendStart, receivedAt),

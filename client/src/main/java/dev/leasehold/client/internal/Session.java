@@ -22,7 +22,8 @@ import dev.leasehold.protocol.ProtocolException;
  * {@link Connector}'s job; which request an answer belongs to is its {@link Correlator}'s.
  *
  * <p>The <b>writer</b> has the connector set the connection up (the session is "up" only once the
- * opening Ping's Pong arrives within the connect timeout), then drains the queue: for each request
+ * opening Hello's answer, or Ping's Pong, arrives within the connect timeout; a Hello answered
+ * makes it a revision 1.4 session, {@link #maxWaitMillis()}), then drains the queue: for each request
  * it checks the time left and computes the wire wait, registers it for its answer, marks it
  * possibly sent, and then writes the batch. A blocking caller that finds the session up, idle
  * and its queue empty takes those same steps itself ({@link #enqueue(Outbound, boolean)}): one

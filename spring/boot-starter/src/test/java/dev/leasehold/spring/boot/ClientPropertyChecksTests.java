@@ -30,7 +30,7 @@ class ClientPropertyChecksTests {
     void goodValuesBind() {
         assertThat(bind("servers", "locks-0:7420,locks-1,[::1]:7421,127.0.0.1:1", "pool-size", "64",
                 "connect-timeout", "5m", "transport-deadline", "255s", "response-grace", "0s", "margin-floor", "10s",
-                "drift-rate", "0.5", "thread-name-prefix", "app")).isNull();
+                "drift-rate", "0.5", "thread-name-prefix", "app", "protocol-revision", "1.3")).isNull();
     }
 
     @Test
@@ -54,8 +54,9 @@ class ClientPropertyChecksTests {
     void everyBadOptionIsReportedAtOnceByItsPropertyName() {
         FailureAnalysis analysis = bind("servers", "locks:7420", "pool-size", "0", "connect-timeout", "0s",
                 "transport-deadline", "256s", "response-grace", "-1s", "margin-floor", "11s", "drift-rate", "0.6",
-                "thread-name-prefix", " ");
+                "thread-name-prefix", " ", "protocol-revision", "2");
         assertThat(analysis.getDescription())
+                .contains("leasehold.client.protocol-revision = \"2\"", "must be auto, 1.3 or 1.4")
                 .contains("leasehold.client.pool-size = \"0\"", "must be 1..64")
                 .contains("leasehold.client.connect-timeout = \"0s\"", "must be more than 0 and at most PT5M")
                 .contains("leasehold.client.transport-deadline = \"256s\"", "at most PT4M15S")
