@@ -247,6 +247,35 @@ class LeaseholdLockRegistryIntegrationTests {
     }
 
     @Test
+    void anInterruptedLockInterruptiblyIsWithdrawnAndLeavesNoWaiter() throws Exception {
+        LeaseholdLock lock1 = registry().obtain("withdrawn");
+        lock1.lockInterruptibly();
+        LeaseholdLock lock2 = otherRegistry().obtain("withdrawn");
+        long before = server.waiters();
+        Future<Throwable> waiter = executor.submit(() -> {
+            try {
+                lock2.lockInterruptibly();
+                return null;
+            } catch (InterruptedException e) {
+                return e;
+            }
+        });
+        Wait.until("the waiter queued on the server", Duration.ofSeconds(10), server::waiters, n -> n > before);
+        long start = System.nanoTime();
+        waiter.cancel(true); // interrupts lockInterruptibly()
+        executor.shutdown();
+        assertThat(executor.awaitTermination(5, TimeUnit.SECONDS)).isTrue();
+        System.out.println("Spring lockInterruptibly() ended " + (System.nanoTime() - start) / 1_000_000
+                + " ms after the interrupt");
+        // Withdrawn at once (W, PROTOCOL.md 9.14), not when its 255 s wait would have run out.
+        Wait.until("the withdrawn waiter gone from the server", Duration.ofSeconds(5), server::waiters,
+                n -> n == before);
+        lock1.unlock();
+        // Nobody was granted the key on unlock: the next immediate attempt gets it.
+        assertThat(probe.acquire("si/" + registryKey + "/withdrawn", 0, 1)).isInstanceOf(AcquireOutcome.Acquired.class);
+    }
+
+    @Test
     void testTwoThreads() throws Exception {
         LeaseholdLockRegistry registry = registry();
         assertOtherThreadWaitsForUnlock(registry.obtain("foo"), () -> registry.obtain("foo"));
