@@ -280,22 +280,29 @@ public final class AcquireCall extends Outbound<AcquireOutcome> {
 
     /**
      * Ends the call now, from the caller's side (a cancelled future, an interrupted or overdue
-     * blocking wait): not sent gives Unavailable, possibly sent gives Indeterminate. The session
-     * stays open; a grant that still arrives is released by {@link #answer}.
+     * blocking wait): not sent gives Unavailable, possibly sent gives Indeterminate; a grant that
+     * still arrives is released by {@link #answer}. On a revision 1.4 session (PROTOCOL.md 9.14)
+     * an acquire written whole is withdrawn ({@code W} on its session, in the background) and
+     * one partly written closes its session; on a 1.3 session the session stays open.
      */
     public void conclude(String reason) {
         Link[] withdrawOn = new Link[1];
+        Link[] close = new Link[1];
         decide(() -> {
             if (state == State.QUEUED) {
                 return new AcquireOutcome.Unavailable(reason);
             }
-            if (state == State.SENT && waitMillis > 0 && session.maxWaitMillis() >= 0) {
-                withdrawOn[0] = session;
+            if (waitMillis > 0 && session.maxWaitMillis() >= 0) {
+                // 9.14.2: written whole, withdraw it; partly written, close that exact session
+                (state == State.SENT ? withdrawOn : close)[0] = session;
             }
             return new AcquireOutcome.Indeterminate(reason);
         });
         if (withdrawOn[0] != null) {
             withdraw(withdrawOn[0]);
+        }
+        if (close[0] != null) {
+            close[0].close("an Acquire was withdrawn while it was being written");
         }
     }
 

@@ -113,6 +113,16 @@ class Revision14CallTests {
     }
 
     @Test
+    void anAcquireStoppedWhileBeingWrittenClosesItsSession() {
+        wire.speak14(255_000);
+        AcquireCall c = acquire(20_000, HoldMode.EXCLUSIVE);
+        wire.beginWrite();
+        c.conclude("interrupted");
+        assertThat(outcome(c)).isInstanceOf(AcquireOutcome.Indeterminate.class);
+        assertThat(wire.closedSessions()).singleElement().asString().contains("being written");
+    }
+
+    @Test
     void aOneThreeSessionGetsNoWithdraw() {
         AcquireCall c = acquire(20_000, HoldMode.EXCLUSIVE);
         wire.write();
