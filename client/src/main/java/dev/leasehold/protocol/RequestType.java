@@ -36,7 +36,14 @@ public enum RequestType {
      * {@code W owner:u64 key \n}: withdraw this session's queued acquires of {@code owner} on the
      * key (PROTOCOL.md section 15). No answer of its own.
      */
-    WITHDRAW('W', 9, true);
+    WITHDRAW('W', 9, true),
+    /**
+     * {@code O watch:u64 key \n}: observe the key as watch {@code watch}, chosen by the client
+     * (PROTOCOL.md section 16). Answered with the watch's first event or {@code B watch}.
+     */
+    OBSERVE('O', 9, true),
+    /** {@code U watch:u64 \n}: end watch {@code watch}; answered {@code U watch} (PROTOCOL.md 16.1). */
+    UNOBSERVE('U', 9, false);
 
     private static final RequestType[] BY_BYTE = new RequestType[256];
 
