@@ -90,6 +90,9 @@ import dev.leasehold.store.ReservedTokens;
  * @param maxWait the longest wait an {@code M} (revision 1.4's millisecond acquire) may ask for;
  *        a longer {@code wait_ms} is {@code X 3}, and a Hello reports it (PROTOCOL.md 14.4). From
  *        {@code 255s} (every {@code A} and {@code S} wait fits) to {@code 3600s}, to the millisecond.
+ * @param maxWatchesPerSession open watches (revision 1.4's {@code O}, PROTOCOL.md section 16) of one
+ *        session; one more {@code O} gets {@code B watch}. At least 0.
+ * @param maxWatchesTotal open watches over all sessions; one more {@code O} gets {@code B watch}.
  * @param tls TLS on the protocol port from a Spring SSL bundle; off unless {@code tls.bundle} is set.
  * @param acl key ACLs for mutual-TLS clients: identity ({@code subject:<DN>}, {@code dns:<name>},
  *        {@code uri:<uri>}, {@code email:<address>} or {@code ip:<address>}; in YAML write the key in
@@ -120,6 +123,8 @@ public record LeaseholdProperties(
         @DefaultValue("" + RegistryLimits.DEFAULT_MAX_SHARED_PER_KEY) int maxSharedHoldersPerKey,
         @DefaultValue("" + RegistryLimits.DEFAULT_MAX_SHARED_TOTAL) int maxSharedTotal,
         @DefaultValue(LeaseholdServer.Settings.DEFAULT_MAX_WAIT_SECONDS + "s") Duration maxWait,
+        @DefaultValue("" + LeaseholdServer.Settings.DEFAULT_MAX_WATCHES_PER_SESSION) int maxWatchesPerSession,
+        @DefaultValue("" + LeaseholdServer.Settings.DEFAULT_MAX_WATCHES_TOTAL) int maxWatchesTotal,
         @DefaultValue Tls tls,
         Map<String, List<String>> acl,
         @DefaultValue Cluster cluster) {
@@ -167,6 +172,8 @@ public record LeaseholdProperties(
         check(maxWait != null && maxWait.compareTo(LeaseholdServer.Settings.MIN_MAX_WAIT) >= 0
                 && maxWait.compareTo(LeaseholdServer.Settings.MAX_MAX_WAIT) <= 0 && maxWait.toNanosPart() % 1_000_000 == 0,
                 "leasehold.max-wait", maxWait, "must be 255s..3600s, to the millisecond");
+        check(maxWatchesPerSession >= 0, "leasehold.max-watches-per-session", maxWatchesPerSession, "must be >= 0");
+        check(maxWatchesTotal >= 0, "leasehold.max-watches-total", maxWatchesTotal, "must be >= 0");
         tls = tls != null ? tls : new Tls(null, ClientAuth.NONE);
         acl = acl == null ? Map.of() : Collections.unmodifiableMap(new LinkedHashMap<>(acl));
         for (String identity : acl.keySet()) {

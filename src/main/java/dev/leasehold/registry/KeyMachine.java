@@ -5,6 +5,7 @@ import java.util.Map;
 import java.util.concurrent.TimeUnit;
 import java.util.function.Consumer;
 
+import dev.leasehold.protocol.Answer;
 import dev.leasehold.protocol.HoldMode;
 
 /**
@@ -154,6 +155,8 @@ final class KeyMachine {
         }
         Hold h = s.addHold(mode);
         h.start(token, now, leaseSeconds, leaseNanos);
+        s.highestToken = token;
+        Watching.touched(lane, s, Answer.Event.CAUSE_GRANT);
         h.holder = holder;
         capacity.activeStarted(mode);
         decisions.granted(s.key, token, leaseSeconds, mode);
@@ -246,7 +249,7 @@ final class KeyMachine {
         }
         if (s.noHolds()) {
             capacity.uncountKeyIfFree(s);
-            if (s.head == null) {
+            if (s.head == null && s.watchFirst == null) { // a watched key stays known (Watching)
                 lane.keys.remove(s); // by identity: a no-op if s is not (or no longer) in the table
                 return false;
             }
@@ -268,6 +271,7 @@ final class KeyMachine {
             lane.wheel.cancel(h);
             long delay = limits.lockDelayNanos();
             decisions.expired(s.key, expiring, (int) TimeUnit.NANOSECONDS.toSeconds(delay));
+            Watching.touched(lane, s, Answer.Event.CAUSE_EXPIRY);
             if (delay > 0) {
                 h.delay(expiring, h.leaseEndNanos, delay); // from the lease's end, not from when the timer got to it
                 capacity.delayStarted(mode);
@@ -281,6 +285,7 @@ final class KeyMachine {
         if (h.endDelay(now)) {
             capacity.delayEnded(h.mode());
             decisions.delayEnded(s.key, delayed);
+            Watching.touched(lane, s, Answer.Event.CAUSE_DELAY_END);
             lane.wheel.cancel(h);
             free(s, h);
         }
@@ -319,6 +324,7 @@ final class KeyMachine {
 
     /** Ends the active grant {@code h} of {@code s} at once (a Release, a reset): no lock-delay. */
     void endGrant(Lane lane, KeyState s, Hold h) {
+        Watching.touched(lane, s, Answer.Event.CAUSE_RELEASE);
         lane.wheel.cancel(h);
         h.end();
         capacity.activeEnded(h.mode());
@@ -401,6 +407,7 @@ final class KeyMachine {
             if (!lane.graceSettled && !lanes.inGrace(now)) {
                 lane.graceSettled = true;
                 for (KeyState s : lane.keys.snapshot()) {
+                    Watching.touched(lane, s, Answer.Event.CAUSE_GRACE_END); // G ends: F, or H/S (cause 1)
                     settle(lane, s, now, Waiter.NO_HANDOFF);
                 }
             }

@@ -15,7 +15,8 @@ import io.netty.handler.ssl.SslHandler;
 /**
  * Closes one session after an {@code X} (bad input, a denied key, leadership lost), in this order:
  * <ol>
- * <li>The session's waiters are dropped, so none can be granted any more.</li>
+ * <li>The session's waiters are dropped, so none can be granted any more, and its watches are
+ * told no more changes (PROTOCOL.md 16.7).</li>
  * <li>The answers owed to earlier frames go out first: an {@code A} still waiting for the lease
  * horizon, or in cluster mode for its commit, included. The {@code X} waits behind them.</li>
  * <li>{@code X} is written. From then on nothing the client sends is executed, but the session is
@@ -38,12 +39,14 @@ final class SessionCloser {
 
     private final SessionHandler.Shared shared;
     private final ServerSession session;
+    private final SessionWatches watches;
     private boolean errorFlushed;
     private ScheduledFuture<?> forceClose;
 
-    SessionCloser(SessionHandler.Shared shared, ServerSession session) {
+    SessionCloser(SessionHandler.Shared shared, ServerSession session, SessionWatches watches) {
         this.shared = shared;
         this.session = session;
+        this.watches = watches;
     }
 
     /**
@@ -53,6 +56,7 @@ final class SessionCloser {
      */
     void close(ChannelHandlerContext ctx, ProtocolError error, String detail) {
         shared.registry().closeSession(session);
+        watches.stopDeciding(); // PROTOCOL.md 16.7: no event decided from now on
         shared.stats().protocolError(error.code());
         session.outbox().flush(ctx); // answers to the frames before the bad one go first
         shared.errorLog().closing(ctx.channel().remoteAddress(), error, detail);
@@ -79,6 +83,7 @@ final class SessionCloser {
         if (!ctx.channel().isActive()) {
             return;
         }
+        watches.flushAndEnd(); // a kept event goes out before the X, nothing of a watch after it
         ctx.writeAndFlush(Answers.error(ctx.alloc(), error.code(), error.message())).addListener(f -> {
             if (f.isSuccess()) {
                 errorFlushed = true;
