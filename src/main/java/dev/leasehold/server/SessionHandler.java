@@ -297,6 +297,11 @@ final class SessionHandler extends ChannelInboundHandlerAdapter {
                 .addListener(io.netty.channel.ChannelFutureListener.CLOSE);
     }
 
+    /** Watch events kept while this session's output is full: at most one per open watch (tests). */
+    int keptWatchEvents() {
+        return watches.keptEvents();
+    }
+
     /** This session's later requests wait until the lease horizon covers the Extend of {@code token}. */
     private void waitForHorizon(ChannelHandlerContext ctx, long token) {
         behindExtend = new ArrayDeque<>();
