@@ -104,6 +104,11 @@ class RegistryLockSemanticsTests implements LockSemanticsContract {
                 yield null;
             }
             case HELLO -> new Answer.Hello(Wire.REVISION_1_4, Wire.MIN_MAX_WAIT_MILLIS, 0);
+            case SET_VALUE -> {
+                Request.SetValue v = (Request.SetValue) r;
+                yield h.registry.setValue(v.key(), v.token(), v.value()).isSet() ? new Answer.ValueSet(v.token())
+                        : new Answer.NotHeld(v.token());
+            }
         };
     }
 

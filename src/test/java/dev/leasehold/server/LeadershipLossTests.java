@@ -113,7 +113,7 @@ class LeadershipLossTests {
      */
     @Test
     void aFollowerAnswersHelloAndRefusesMAndWWithX8() {
-        assertThat(exchange(HELLO)).as("H on a follower").startsWith("48 01 04 00 03 E4 18 00 00 0A");
+        assertThat(exchange(HELLO)).as("H on a follower").startsWith("48 01 04 00 03 E4 18 01 00 0A");
         assertThat(exchange(M_200MS)).isEqualTo(x(8, HINT));
         assertThat(ch.isOpen()).isFalse();
 
@@ -136,7 +136,7 @@ class LeadershipLossTests {
         assertThat(exchange(ACQUIRE)).startsWith("41 00 00 00 00 00 00 00 01");
         assertThat(exchange(M_200MS.replace("00 00 00 00 C8", "00 00 00 27 10").replace(" 01 00 00 00 00 6B", " 02 00 00 00 00 6B")))
                 .as("owner 2 queues for 10 s").isEmpty();
-        assertThat(exchange(HELLO)).as("H on the leader").isEqualTo("48 01 04 00 03 E4 18 00 00 0A");
+        assertThat(exchange(HELLO)).as("H on the leader").isEqualTo("48 01 04 00 03 E4 18 01 00 0A");
         assertThat(exchange("57 00 00 00 00 00 00 00 02 6B 0A")).isEqualTo("54 00 00 00 00 00 00 00 02 0A");
     }
 
