@@ -115,7 +115,7 @@ class RegistryLockSemanticsTests implements LockSemanticsContract {
     /** As {@link #acquire}, plus {@code L}: an {@code S} or an {@code M}, in its own mode. */
     private Answer anyAcquire(Request.Acquiring a, SessionHandle session) {
         AcquireResult result = h.registry.acquire(a.key(), a.mode(), a.waitMillis(), a.leaseSeconds(), a.owner(),
-                h.clock.nanoTime(), session);
+                h.clock.nanoTime(), session, a instanceof Request.MilliAcquire m ? m.value() : null);
         if (result instanceof AcquireResult.Granted g) {
             return new Answer.Acquired(a.owner(), g.token(), 0);
         }
