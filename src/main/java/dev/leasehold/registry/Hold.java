@@ -1,5 +1,7 @@
 package dev.leasehold.registry;
 
+import java.util.Arrays;
+
 import dev.leasehold.protocol.HoldMode;
 
 /**
@@ -54,7 +56,7 @@ abstract class Hold extends TimerNode {
      */
     final boolean putValue(byte[] newValue) {
         byte[] v = newValue == null || newValue.length == 0 ? null : newValue;
-        if (java.util.Arrays.equals(value, v)) {
+        if (Arrays.equals(value, v)) {
             return false;
         }
         value = v;
