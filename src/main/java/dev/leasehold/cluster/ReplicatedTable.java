@@ -19,8 +19,8 @@ import dev.leasehold.registry.HeldGrant;
 /**
  * The replicated part of the lock state in cluster mode (PROTOCOL.md section 10): which key is
  * held by which token (exclusive) with which value (section 17), or by which shared slots under
- * which limit (section 13), the longest lease requested for each grant, the keys and shared slots in lock-delay, and the token
- * counter. Every node applies the committed {@link Command}s in log order, so every copy is
+ * which limit (section 13), the longest lease requested for each grant, the keys and shared slots
+ * in lock-delay, and the token counter. Every node applies the committed {@link Command}s in log order, so every copy is
  * identical; no clock is read (the leader times leases, entries carry durations only).
  *
  * <p>Queues, waiters and lease ends are not here: they belong to the leader's registry, which a
@@ -42,7 +42,10 @@ public final class ReplicatedTable {
         VALUE_SET,
         /** The lock-delay after an expiry ended: the key (or that shared slot) is free. */
         DELAY_ENDED,
-        /** Release/Extend/Expire/Value of a token that is not an active (for Value: exclusive) grant of the key: no change. */
+        /**
+         * Release/Extend/Expire/Value of a token that is not an active grant of the key (for Value:
+         * not its active exclusive grant): no change.
+         */
         NOT_HELD,
         /**
          * A grant the table cannot take: an exclusive grant on a key that is still held (exclusive

@@ -23,9 +23,10 @@ import io.netty.handler.codec.ByteToMessageDecoder;
  *
  * <p>Checks run in byte order and the first failure wins (PROTOCOL.md section 4): the op (1, as
  * soon as the byte arrives), header fields (3, decided from the fixed header alone: for an
- * {@code M} every rule of 14.4, for a {@code V} its {@code vlen} (17.5), before any byte of value or
- * key is read), an {@code M}'s or {@code V}'s value read by count (it may hold 0x0A), key length as it arrives (4), the whole key at its
- * terminator (2), the terminator of a keyless frame (6). A frame not finished within
+ * {@code M} every rule of 14.4, for a {@code V} its {@code vlen} (17.5), before any byte of value
+ * or key is read), an {@code M}'s or {@code V}'s value read by count (it may hold 0x0A), key
+ * length as it arrives (4), the whole key at its terminator (2), the terminator of a keyless
+ * frame (6). A frame not finished within
  * {@code frameTimeout} of its first byte gets 5. An idle session (no partial frame) is never
  * timed out.
  *
@@ -54,7 +55,7 @@ final class RequestDecoder extends ByteToMessageDecoder {
     private final int maxSharedLimit;
     /** {@code leasehold.max-wait} in ms: an {@code M} waiting longer is {@code X 3} (PROTOCOL.md 14.4). */
     private final long maxWaitMillis;
-    /** {@code max-value-bytes}: an {@code M} or {@code V} with a longer value is {@code X 3} (17.5); 0 turns values off. */
+    /** {@code max-value-bytes}: an {@code M} or {@code V} with a longer value is {@code X 3} (17.5); 0: off. */
     private final int maxValueBytes;
 
     private State state = State.OP;
@@ -104,7 +105,8 @@ final class RequestDecoder extends ByteToMessageDecoder {
     /**
      * @param maxSharedLimit the largest limit of a shared acquire ({@code X 3} above it)
      * @param maxWaitMillis {@code leasehold.max-wait}: the longest {@code wait_ms} of an {@code M}
-     * @param maxValueBytes {@code leasehold.max-value-bytes}: the longest value of an {@code M} or a {@code V}; 0 turns values off
+     * @param maxValueBytes {@code leasehold.max-value-bytes}: the longest value of an {@code M} or a
+     *        {@code V}; 0 turns values off
      */
     RequestDecoder(int maxKeyBytes, long frameTimeoutNanos, NanoClock clock, int maxSharedLimit, long maxWaitMillis,
             int maxValueBytes) {

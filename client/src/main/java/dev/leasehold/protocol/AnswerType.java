@@ -30,7 +30,10 @@ public enum AnswerType {
      * answering a Hello (PROTOCOL.md 14.1).
      */
     HELLO('H', 10),
-    /** {@code V token:u64 \n}: a {@code V}'s token is the key's active exclusive grant; its value is set (PROTOCOL.md 17.1). */
+    /**
+     * {@code V token:u64 \n}: a {@code V}'s token is the key's active exclusive grant; its value is
+     * set (PROTOCOL.md 17.1).
+     */
     VALUE_SET('V', 10);
 
     private static final AnswerType[] BY_BYTE = new AnswerType[256];
