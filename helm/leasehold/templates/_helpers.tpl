@@ -142,6 +142,7 @@ they render as integers whichever way they were given (values file or --set).
       "max-wait" (toString $l.maxWait)
       "max-watches-per-session" ($l.maxWatchesPerSession | int64)
       "max-watches-total" ($l.maxWatchesTotal | int64)
+      "max-value-bytes" ($l.maxValueBytes | int64)
       "tls" (dict "bundle" $tlsBundle "client-auth" $clientAuth)
       "acl" $acl
       "cluster" (include "leasehold.clusterConfig" . | fromYaml) }}

@@ -93,6 +93,8 @@ import dev.leasehold.store.ReservedTokens;
  * @param maxWatchesPerSession open watches (revision 1.4's {@code O}, PROTOCOL.md section 16) of one
  *        session; one more {@code O} gets {@code B watch}. At least 0.
  * @param maxWatchesTotal open watches over all sessions; one more {@code O} gets {@code B watch}.
+ * @param maxValueBytes the longest value an {@code M} or a {@code V} may carry (PROTOCOL.md 17.5); a
+ *        longer {@code vlen} is {@code X 3}, and a Hello reports it. 0..1024; 0 turns values off.
  * @param tls TLS on the protocol port from a Spring SSL bundle; off unless {@code tls.bundle} is set.
  * @param acl key ACLs for mutual-TLS clients: identity ({@code subject:<DN>}, {@code dns:<name>},
  *        {@code uri:<uri>}, {@code email:<address>} or {@code ip:<address>}; in YAML write the key in
@@ -125,6 +127,7 @@ public record LeaseholdProperties(
         @DefaultValue(LeaseholdServer.Settings.DEFAULT_MAX_WAIT_SECONDS + "s") Duration maxWait,
         @DefaultValue("" + LeaseholdServer.Settings.DEFAULT_MAX_WATCHES_PER_SESSION) int maxWatchesPerSession,
         @DefaultValue("" + LeaseholdServer.Settings.DEFAULT_MAX_WATCHES_TOTAL) int maxWatchesTotal,
+        @DefaultValue("" + LeaseholdServer.Settings.DEFAULT_MAX_VALUE_BYTES) int maxValueBytes,
         @DefaultValue Tls tls,
         Map<String, List<String>> acl,
         @DefaultValue Cluster cluster) {
@@ -174,6 +177,8 @@ public record LeaseholdProperties(
                 "leasehold.max-wait", maxWait, "must be 255s..3600s, to the millisecond");
         check(maxWatchesPerSession >= 0, "leasehold.max-watches-per-session", maxWatchesPerSession, "must be >= 0");
         check(maxWatchesTotal >= 0, "leasehold.max-watches-total", maxWatchesTotal, "must be >= 0");
+        check(maxValueBytes >= 0 && maxValueBytes <= LeaseholdServer.Settings.MAX_MAX_VALUE_BYTES,
+                "leasehold.max-value-bytes", maxValueBytes, "must be 0..1024 (0: values off)");
         tls = tls != null ? tls : new Tls(null, ClientAuth.NONE);
         acl = acl == null ? Map.of() : Collections.unmodifiableMap(new LinkedHashMap<>(acl));
         for (String identity : acl.keySet()) {

@@ -8,8 +8,8 @@ import dev.leasehold.protocol.Answer;
  * of the operation ({@link #publish}), and linking a watch to its key.
  *
  * <p><b>One decision, one event.</b> The machinery marks a watched key with the cause of each
- * change it makes (a grant, a Release, an expiry, a delay end, the end of the grace); a grant
- * outranks the others, so a Release that hands the key on, or an expiry followed by a grant from
+ * change it makes (a grant, a Release, an expiry, a delay end, a value set, the end of the grace); a grant
+ * outranks the others (a value set, cause 5, comes only from a {@code V}), so a Release that hands the key on, or an expiry followed by a grant from
  * the queue, is one event with cause 1 (16.2). When the operation ends ({@link Lanes#inLane})
  * each marked key's state is read once; if it shows the same five things as its last event
  * (a shared expiry into its delay, which keeps its slot) there is no event.
@@ -19,9 +19,6 @@ import dev.leasehold.protocol.Answer;
  * its last watch ends ({@link KeyMachine#settle} keeps it).
  */
 final class Watching {
-
-    /** No value: the seam where a grant's value (PROTOCOL.md section 17) joins its {@code H} event. */
-    private static final byte[] NO_VALUE = null;
 
     private Watching() {
     }
@@ -113,7 +110,7 @@ final class Watching {
     /** What an event shows of {@code s} now (PROTOCOL.md 16.2), with {@code cause}. */
     static KeyEvent current(KeyState s, boolean grace, int cause) {
         if (s.isActive()) {
-            return new KeyEvent(Answer.Event.STATE_HELD, cause, s.token, 1, 0, NO_VALUE);
+            return new KeyEvent(Answer.Event.STATE_HELD, cause, s.token, 1, 0, s.value()); // never modified in place
         }
         if (s.isDelayed()) {
             return new KeyEvent(Answer.Event.STATE_DELAYED, cause, s.delayedToken, 0, 0, null);

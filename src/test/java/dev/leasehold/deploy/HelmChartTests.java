@@ -194,6 +194,9 @@ class HelmChartTests {
                 .set("leasehold.maxWatchesTotal", 50)));
         assertThat(watches.maxWatchesPerSession()).isEqualTo(8);
         assertThat(watches.maxWatchesTotal()).isEqualTo(50);
+        assertThat(defaults.maxValueBytes()).isEqualTo(256);
+        assertThat(bind(render(t -> t.set("leasehold.maxValueBytes", 0))).maxValueBytes()).isZero();
+        assertThat(bind(render(t -> t.set("leasehold.maxValueBytes", 1024))).maxValueBytes()).isEqualTo(1024);
 
         LeaseholdProperties tuned = bind(render(t -> t.set("leasehold.maxKeyBytes", 300)
                 .set("leasehold.frameTimeout", "1500ms").set("leasehold.ioThreads", 3)
@@ -536,6 +539,7 @@ class HelmChartTests {
         assertThatThrownBy(() -> render(t -> t.set("leasehold.recoveryGrace", "sometimes")))
                 .hasMessageContaining("recoveryGrace");
         assertThatThrownBy(() -> render(t -> t.set("leasehold.maxWait", "one hour"))).hasMessageContaining("maxWait");
+        assertThatThrownBy(() -> render(t -> t.set("leasehold.maxValueBytes", 1025))).hasMessageContaining("maxValueBytes");
         assertThatThrownBy(() -> render(t -> t.set("leasehold.maxKeyBytes", 0))).hasMessageContaining("maxKeyBytes");
         assertThat(Rendered.of(render(t -> t.set("replicaCount", 0))).one("StatefulSet"))
                 .extracting(s -> map(s, "spec").get("replicas")).isEqualTo(0);

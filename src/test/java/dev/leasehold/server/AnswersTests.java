@@ -58,6 +58,8 @@ class AnswersTests {
                     "4F 00 00 00 00 00 00 00 05 48 01 00 00 00 00 00 00 00 04 12 00 01 00 00 00 02 6E 31 0A");
             // PROTOCOL.md 16.9: "unobserve watch 5 and its answer (the same bytes)"
             case UNOBSERVED -> new Golden(new Answer.Unobserved(5), "55 00 00 00 00 00 00 00 05 0A");
+            // PROTOCOL.md 17.7: "Value set" of token 1042
+            case VALUE_SET -> new Golden(new Answer.ValueSet(1042), "56 00 00 00 00 00 00 04 12 0A");
         };
     }
 
@@ -121,9 +123,11 @@ class AnswersTests {
         // "a 1.4 server's answer (max-wait 255000 ms, max-value-bytes 256)"
         assertThat(sent(ch -> Answers.appendHello(ch.alloc().buffer(), 0x0104, 255_000, 256)))
                 .isEqualTo("48 01 04 00 03 E4 18 01 00 0A");
-        // This build: values off (max-value-bytes 0), max-wait at its ceiling of 3600 s.
-        assertThat(sent(ch -> Answers.appendHello(ch.alloc().buffer(), 0x0104, 3_600_000, LeaseholdServer.MAX_VALUE_BYTES)))
+        // Values off (max-value-bytes 0), max-wait at its ceiling of 3600 s; and the largest max-value-bytes.
+        assertThat(sent(ch -> Answers.appendHello(ch.alloc().buffer(), 0x0104, 3_600_000, 0)))
                 .isEqualTo("48 01 04 00 36 EE 80 00 00 0A");
+        assertThat(sent(ch -> Answers.appendHello(ch.alloc().buffer(), 0x0104, 3_600_000,
+                LeaseholdServer.Settings.MAX_MAX_VALUE_BYTES))).isEqualTo("48 01 04 00 36 EE 80 04 00 0A");
     }
 
     @Test

@@ -64,6 +64,28 @@ class ObserveIntegrationTests {
         }
     }
 
+    /** PROTOCOL.md 16.9 and 17.2 rule 4: a grant's value in its H events; a V that changes it is cause 5. */
+    @Test
+    void theHoldersValueIsInItsEventsAndAVThatChangesItIsAnEventWithCauseFive() throws Exception {
+        byte[] key = Request.key("o/value");
+        byte[] n1 = Request.key("n1");
+        byte[] n2 = Request.key("n2");
+        try (RawClient observer = new RawClient(server.port()); RawClient holder = new RawClient(server.port())) {
+            observer.send(new Request.Observe(5, key)).next();
+            long t = ((Answer.Acquired) holder.send(new Request.MilliAcquire(0, 0, 30, 1, 0, n1, key)).next()).token();
+            assertThat(observer.next()).isEqualTo(new Answer.Event(5, 'H', 1, 0, t, 1, 0, n1));
+            assertThat(holder.send(new Request.SetValue(t, n2, key)).next()).isEqualTo(new Answer.ValueSet(t));
+            assertThat(observer.next()).isEqualTo(new Answer.Event(5, 'H', 5, 0, t, 1, 0, n2));
+            assertThat(holder.send(new Request.SetValue(t, n2, key)).next()).isEqualTo(new Answer.ValueSet(t));
+            assertThat(observer.poll(200)).as("the value already set: no event").isNull();
+            assertThat(observer.send(new Request.Observe(6, key)).next()).as("a first event shows the value")
+                    .isEqualTo(new Answer.Event(6, 'H', 0, 0, t, 1, 0, n2));
+            holder.send(new Request.Release(t, key)).next();
+            java.util.List<Answer> released = java.util.List.of(observer.next(), observer.next());
+            assertThat(released).containsExactlyInAnyOrder(event(5, 'F', 2, t, 0, 0), event(6, 'F', 2, t, 0, 0));
+        }
+    }
+
     @Test
     void theFirstEventOfAHeldKeyAndOfASharedKey() throws Exception {
         try (RawClient observer = new RawClient(server.port()); RawClient holder = new RawClient(server.port())) {

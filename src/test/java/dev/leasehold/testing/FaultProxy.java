@@ -542,6 +542,7 @@ public final class FaultProxy implements AutoCloseable {
                 case HELLO -> ((Request.Hello) r).revision();
                 case OBSERVE -> ((Request.Observe) r).watch();
                 case UNOBSERVE -> ((Request.Unobserve) r).watch();
+                case SET_VALUE -> ((Request.SetValue) r).token();
             };
             if (r instanceof Request.Acquire a) {
                 acquires.add(new SeenAcquire(connection, a.waitSeconds(), a.leaseSeconds(), a.owner(), key, now,

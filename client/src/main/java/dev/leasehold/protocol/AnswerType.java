@@ -17,7 +17,7 @@ public enum AnswerType {
     EXTENDED('E', 10),
     /** {@code C token:u64 \n}: the token of a Check is the key's active grant. */
     CURRENT('C', 10),
-    /** {@code N token:u64 \n}. */
+    /** {@code N token:u64 \n}: Release, Extend, Check or (1.4) set value of a token that is not the active grant. */
     NOT_HELD('N', 10),
     /** {@code P nonce:u64 \n}. */
     PONG('P', 10),
@@ -30,6 +30,11 @@ public enum AnswerType {
      * answering a Hello (PROTOCOL.md 14.1).
      */
     HELLO('H', 10),
+    /**
+     * {@code V token:u64 \n}: a {@code V}'s token is the key's active exclusive grant; its value is
+     * set (PROTOCOL.md 17.1).
+     */
+    VALUE_SET('V', 10),
     /**
      * {@code O watch:u64 state:u8 cause:u8 flags:u8 token:u64 count:u16 limit:u16 vlen:u16 value \n}:
      * an event of a watch (PROTOCOL.md 16.1), {@link #EVENT_HEADER_BYTES} then {@code vlen} bytes

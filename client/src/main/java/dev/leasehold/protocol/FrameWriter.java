@@ -33,6 +33,10 @@ public final class FrameWriter {
             case WITHDRAW -> RequestType.WITHDRAW.headerBytes() + ((Request.Withdraw) request).key().length + 1;
             case OBSERVE -> RequestType.OBSERVE.headerBytes() + ((Request.Observe) request).key().length + 1;
             case UNOBSERVE -> RequestType.UNOBSERVE.headerBytes() + 1;
+            case SET_VALUE -> {
+                Request.SetValue v = (Request.SetValue) request;
+                yield RequestType.SET_VALUE.headerBytes() + v.value().length + v.key().length + 1;
+            }
         };
     }
 
@@ -60,6 +64,7 @@ public final class FrameWriter {
             case WITHDRAW -> out.putLong(((Request.Withdraw) request).owner()).put(((Request.Withdraw) request).key());
             case OBSERVE -> out.putLong(((Request.Observe) request).watch()).put(((Request.Observe) request).key());
             case UNOBSERVE -> out.putLong(((Request.Unobserve) request).watch());
+            case SET_VALUE -> setValueBody((Request.SetValue) request, out);
         };
         body.put(Wire.TERMINATOR);
     }
@@ -76,6 +81,10 @@ public final class FrameWriter {
     private static ByteBuffer milliAcquireBody(Request.MilliAcquire m, ByteBuffer out) {
         return out.put((byte) m.flags()).putInt((int) m.waitMillis()).put((byte) m.leaseSeconds()).putLong(m.owner())
                 .putShort((short) m.limit()).putShort((short) m.value().length).put(m.value()).put(m.key());
+    }
+
+    private static ByteBuffer setValueBody(Request.SetValue v, ByteBuffer out) {
+        return out.putLong(v.token()).putShort((short) v.value().length).put(v.value()).put(v.key());
     }
 
     private static ByteBuffer releaseBody(Request.Release r, ByteBuffer out) {

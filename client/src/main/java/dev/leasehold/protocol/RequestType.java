@@ -38,6 +38,13 @@ public enum RequestType {
      */
     WITHDRAW('W', 9, true),
     /**
+     * {@code V token:u64 vlen:u16 value key \n}: set the value of the key's active exclusive grant
+     * {@code token} (PROTOCOL.md section 17); {@code vlen} 0 clears it. The {@code vlen} bytes of
+     * value follow the 11-byte header and are read by count, then the key.
+     */
+    SET_VALUE('V', 11, true),
+    /**
+
      * {@code O watch:u64 key \n}: observe the key as watch {@code watch}, chosen by the client
      * (PROTOCOL.md section 16). Answered with the watch's first event or {@code B watch}.
      */
