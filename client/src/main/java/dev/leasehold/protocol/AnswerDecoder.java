@@ -11,7 +11,11 @@ import java.nio.charset.StandardCharsets;
  */
 public final class AnswerDecoder {
 
-    private byte[] frame = new byte[Math.max(2 + Wire.MAX_ERROR_MESSAGE_BYTES + 1, AnswerType.EVENT_HEADER_BYTES + 1)];
+    /** The longest {@code X} frame: op, code, message, terminator. */
+    private static final int MAX_ERROR_FRAME = 2 + Wire.MAX_ERROR_MESSAGE_BYTES + 1;
+
+    /** The frame being read; grows for an event with a long value (never shrinks). */
+    private byte[] frame = new byte[Math.max(MAX_ERROR_FRAME, AnswerType.EVENT_HEADER_BYTES + 1)];
     private int filled;
 
     /**
@@ -36,7 +40,7 @@ public final class AnswerDecoder {
                     filled = 0;
                     return a;
                 }
-                if (filled == frame.length) {
+                if (filled == MAX_ERROR_FRAME) {
                     filled = 0;
                     throw new ProtocolException("error message longer than " + Wire.MAX_ERROR_MESSAGE_BYTES + " bytes");
                 }
