@@ -2,6 +2,8 @@ package dev.leasehold.server;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import java.util.ArrayList;
+import java.util.List;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
 
@@ -21,13 +23,49 @@ import io.netty.channel.embedded.EmbeddedChannel;
  */
 class SessionWatchTests {
 
+    /**
+     * A lease horizon on disk at once, unless {@link #hold} is set: then grants wait for a write the
+     * test completes ({@link #written}).
+     */
+    static final class HeldHorizon implements LeaseHorizon {
+        boolean hold;
+        boolean unwritten;
+        final List<Durable> waiting = new ArrayList<>();
+
+        @Override
+        public Approval approve(long nowNanos, long leaseEndNanos) {
+            if (!hold) {
+                return Approval.ON_DISK;
+            }
+            unwritten = true;
+            return Approval.AFTER_WRITE;
+        }
+
+        @Override
+        public void whenDurable(Durable then) {
+            if (unwritten) {
+                waiting.add(then);
+            } else {
+                then.then(true);
+            }
+        }
+
+        void written() {
+            unwritten = false;
+            List<Durable> due = new ArrayList<>(waiting);
+            waiting.clear();
+            due.forEach(d -> d.then(true));
+        }
+    }
+
     final ServerStats stats = new ServerStats();
+    final HeldHorizon horizon = new HeldHorizon();
     final EmbeddedChannel ch = pipeline();
 
     EmbeddedChannel pipeline() {
         AtomicLong tokens = new AtomicLong(999);
         LockRegistry registry = new LockRegistry(new RegistryLimits(100, 1000, 100, 1000), System::nanoTime,
-                tokens::incrementAndGet, LeaseHorizon.UNBOUNDED, new SessionNotifier(), RegistryObserver.NONE);
+                tokens::incrementAndGet, horizon, new SessionNotifier(), RegistryObserver.NONE);
         RequestDecoder decoder = new RequestDecoder(512, TimeUnit.SECONDS.toNanos(10), System::nanoTime);
         return new EmbeddedChannel(decoder, new SessionHandler(new SessionHandler.Shared(registry, System::nanoTime,
                 stats, null, new ProtocolErrorLog(System::nanoTime), TimeUnit.SECONDS.toNanos(10),
@@ -43,6 +81,20 @@ class SessionWatchTests {
     void writable(boolean on) {
         ch.unsafe().outboundBuffer().setUserDefinedWritability(1, on);
         ch.runPendingTasks();
+    }
+
+    /** PROTOCOL.md 16.3.4: a grant whose A waits for the lease horizon's fsync is shown after it, after the A. */
+    @Test
+    void anEventWaitsForTheHorizonWriteItsGrantsAnswerWaitsFor() {
+        exchange("4F 00 00 00 00 00 00 00 05 6B 0A");
+        horizon.hold = true;
+        assertThat(exchange("41 00 1E 00 00 00 00 00 00 00 01 6B 0A")).as("neither the A nor the event yet").isEmpty();
+        horizon.written();
+        ch.runPendingTasks();
+        assertThat(EmbeddedWire.written(ch)).isEqualTo(
+                "41 00 00 00 00 00 00 00 01 00 00 00 00 00 00 03 E8 00 00 00 00 0A"
+                + " 4F 00 00 00 00 00 00 00 05 48 01 00 00 00 00 00 00 00 03 E8 00 01 00 00 00 00 0A");
+        ch.finishAndReleaseAll();
     }
 
     @Test
