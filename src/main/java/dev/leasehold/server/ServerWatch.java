@@ -50,6 +50,8 @@ final class ServerWatch extends Watch {
     private long lastSeq;
     private boolean closed;
     private boolean showableAsked;
+    /** Events were dropped ({@link #drop}): the next one shown is flagged coalesced. */
+    private boolean dropped;
 
     // Event loop only.
     /** The event kept while the channel is not writable (16.4), or null. */
@@ -106,11 +108,28 @@ final class ServerWatch extends Watch {
         }
         // Always a task, never inline: an answer released by the same write or commit was queued
         // as a task on this loop before this callback runs, and must be written first.
-        owner.whenShowable(showable -> {
+        owner.whenShowable(showable -> owner.onLoop(() -> {
             if (showable) {
-                owner.onLoop(() -> show(upTo));
+                show(upTo);
+            } else {
+                drop(upTo);
             }
-        });
+        }));
+    }
+
+    /**
+     * Event loop: the decisions up to {@code upTo} will never be showable (a cluster node lost its
+     * leadership: its sessions are closing with {@code X 9}; a single node's horizon write failed:
+     * their grants were answered {@code B}). Their events are dropped; the next one written says
+     * so with the coalesced flag.
+     */
+    private void drop(long upTo) {
+        synchronized (this) {
+            while (!decided.isEmpty() && decided.peekFirst().seq() <= upTo) {
+                decided.pollFirst();
+                dropped = true;
+            }
+        }
     }
 
     /** Event loop: writes (or keeps) the decided events up to {@code upTo}, in order, then flushes. */
@@ -123,6 +142,10 @@ final class ServerWatch extends Watch {
                     break;
                 }
                 d = decided.pollFirst();
+                if (dropped) {
+                    dropped = false;
+                    d = new Decided(d.event(), d.seq(), true);
+                }
             }
             if (kept != null) {
                 kept = new Decided(fold(kept.event(), d.event()), d.seq(), true);
