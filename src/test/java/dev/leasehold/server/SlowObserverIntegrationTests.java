@@ -88,17 +88,23 @@ class SlowObserverIntegrationTests {
             Answer.Event lastEvent = null;
             int received = 0;
             long previousToken = 0;
+            long lastAt = System.nanoTime();
+            long longestGapNanos = 0;
             // Generous gaps: after a long zero window, TCP may take a while (its persist timer
             // backs off) before the server's buffered events flow again.
             for (Answer a = observer.poll(10_000); a != null; a = received == sent + 1 ? observer.poll(500)
                     : observer.poll(10_000)) {
+                long at = System.nanoTime();
+                longestGapNanos = Math.max(longestGapNanos, at - lastAt);
+                lastAt = at;
                 Answer.Event e = (Answer.Event) a;
                 assertThat(e.token()).as("tokens never go back").isGreaterThanOrEqualTo(previousToken);
                 previousToken = e.token();
                 lastEvent = e;
                 received++;
             }
-            System.out.printf("slow observer: %d events read after it read again%n", received);
+            System.out.printf("slow observer: %d events read after it read again, longest gap %d ms%n", received,
+                    longestGapNanos / 1_000_000);
             assertThat(received).as("those written before, then the kept one").isEqualTo(sent + 1);
             assertThat(lastEvent).as("the latest state, flagged coalesced")
                     .isEqualTo(new Answer.Event(1, 'F', 2, Answer.Event.COALESCED, finalToken, 0, 0, new byte[0]));
