@@ -162,6 +162,18 @@ final class ServerWatch extends Watch {
         }
     }
 
+    /**
+     * Event loop: every decided event is shown ({@code showable}) or dropped; the caller knows
+     * that everything decided so far is showable, or never will be (the session's {@code X}).
+     */
+    void showDecided(boolean showable) {
+        if (showable) {
+            show(Long.MAX_VALUE);
+        } else {
+            drop(Long.MAX_VALUE);
+        }
+    }
+
     /** Event loop: writes the kept event, if any (the channel drained, or the session ends); true if one was written. */
     boolean flushKept() {
         return writeKept();

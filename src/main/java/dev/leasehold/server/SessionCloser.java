@@ -67,8 +67,17 @@ final class SessionCloser {
         // to this event loop as a task queued before it reports the callback finished, so an X
         // written inline (the horizon already durable by then) could overtake it; a task queued
         // now runs after it.
-        session.outbox().after(ctx, () -> shared.registry().whenLeasesDurable(
-                onDisk -> ctx.executor().execute(() -> sendError(ctx, error))));
+        // A session with watches waits for what makes their events showable (PROTOCOL.md 16.7:
+        // events decided before the X are written before it): on a single node the same horizon
+        // write, in a cluster the commit of everything decided so far. Without watches, no commit
+        // is waited for beyond the answers'.
+        if (watches.size() > 0) {
+            session.outbox().after(ctx, () -> shared.outboxes().whenShowable(shared.registry(),
+                    showable -> ctx.executor().execute(() -> sendError(ctx, error, showable))));
+        } else {
+            session.outbox().after(ctx, () -> shared.registry().whenLeasesDurable(
+                    onDisk -> ctx.executor().execute(() -> sendError(ctx, error, false))));
+        }
     }
 
     /** The channel closed: the bound is no longer needed. */
@@ -79,10 +88,11 @@ final class SessionCloser {
         }
     }
 
-    private void sendError(ChannelHandlerContext ctx, ProtocolError error) {
+    private void sendError(ChannelHandlerContext ctx, ProtocolError error, boolean eventsShowable) {
         if (!ctx.channel().isActive()) {
             return;
         }
+        watches.showDecided(eventsShowable);
         watches.flushAndEnd(); // a kept event goes out before the X, nothing of a watch after it
         ctx.writeAndFlush(Answers.error(ctx.alloc(), error.code(), error.message())).addListener(f -> {
             if (f.isSuccess()) {

@@ -77,6 +77,16 @@ final class SessionWatches {
     }
 
     /**
+     * Every event decided so far is shown ({@code showable}: its horizon write or commit is done)
+     * or dropped (never will be), before the session's {@code X} (PROTOCOL.md 16.7).
+     */
+    void showDecided(boolean showable) {
+        for (ServerWatch w : open.values()) {
+            w.showDecided(showable);
+        }
+    }
+
+    /**
      * The session ends (its {@code X} is about to be written, a drain closes it): kept events are
      * written whatever the channel's mark (one per watch at most), then every watch ends, so
      * nothing of a watch follows.

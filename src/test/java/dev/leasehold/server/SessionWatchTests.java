@@ -97,6 +97,21 @@ class SessionWatchTests {
         ch.finishAndReleaseAll();
     }
 
+    /** PROTOCOL.md 16.7: events decided before the session's X are written before it, none after. */
+    @Test
+    void eventsDecidedBeforeAnXAreWrittenBeforeIt() {
+        // O k, A k and an unknown op in one read: the A's event is still on its way when the X is decided.
+        String out = exchange("4F 00 00 00 00 00 00 00 05 6B 0A 41 00 1E 00 00 00 00 00 00 00 01 6B 0A 5A");
+        // The batch's A, then the watch's events in order (its first, then the grant), then the X.
+        assertThat(out).isEqualTo("41 00 00 00 00 00 00 00 01 00 00 00 00 00 00 03 E8 00 00 00 00 0A"
+                + " 4F 00 00 00 00 00 00 00 05 46 00 00 00 00 00 00 00 00 00 00 00 00 00 00 00 00 0A"
+                + " 4F 00 00 00 00 00 00 00 05 48 01 00 00 00 00 00 00 00 03 E8 00 01 00 00 00 00 0A"
+                + " " + EmbeddedWire.hexOf(Answers.error(ch.alloc(), dev.leasehold.protocol.ErrorCode.UNKNOWN_OP,
+                        "unknown op 0x5A")));
+        assertThat(stats.openWatches()).isZero();
+        ch.finishAndReleaseAll();
+    }
+
     @Test
     void theEventOfTheSessionsOwnGrantFollowsItsAnswer() {
         // O k as watch 5: its first event, free, no token
