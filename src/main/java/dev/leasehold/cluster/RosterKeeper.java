@@ -149,6 +149,27 @@ final class RosterKeeper {
         }
     }
 
+    /**
+     * Asks the group, by a linearizable read at the leader, whether this node's id was removed
+     * ({@link Removal}): completes with true or false, or with null when there is no answer (no
+     * leader, no reply within the client's few tries); never blocks the caller.
+     */
+    CompletableFuture<Boolean> askRemoved() {
+        try {
+            return client().async().sendReadOnly(Message.valueOf(UnsafeByteOperations.unsafeWrap(
+                    Roster.removedQuery(selfId)))).handle((r, e) -> {
+                        if (e != null || !r.isSuccess()) {
+                            LOG.debug("Removal query failed: {}", e != null ? e.toString() : r.getException());
+                            return null;
+                        }
+                        return Roster.parseRemoved(r.getMessage().getContent().toByteArray());
+                    });
+        } catch (RuntimeException e) {
+            LOG.debug("Removal query failed: {}", e.toString());
+            return CompletableFuture.completedFuture(null);
+        }
+    }
+
     private RaftClient client() {
         if (client == null) {
             RaftProperties p = new RaftProperties();
