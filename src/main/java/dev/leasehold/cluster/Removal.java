@@ -1,11 +1,13 @@
 package dev.leasehold.cluster;
 
 import java.util.Collection;
+import java.util.Optional;
 import java.util.Set;
 import java.util.TreeSet;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 import java.util.function.Consumer;
+import java.util.function.Function;
 import java.util.function.Supplier;
 
 import org.apache.ratis.proto.RaftProtos.RaftPeerRole;
@@ -100,6 +102,25 @@ final class Removal {
     /** The ids a leader hint may name: current voters not recorded as removed (any thread). */
     Set<String> members() {
         return members;
+    }
+
+    /**
+     * The {@code X 8} and {@code X 9} message (any thread): {@link #NOT_A_MEMBER} once removed
+     * (definitive, no leader to chase: PROTOCOL.md 10); else {@code leader=host:port} for a
+     * current voter other than this node (the node that answers is never named), or empty.
+     *
+     * @param leader the leader this node knows of, or null
+     * @param clientAddress a member's protocol address
+     */
+    String hint(String leader, Function<String, Optional<String>> clientAddress) {
+        if (reason != null) {
+            return NOT_A_MEMBER;
+        }
+        Set<String> m = members; // empty while this node has no configuration: nothing to filter by
+        if (leader == null || leader.equals(selfId) || !m.isEmpty() && !m.contains(leader)) {
+            return "";
+        }
+        return clientAddress.apply(leader).map(a -> "leader=" + a).orElse("");
     }
 
     /**
