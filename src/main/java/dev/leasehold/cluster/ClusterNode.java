@@ -1,11 +1,11 @@
 package dev.leasehold.cluster;
 
 import java.io.IOException;
+import java.time.Instant;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
-import java.util.Set;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.LongConsumer;
@@ -27,6 +27,7 @@ import org.springframework.context.SmartLifecycle;
 
 import dev.leasehold.cluster.Formation.Storage;
 import dev.leasehold.cluster.tls.RaftTls;
+import dev.leasehold.protocol.TokenFloorSnapshot;
 import dev.leasehold.registry.DecisionLog;
 import dev.leasehold.registry.LockRegistry;
 import dev.leasehold.registry.NanoClock;
@@ -97,6 +98,7 @@ public final class ClusterNode implements ServingGate, SmartLifecycle, LockState
     private final RosterTender tender;
     /** Whether this node was removed from the cluster, and the members a leader hint may name. */
     private final Removal removal;
+    private final FloorSnapshots floorSnapshots;
     /** This node as its parts see it: the one view handed to each of them. */
     private final RaftHost host = new Host();
 
@@ -145,6 +147,7 @@ public final class ClusterNode implements ServingGate, SmartLifecycle, LockState
         this.removal = new Removal(settings.nodeId(), clock, roles::execute,
                 why -> switcher.stepDown("removed from the cluster (" + why + ")"));
         this.tender = new RosterTender(host, stateMachine, roster, formation, switcher, removal, tls);
+        this.floorSnapshots = new FloorSnapshots(settings, stateMachine, proposer, switcher, removal);
     }
 
     /** The registry's decision log: every state change becomes a Raft entry. */
@@ -154,11 +157,15 @@ public final class ClusterNode implements ServingGate, SmartLifecycle, LockState
 
     /**
      * No token of this cluster that this node knows of is higher: the replicated counter, or the last
-     * token it issued as leader if that is not applied yet (metric {@code leasehold_token_high_water};
-     * an operator records it to set {@code leasehold.cluster.initial-token} after losing every disk).
+     * token it issued as leader if that is not applied yet (metric {@code leasehold_token_high_water}).
      */
     public long tokenHighWater() {
         return Math.max(Math.max(stateMachine.counter(), proposer.lastIssued()), settings.initialToken());
+    }
+
+    /** A token-floor snapshot, on the serving leader only ({@link FloorSnapshots}); else IllegalStateException. */
+    public TokenFloorSnapshot floorSnapshot(Instant now) {
+        return floorSnapshots.take(now, leaderHint());
     }
 
     /** The registry's token source: the replicated counter, continued by the serving leader. */
@@ -331,14 +338,7 @@ public final class ClusterNode implements ServingGate, SmartLifecycle, LockState
         String leader = l != null ? l.toString()
                 // a node that refuses to rejoin has no Raft group: name the leader its formation probes saw
                 : formation.storage() == Storage.REFUSED ? formation.leaderSeen() : null;
-        if (removal.reason() != null) {
-            return Removal.NOT_A_MEMBER; // definitive, and no leader to chase (PROTOCOL.md 10)
-        }
-        Set<String> members = removal.members(); // empty while this node has no configuration
-        if (leader == null || leader.equals(selfId.toString()) || !members.isEmpty() && !members.contains(leader)) {
-            return ""; // unknown, this node (never name the node that answers), or not a current member
-        }
-        return clientAddress(leader).map(a -> "leader=" + a).orElse("");
+        return removal.hint(leader, this::clientAddress);
     }
 
     /** A member's protocol address: from the settings, or, for a member added online, the roster. */

@@ -96,6 +96,21 @@ class RemovalTests {
         assertThat(removal.members()).as("a listener never leads").containsExactlyInAnyOrder("n1", "n3");
     }
 
+    @Test
+    void theHintNamesOnlyACurrentVoterOtherThanItselfAndNothingOnceRemoved() {
+        java.util.function.Function<String, java.util.Optional<String>> address =
+                id -> java.util.Optional.of("127.0.0.1:" + id.substring(1));
+        assertThat(removal.hint("n1", address)).as("no configuration yet: not filtered").isEqualTo("leader=127.0.0.1:1");
+        check(conf(List.of("n1", "n2", "n3"), List.of(), 5), 10, Set.of("n3"), true);
+        assertThat(removal.hint("n1", address)).isEqualTo("leader=127.0.0.1:1");
+        assertThat(removal.hint("n2", address)).as("never itself").isEmpty();
+        assertThat(removal.hint("n3", address)).as("removed").isEmpty();
+        assertThat(removal.hint("n9", address)).as("not in the configuration").isEmpty();
+        assertThat(removal.hint(null, address)).isEmpty();
+        check(conf(List.of("n1", "n3"), List.of(), 7), 8, Set.of(), true);
+        assertThat(removal.hint("n1", address)).isEqualTo(Removal.NOT_A_MEMBER).doesNotContain("leader=");
+    }
+
     private void check(RaftConfiguration conf, long committed, Set<String> removedIds, boolean leaderKnown) {
         removal.check(conf, committed, removedIds, leaderKnown, () -> {
             CompletableFuture<Boolean> f = new CompletableFuture<>();
