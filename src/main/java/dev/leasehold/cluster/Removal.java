@@ -29,17 +29,18 @@ import dev.leasehold.registry.NanoClock;
  * only an old member. So a node decides it was removed when one of these holds:
  * <ul>
  * <li>its roster records the removal (it applied the entry: a copy from a snapshot, say);</li>
- * <li>its configuration leaves it out and is stable (the new configuration is only appended
- *     after the joint one committed);</li>
- * <li>its configuration leaves it out, and the entry of that configuration is committed in its
- *     own log (a committed joint configuration always completes);</li>
+ * <li>its configuration is a joint one that has it among the old members and not among the new,
+ *     and the entry of that configuration is committed in its own log (a committed joint
+ *     configuration always completes);</li>
  * <li>the group answers "removed" when asked ({@link RosterKeeper#askRemoved}): asked every
  *     {@link #ASK_EVERY_MILLIS} while its configuration leaves it out, or while it knows no
  *     leader (a node that was down when it was removed, restarted).</li>
  * </ul>
- * Each is decided from committed state, so a removal that failed (a leader lost before the joint
- * configuration committed) is never taken for one. The state is not persisted: a restarted
- * removed node decides again from its log, its roster and the group's answer.
+ * A configuration that merely leaves the node out proves nothing by itself: a member added online
+ * replays the cluster's older configurations, none of which names it, while it catches up. So
+ * that case only makes the node ask. Each rule reads committed state, so a removal that failed
+ * (a leader lost before the joint configuration committed) is never taken for one. The state is
+ * not persisted: a restarted removed node decides again from its log, its roster and the group.
  *
  * <p>Roles thread only, except {@link #reason()} and {@link #members()}.
  */
@@ -56,10 +57,13 @@ final class Removal {
     enum Seen {
         /** It is a voter or listener of the current configuration. */
         MEMBER,
-        /** A joint configuration leaves it out of the new members: it is being removed. */
+        /** A joint configuration has it among the old members only: it is being removed. */
         LEAVING,
-        /** A stable configuration without it: the removal committed. */
-        GONE
+        /**
+         * The configuration does not name it at all: an older configuration replayed while it
+         * catches up after being added, or one appended after its removal. Only the group can tell.
+         */
+        OUTSIDE
     }
 
     private final String selfId;
@@ -91,7 +95,9 @@ final class Removal {
                 || ids(conf.getCurrentPeers(RaftPeerRole.LISTENER)).contains(selfId)) {
             return Seen.MEMBER;
         }
-        return conf.getPreviousPeers().isEmpty() ? Seen.GONE : Seen.LEAVING;
+        boolean old = ids(conf.getPreviousPeers(RaftPeerRole.FOLLOWER)).contains(selfId)
+                || ids(conf.getPreviousPeers(RaftPeerRole.LISTENER)).contains(selfId);
+        return old ? Seen.LEAVING : Seen.OUTSIDE;
     }
 
     /** Why this node knows it was removed, or null while it is a member (any thread). */
@@ -147,17 +153,12 @@ final class Removal {
             return;
         }
         Seen seen = conf == null ? Seen.MEMBER : seen(conf, selfId);
-        if (seen == Seen.GONE) {
-            removed("the committed configuration " + ids(conf.getCurrentPeers(RaftPeerRole.FOLLOWER))
-                    + " leaves it out");
-            return;
-        }
         if (seen == Seen.LEAVING && committedIndex >= conf.getLogEntryIndex()) {
             removed("the committed configuration change to " + ids(conf.getCurrentPeers(RaftPeerRole.FOLLOWER))
                     + " leaves it out");
             return;
         }
-        boolean doubtful = conf != null && (seen == Seen.LEAVING || !leaderKnown);
+        boolean doubtful = conf != null && (seen != Seen.MEMBER || !leaderKnown);
         long now = clock.nanoTime();
         if (doubtful && !asking && now - nextAskNanos >= 0) {
             asking = true;
