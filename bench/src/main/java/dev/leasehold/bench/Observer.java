@@ -3,8 +3,7 @@ package dev.leasehold.bench;
 import java.io.IOException;
 import java.io.OutputStream;
 import java.net.Socket;
-import java.util.concurrent.CountDownLatch;
-import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
 
 /**
  * The observer session of {@link WatchBench}: one socket, one watch per key (PROTOCOL.md section
@@ -13,7 +12,7 @@ import java.util.concurrent.TimeUnit;
  */
 final class Observer implements AutoCloseable {
 
-    /** Recorded events: read time, state byte, flags, token; the first {@link #count} are valid. */
+    /** Recorded change events (not first events): read time, state byte, flags, token; the first {@link #count} are valid. */
     static final class Recorded {
         final long[] arrival;
         final byte[] state;
@@ -34,15 +33,16 @@ final class Observer implements AutoCloseable {
     private final Socket socket;
     private final WatchBench.Reader in;
     private final Thread reader;
-    private final CountDownLatch firstEvents;
+    /** First events (cause 0) and {@code U} answers read so far: subscribe and unsubscribe wait on them. */
+    private final AtomicInteger firstEvents = new AtomicInteger();
+    private final AtomicInteger unobserved = new AtomicInteger();
     private volatile Recorded recording;
     private volatile long lastEventNanos = System.nanoTime();
     private volatile Throwable failure;
 
-    Observer(String host, int port, int watches) throws IOException {
+    Observer(String host, int port) throws IOException {
         socket = WatchBench.connect(host, port);
         in = new WatchBench.Reader(socket.getInputStream());
-        firstEvents = new CountDownLatch(watches);
         reader = new Thread(this::read, "observer");
         reader.setDaemon(true);
         reader.start();
@@ -63,11 +63,32 @@ final class Observer implements AutoCloseable {
             p += 9 + keys[i].length;
             w[p++] = '\n';
         }
+        int target = firstEvents.get() + keys.length;
+        socket.getOutputStream().write(w, 0, p);
+        awaitCount(firstEvents, target, "every watch's first event");
+    }
+
+    /** Sends {@code U} for watches 1 to {@code watches} in one write and waits for every answer. */
+    void unsubscribeAll(int watches) throws IOException, InterruptedException {
+        byte[] w = new byte[watches * 10];
+        for (int i = 0; i < watches; i++) {
+            w[i * 10] = 'U';
+            WatchBench.putLong(w, i * 10 + 1, i + 1);
+            w[i * 10 + 9] = '\n';
+        }
+        int target = unobserved.get() + watches;
         OutputStream out = socket.getOutputStream();
-        out.write(w, 0, p);
-        if (!firstEvents.await(60, TimeUnit.SECONDS)) {
-            throw new IllegalStateException("not every watch got its first event within 60 s"
-                    + (failure == null ? "" : ": " + failure));
+        out.write(w);
+        awaitCount(unobserved, target, "every U answered");
+    }
+
+    private void awaitCount(AtomicInteger counter, int target, String what) throws InterruptedException {
+        long deadline = System.nanoTime() + 60_000_000_000L;
+        while (counter.get() < target) {
+            if (failure != null || System.nanoTime() > deadline) {
+                throw new IllegalStateException("not " + what + " within 60 s" + (failure == null ? "" : ": " + failure));
+            }
+            Thread.sleep(5); // polling the reader's count; the bench's own thread, not a server's
         }
     }
 
@@ -96,6 +117,11 @@ final class Observer implements AutoCloseable {
         try {
             while (true) {
                 int op = in.u8();
+                if (op == 'U') {
+                    in.skip(9);
+                    unobserved.incrementAndGet();
+                    continue;
+                }
                 if (op != 'O') {
                     throw in.unexpected(op);
                 }
@@ -110,10 +136,10 @@ final class Observer implements AutoCloseable {
                 in.skip(vlen + 1);
                 long now = System.nanoTime();
                 if (cause == 0) {
-                    firstEvents.countDown();
+                    firstEvents.incrementAndGet();
                 }
                 Recorded r = recording;
-                if (r != null && r.count < r.arrival.length) {
+                if (r != null && cause != 0 && r.count < r.arrival.length) { // first events are no change
                     int i = r.count;
                     r.arrival[i] = now;
                     r.state[i] = state;

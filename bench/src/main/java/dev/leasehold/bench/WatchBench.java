@@ -44,6 +44,7 @@ final class WatchBench {
     private final int batch;
     private final double warmupSeconds;
     private final double durationSeconds;
+    private final int rounds;
     private final byte[][] keys;
 
     private WatchBench(Map<String, String> a) {
@@ -54,8 +55,9 @@ final class WatchBench {
         rate = Integer.parseInt(a.getOrDefault("rate", "10000"));
         changers = Integer.parseInt(a.getOrDefault("changers", "4"));
         batch = Integer.parseInt(a.getOrDefault("batch", "10"));
-        warmupSeconds = Double.parseDouble(a.getOrDefault("warmup", "3"));
-        durationSeconds = Double.parseDouble(a.getOrDefault("duration", "10"));
+        warmupSeconds = Double.parseDouble(a.getOrDefault("warmup", "5"));
+        durationSeconds = Double.parseDouble(a.getOrDefault("duration", "5"));
+        rounds = Integer.parseInt(a.getOrDefault("rounds", "2"));
         String prefix = "watch-" + Long.toString(System.nanoTime() % 1_000_000, 36) + "/";
         keys = new byte[keyCount][];
         for (int i = 0; i < keyCount; i++) {
@@ -86,26 +88,40 @@ final class WatchBench {
             |---|---|---|---|---|---|---|""";
 
     private String run(String label) throws Exception {
-        System.out.printf(Locale.ROOT, "== %s: %d keys, %d changes/s asked, %d changers, batches of %d, load %s%n",
-                label, keyCount, rate, changers, batch, Proc.loadAverage());
-        // Phase 1: the changes alone, warmed up, then measured: the CPU a change costs unwatched.
-        runChangers(warmupSeconds, null);
-        double cpu0 = cpu();
-        Changes plain = runChangers(durationSeconds, null);
-        double plainCpu = cpu() - cpu0;
-        // Phase 2: the same changes with every key watched.
-        try (Observer observer = new Observer(host, port, keyCount)) {
+        System.out.printf(Locale.ROOT, "== %s: %d keys, %d changes/s asked, %d changers, batches of %d, %d rounds, load %s%n",
+                label, keyCount, rate, changers, batch, rounds, Proc.loadAverage());
+        // Warm-up: the changes alone and then watched, unmeasured (the JIT compiles both paths).
+        try (Observer observer = new Observer(host, port)) {
+            runChangers(warmupSeconds, newChanges(warmupSeconds));
             observer.subscribe(keys);
-            runChangers(warmupSeconds, observer);
+            runChangers(warmupSeconds, newChanges(warmupSeconds));
+            observer.unsubscribeAll(keyCount);
+            // Measured rounds, each the same changes unwatched then watched, so that a drift in the
+            // machine's load during the run weighs on both sides alike.
+            Changes plain = newChanges(durationSeconds * rounds);
+            Changes watched = newChanges(durationSeconds * rounds);
+            double plainCpu = 0;
+            double watchedCpu = 0;
             observer.startRecording();
-            double cpu1 = cpu();
-            Changes watched = runChangers(durationSeconds, observer);
-            // The last events may still be in flight: a bounded wait for the observer to go quiet.
-            observer.awaitQuiet(2_000);
-            double watchedCpu = cpu() - cpu1;
+            for (int r = 0; r < rounds; r++) {
+                double c0 = cpu();
+                runChangers(durationSeconds, plain);
+                plainCpu += cpu() - c0;
+                observer.subscribe(keys);
+                double c1 = cpu();
+                runChangers(durationSeconds, watched);
+                // The last events may still be in flight: a bounded wait for the observer to go quiet.
+                observer.awaitQuiet(2_000);
+                watchedCpu += cpu() - c1;
+                observer.unsubscribeAll(keyCount);
+            }
             Observer.Recorded events = observer.stopRecording();
             return row(label, plain, plainCpu, watched, watchedCpu, events);
         }
+    }
+
+    private Changes newChanges(double seconds) {
+        return new Changes((int) Math.min(Integer.MAX_VALUE - 8, (long) (rate * seconds * 1.2) + 1024));
     }
 
     private String row(String label, Changes plain, double plainCpu, Changes watched, double watchedCpu,
@@ -139,7 +155,7 @@ final class WatchBench {
                 watched.count, plain.count, events.count, matched, coalesced);
         return String.format(Locale.ROOT,
                 "| %s | %d → %.0f | %d (%d) | %.2f / %.2f / %.2f | %.2f / %.2f | %.1f → %.1f | %.1f |",
-                label, rate, watched.count / durationSeconds, events.count, coalesced,
+                label, rate, watched.count / (durationSeconds * rounds), events.count, coalesced,
                 ms(pct(ev, 0.50)), ms(pct(ev, 0.99)), ms(ev.length == 0 ? 0 : ev[ev.length - 1]),
                 ms(pct(an, 0.50)), ms(pct(an, 0.99)), plainPerChange, watchedPerChange, perEvent);
     }
@@ -180,8 +196,7 @@ final class WatchBench {
         return (token << 1) | (state == 'H' ? 1 : 0);
     }
 
-    private Changes runChangers(double seconds, Observer observer) throws Exception {
-        Changes changes = new Changes((int) Math.min(Integer.MAX_VALUE - 8, (long) (rate * seconds * 1.2) + 1024));
+    private Changes runChangers(double seconds, Changes changes) throws Exception {
         long end = System.nanoTime() + (long) (seconds * 1e9);
         List<Thread> threads = new ArrayList<>();
         List<Throwable> failures = new ArrayList<>();
