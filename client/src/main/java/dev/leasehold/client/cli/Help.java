@@ -157,8 +157,8 @@ final class Help {
 
     private static final String HTTP = """
               --http URL         the server's management port (Actuator), default http://HOST:7421
-                                 with HOST from --server; the locks endpoint must be exposed
-                                 (management.endpoints.web.exposure.include: ...,locks)
+                                 with HOST from --server; a default server answers callers on
+                                 its own host (docs/operations.md)
             """;
 
     static final String INSPECT = """
