@@ -25,6 +25,8 @@ final class Correlator {
     private final Map<Long, AcquireCall> owners = new HashMap<>();
     private final Map<Long, ArrayDeque<TokenCall<?>>> tokens = new HashMap<>();
     private final Map<Long, PingCall> pings = new HashMap<>();
+    /** Subscriptions by watch id (9.15): open until their {@code B}, {@code U} or the session's end. */
+    private final Map<Long, ObserveCall> watches = new HashMap<>();
     private int tokenCalls;
     private boolean closed;
 
@@ -45,15 +47,17 @@ final class Correlator {
             tokenCalls++;
         } else if (o instanceof PingCall c) {
             pings.put(c.nonce(), c);
-        } else if (o instanceof WithdrawCall) {
-            return true; // no answer of its own: the withdrawn acquire's answer ends it (9.14)
+        } else if (o instanceof ObserveCall c) {
+            watches.put(c.watch(), c);
+        } else if (o instanceof WithdrawCall || o instanceof UnobserveCall) {
+            return true; // no answer of its own: the withdrawn acquire's (9.14), the watch's U (16.1)
         } else {
             throw new IllegalArgumentException("unknown request " + o);
         }
         return true;
     }
 
-    /** Requests awaiting an answer. */
+    /** Requests awaiting an answer (open watches are not: they may stay open for days). */
     synchronized int size() {
         return owners.size() + tokenCalls + pings.size();
     }
@@ -64,6 +68,8 @@ final class Correlator {
         List<Outbound<?>> all = new ArrayList<>(owners.values());
         tokens.values().forEach(all::addAll);
         all.addAll(pings.values());
+        all.addAll(watches.values());
+        watches.clear();
         owners.clear();
         tokens.clear();
         pings.clear();
@@ -83,7 +89,7 @@ final class Correlator {
         return switch (a.type()) {
             case ACQUIRED -> acquireAnswer(((Answer.Acquired) a).owner(), a, receivedAt);
             case TIMED_OUT -> acquireAnswer(((Answer.TimedOut) a).owner(), a, receivedAt);
-            case BUSY -> acquireAnswer(((Answer.Busy) a).owner(), a, receivedAt);
+            case BUSY -> watchBusy(((Answer.Busy) a).owner()) || acquireAnswer(((Answer.Busy) a).owner(), a, receivedAt);
             case LIMIT_MISMATCH -> acquireAnswer(((Answer.LimitMismatch) a).owner(), a, receivedAt);
             case RELEASED -> tokenAnswer(((Answer.Released) a).token(), a, receivedAt);
             case EXTENDED -> tokenAnswer(((Answer.Extended) a).token(), a, receivedAt);
@@ -94,6 +100,39 @@ final class Correlator {
             case HELLO -> false;
             case ERROR -> throw new IllegalArgumentException("not a correlated answer: " + a);
         };
+    }
+
+    /**
+     * Hands a revision 1.4 answer of {@link Frames14} to its request: an event or {@code U} to its
+     * watch, a {@code V} to its Value (FIFO per token, with the token's other calls).
+     */
+    boolean dispatch(Frames14.Answer14 a, long receivedAt) {
+        if (a instanceof Frames14.ValueSet v) {
+            return tokenAnswer(v.token(), null, receivedAt);
+        }
+        long watch = a instanceof Frames14.Event e ? e.watch() : ((Frames14.Unobserved) a).watch();
+        ObserveCall call;
+        synchronized (this) {
+            call = a instanceof Frames14.Event ? watches.get(watch) : watches.remove(watch);
+        }
+        if (call != null && a instanceof Frames14.Event e) {
+            call.event(link, e);
+        } else if (call != null) {
+            call.unobserved(link);
+        }
+        return call != null;
+    }
+
+    /** A {@code B} naming an open subscription (watch ids and owners come from one counter, 9.15.1). */
+    private boolean watchBusy(long watch) {
+        ObserveCall call;
+        synchronized (this) {
+            call = watches.remove(watch);
+        }
+        if (call != null) {
+            call.busy(link);
+        }
+        return call != null;
     }
 
     private boolean pong(long nonce, long receivedAt) {
@@ -120,6 +159,7 @@ final class Correlator {
         return call != null;
     }
 
+    /** @param a the answer, or null for a {@code V} (a {@link Frames14.ValueSet}) */
     private boolean tokenAnswer(long token, Answer a, long receivedAt) {
         TokenCall<?> call = null;
         synchronized (this) {
@@ -132,10 +172,12 @@ final class Correlator {
                 }
             }
         }
-        if (call != null) {
+        if (call != null && a == null) {
+            call.valueSet(link);
+        } else if (call != null) {
             call.answer(a, link, receivedAt);
         } else {
-            LOG.log(System.Logger.Level.WARNING, () -> link + ": answer for an unknown token: " + a);
+            LOG.log(System.Logger.Level.WARNING, () -> link + ": answer for an unknown token " + token + ": " + a);
         }
         return call != null;
     }

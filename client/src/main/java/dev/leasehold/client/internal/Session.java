@@ -12,7 +12,6 @@ import java.util.ArrayList;
 import java.util.List;
 
 import dev.leasehold.protocol.Answer;
-import dev.leasehold.protocol.AnswerDecoder;
 import dev.leasehold.protocol.ErrorCode;
 import dev.leasehold.protocol.ProtocolException;
 
@@ -105,6 +104,12 @@ public final class Session implements Link {
     public long maxWaitMillis() {
         Answer.Hello h = hello;
         return h == null ? -1 : h.maxWaitMillis();
+    }
+
+    @Override
+    public int maxValueBytes() {
+        Answer.Hello h = hello;
+        return h == null ? -1 : h.maxValueBytes();
     }
 
     /** True when this session opened with a Hello that the server answered (it speaks 1.4). */
@@ -407,7 +412,7 @@ public final class Session implements Link {
     }
 
     private void readLoop(InputStream in) {
-        AnswerDecoder decoder = new AnswerDecoder();
+        Frames14.Decoder decoder = new Frames14.Decoder();
         byte[] buf = new byte[16384];
         try {
             while (true) {
@@ -418,9 +423,11 @@ public final class Session implements Link {
                 }
                 long receivedAt = engine.ticker().nanoTime();
                 ByteBuffer bb = ByteBuffer.wrap(buf, 0, n);
-                Answer a;
+                Object a;
                 while ((a = decoder.next(bb)) != null) {
-                    if (!dispatch(a, receivedAt)) {
+                    if (a instanceof Frames14.Answer14 a14) {
+                        correlator.dispatch(a14, receivedAt);
+                    } else if (!dispatch((Answer) a, receivedAt)) {
                         return;
                     }
                 }

@@ -1,0 +1,46 @@
+package dev.leasehold.client;
+
+import dev.leasehold.client.internal.Watch;
+
+/**
+ * Following a key ({@link LeaseholdClient#observe}, PROTOCOL.md 9.15): the key's state, then every
+ * change, to an {@link ObservationListener}, until {@link #close()}. The client subscribes with
+ * the leader (following {@code X 8} as acquires do) for as long as the observation is open, with
+ * no deadline; when the subscription ends (the session broke, the leader changed, the server
+ * refused it) the listener hears {@code unknown} once and the client subscribes again, 50 ms
+ * doubling to 500 ms between attempts, over the seed list. Tokens never go back within an
+ * observation, across its subscriptions too. Thread-safe.
+ */
+public final class Observation implements AutoCloseable {
+
+    private final Watch watch;
+
+    Observation(Watch watch) {
+        this.watch = watch;
+    }
+
+    /** The observed key. */
+    public String key() {
+        return watch.key();
+    }
+
+    /** True once {@link #close()} was called. */
+    public boolean isClosed() {
+        return watch.isClosed();
+    }
+
+    /**
+     * Stops observing: sends {@code U} if the subscription's session is open. No listener call
+     * begins after this returns; one in progress on another thread is waited for, so do not call
+     * it while holding a lock that the listener takes. Idempotent.
+     */
+    @Override
+    public void close() {
+        watch.close();
+    }
+
+    @Override
+    public String toString() {
+        return "Observation[key=" + key() + (isClosed() ? ", closed" : "") + "]";
+    }
+}
