@@ -36,14 +36,16 @@ public final class StubWire implements AutoCloseable {
         final List<String> closeReasons = new ArrayList<>();
         boolean closed;
         /** The server's max_wait_ms from its Hello: -1 plays a 1.3 session (the default). */
-        long maxWaitMillis = -1;
+        long maxWaitMillis = defaultMaxWait;
+        /** The server's max_value_bytes from its Hello: -1 on a 1.3 session. */
+        int maxValueBytes = defaultMaxValue;
 
         @Override
         public boolean register(Outbound<?> o) {
             if (closed) {
                 return false;
             }
-            if (!(o instanceof WithdrawCall)) { // no answer of its own, as in the Correlator
+            if (!(o instanceof WithdrawCall) && !(o instanceof UnobserveCall)) { // no answer of its own, as in the Correlator
                 registered.add(o);
             }
             return true;
@@ -52,6 +54,11 @@ public final class StubWire implements AutoCloseable {
         @Override
         public long maxWaitMillis() {
             return maxWaitMillis;
+        }
+
+        @Override
+        public int maxValueBytes() {
+            return maxValueBytes;
         }
 
         /** A request for this session only (a Withdraw): queued with the submitted ones, written by {@link #write}. */
@@ -90,6 +97,11 @@ public final class StubWire implements AutoCloseable {
         }
     }
 
+    /** What a new session's Hello says (see {@link #speak14Everywhere}): 1.3 by default. */
+    private long defaultMaxWait = -1;
+    private int defaultMaxValue = -1;
+    /** The frames of {@link Frames14} written, in order (the shared reader does not know them). */
+    private final List<byte[]> frames14 = new ArrayList<>();
     public final ManualTime time = new ManualTime();
     private final Engine engine;
     private final Deque<Outbound<?>> submitted = new ArrayDeque<>();
@@ -146,6 +158,51 @@ public final class StubWire implements AutoCloseable {
         link.maxWaitMillis = maxWaitMillis;
     }
 
+    /** This session and every later one speak 1.4 with these limits (as after their Hellos). */
+    public void speak14Everywhere(long maxWaitMillis, int maxValueBytes) {
+        defaultMaxWait = maxWaitMillis;
+        defaultMaxValue = maxValueBytes;
+        link.maxWaitMillis = maxWaitMillis;
+        link.maxValueBytes = maxValueBytes;
+    }
+
+    /** From now on this session and every later one speak 1.3 (as after an {@code X 1} to the Hello). */
+    public void speak13Everywhere() {
+        speak14Everywhere(-1, -1);
+    }
+
+    /** The {@code V}, {@code O} and {@code U} frames written since the last call, in order. */
+    public synchronized List<byte[]> frames14() {
+        List<byte[]> all = new ArrayList<>(frames14);
+        frames14.clear();
+        return all;
+    }
+
+    /**
+     * A revision 1.4 answer of {@link Frames14} arrives now, correlated as the real session does:
+     * an event to its watch, a {@code U} ends it, a {@code V} to its token's call.
+     */
+    public void answer14(Frames14.Answer14 a) {
+        for (Iterator<Outbound<?>> it = link.registered.iterator(); it.hasNext();) {
+            Outbound<?> o = it.next();
+            if (a instanceof Frames14.Event e && o instanceof ObserveCall w && w.watch() == e.watch()) {
+                w.event(link, e);
+                return;
+            }
+            if (a instanceof Frames14.Unobserved u && o instanceof ObserveCall w && w.watch() == u.watch()) {
+                it.remove();
+                w.unobserved(link);
+                return;
+            }
+            if (a instanceof Frames14.ValueSet v && o instanceof TokenCall<?> t && t.token() == v.token()) {
+                it.remove();
+                t.valueSet(link);
+                return;
+            }
+        }
+        throw new AssertionError("no request waits for " + a);
+    }
+
     /** Requests offered to the pool and not yet taken by {@link #write}. */
     public synchronized int submitted() {
         return submitted.size();
@@ -178,6 +235,11 @@ public final class StubWire implements AutoCloseable {
             byte[] frame = o.beginWrite(link, now);
             if (frame == Outbound.NOT_SENT) {
                 o.notSent(link);
+            } else if (frame != Outbound.SKIP && (frame[0] == 'V' || frame[0] == 'O' || frame[0] == 'U')) {
+                writing.add(o);
+                synchronized (this) {
+                    frames14.add(frame);
+                }
             } else if (frame != Outbound.SKIP) {
                 writing.add(o);
                 sent.add(read(frame));
@@ -235,11 +297,13 @@ public final class StubWire implements AutoCloseable {
         for (Iterator<Outbound<?>> it = link.registered.iterator(); it.hasNext();) {
             Outbound<?> o = it.next();
             long id = o instanceof AcquireCall c ? c.owner() : o instanceof TokenCall<?> t ? t.token()
-                    : ((PingCall) o).nonce();
+                    : o instanceof ObserveCall w ? w.watch() : ((PingCall) o).nonce();
             if (id == key) {
                 it.remove();
                 long now = time.nanoTime();
-                if (o instanceof AcquireCall c) {
+                if (o instanceof ObserveCall w) {
+                    w.busy(link); // B watch: ids and owners come from one counter
+                } else if (o instanceof AcquireCall c) {
                     c.answer(a, link, now);
                 } else if (o instanceof TokenCall<?> t) {
                     t.answer(a, link, now);
