@@ -1,0 +1,204 @@
+package dev.leasehold.client.internal;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import java.nio.ByteBuffer;
+import java.nio.charset.StandardCharsets;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.BlockingQueue;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.LinkedBlockingQueue;
+import java.util.concurrent.TimeUnit;
+
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+
+import dev.leasehold.client.ClientOptions;
+import dev.leasehold.client.KeyEvent;
+import dev.leasehold.client.LeaseholdClient;
+import dev.leasehold.client.ObservationListener;
+import dev.leasehold.protocol.Answer;
+
+/**
+ * An observation's mechanics on the manual clock with a stub session (PROTOCOL.md 9.15): events in
+ * order, unknown once with the resubscription's back-off, the token guard across subscriptions,
+ * the one-slot mailbox of a slow listener, and {@code U} on close. The listener runs on delivery
+ * threads, so the tests wait for what it heard (bounded), never for time to pass.
+ */
+@Timeout(20)
+class WatchTests {
+
+    private static final String KEY = "lead";
+    private static final byte[] KEY_BYTES = KEY.getBytes(StandardCharsets.UTF_8);
+    private static final long MS = ManualTime.MS;
+
+    private final StubWire wire = new StubWire();
+    private final ManualTime time = wire.time;
+    private final BlockingQueue<Object> heard = new LinkedBlockingQueue<>();
+    private final ObservationListener recorder = new ObservationListener() {
+        @Override
+        public void event(KeyEvent event) {
+            heard.add(event);
+        }
+
+        @Override
+        public void unknown(String reason) {
+            heard.add("unknown");
+        }
+    };
+
+    @AfterEach
+    void close() {
+        wire.close();
+    }
+
+    /** The watch id of the one {@code O} written now. */
+    private long subscribed() {
+        wire.write();
+        List<byte[]> frames = wire.frames14();
+        assertThat(frames).hasSize(1);
+        assertThat(frames.get(0)[0]).isEqualTo((byte) 'O');
+        return ByteBuffer.wrap(frames.get(0), 1, 8).getLong();
+    }
+
+    private static Frames14.Event event(long watch, char state, int cause, long token, String value) {
+        return new Frames14.Event(watch, state, cause, 0, token, state == 'H' ? 1 : 0, 0,
+                value.getBytes(StandardCharsets.UTF_8));
+    }
+
+    private Object next() throws InterruptedException {
+        Object o = heard.poll(10, TimeUnit.SECONDS);
+        assertThat(o).as("the listener heard something").isNotNull();
+        return o;
+    }
+
+    @Test
+    void eventsInOrderThenUnknownOnceThenTheNewSubscriptionsFirstEvent() throws Exception {
+        wire.speak14Everywhere(255_000, 256);
+        Watch w = wire.engine().observe(KEY, KEY_BYTES, recorder);
+        long first = subscribed();
+        wire.answer14(event(first, 'F', 0, 0, ""));
+        assertThat(next()).isEqualTo(new KeyEvent(KEY, KeyEvent.State.FREE, KeyEvent.Cause.CURRENT, false, 0, 0, 0,
+                new byte[0]));
+        wire.answer14(event(first, 'H', 1, 1042, "n1")); // after the first was heard: not coalesced with it
+        KeyEvent held = (KeyEvent) next();
+        assertThat(held.valueText()).isEqualTo("n1");
+        assertThat(held.coalesced()).isFalse();
+
+        wire.breakSession("connection reset");
+        assertThat(next()).isEqualTo("unknown");
+        time.advance(50 * MS - 1);
+        wire.write();
+        assertThat(wire.frames14()).as("not before 50 ms").isEmpty();
+        time.advance(1);
+        long second = subscribed();
+        assertThat(second).as("a fresh watch id").isNotEqualTo(first);
+        wire.breakSession("connection reset again");
+        time.advance(100 * MS); // doubled
+        long third = subscribed();
+        // The new leader knows less: F with token 0 is shown with the highest delivered; H below it is stale.
+        wire.answer14(event(third, 'H', 0, 1000, "old"));
+        wire.answer14(event(third, 'F', 0, 0, ""));
+        KeyEvent free = (KeyEvent) next();
+        assertThat(free.state()).isEqualTo(KeyEvent.State.FREE);
+        assertThat(free.token()).as("never back").isEqualTo(1042);
+        assertThat(heard.poll(200, TimeUnit.MILLISECONDS)).as("one unknown per gap, the stale H dropped").isNull();
+        w.close();
+    }
+
+    @Test
+    void aSlowListenerGetsTheNewestEventMarkedCoalesced() throws Exception {
+        wire.speak14Everywhere(255_000, 256);
+        CountDownLatch inFirst = new CountDownLatch(1);
+        CountDownLatch release = new CountDownLatch(1);
+        List<KeyEvent> events = new ArrayList<>();
+        ObservationListener slow = new ObservationListener() {
+            @Override
+            public void event(KeyEvent event) {
+                synchronized (events) {
+                    events.add(event);
+                }
+                inFirst.countDown();
+                try {
+                    release.await(10, TimeUnit.SECONDS);
+                } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                }
+                heard.add(event);
+            }
+
+            @Override
+            public void unknown(String reason) {
+                heard.add("unknown");
+            }
+        };
+        Watch w = wire.engine().observe(KEY, KEY_BYTES, slow);
+        long watch = subscribed();
+        wire.answer14(event(watch, 'F', 0, 0, ""));
+        assertThat(inFirst.await(10, TimeUnit.SECONDS)).isTrue();
+        wire.answer14(event(watch, 'H', 1, 1, ""));
+        wire.answer14(event(watch, 'F', 2, 1, ""));
+        wire.answer14(event(watch, 'H', 1, 2, "n2"));
+        release.countDown();
+        next();
+        KeyEvent last = (KeyEvent) next();
+        assertThat(last.token()).isEqualTo(2);
+        assertThat(last.coalesced()).isTrue();
+        assertThat(heard.poll(200, TimeUnit.MILLISECONDS)).isNull();
+        synchronized (events) {
+            assertThat(events).hasSize(2);
+        }
+        w.close();
+    }
+
+    @Test
+    void closeSendsUAndNothingIsHeardAfterIt() throws Exception {
+        wire.speak14Everywhere(255_000, 256);
+        Watch w = wire.engine().observe(KEY, KEY_BYTES, recorder);
+        long watch = subscribed();
+        w.close();
+        wire.write();
+        assertThat(wire.frames14()).singleElement()
+                .satisfies(f -> assertThat(f).isEqualTo(Frames14.unobserve(watch)));
+        wire.answer14(event(watch, 'H', 1, 5, ""));
+        wire.answer14(new Frames14.Unobserved(watch));
+        assertThat(heard.poll(200, TimeUnit.MILLISECONDS)).isNull();
+        time.advance(1000 * MS);
+        wire.write();
+        assertThat(wire.frames14()).as("no resubscription after close").isEmpty();
+    }
+
+    @Test
+    void busyAndAOneThreeSessionAreUnknownAndTriedAgain() throws Exception {
+        wire.speak14Everywhere(255_000, 256);
+        Watch w = wire.engine().observe(KEY, KEY_BYTES, recorder);
+        long watch = subscribed();
+        wire.answer(new Answer.Busy(watch));
+        assertThat(next()).isEqualTo("unknown");
+        wire.speak13Everywhere();
+        time.advance(50 * MS);
+        wire.write();
+        assertThat(wire.frames14()).as("no O on a 1.3 session").isEmpty();
+        time.advance(500 * MS - 1);
+        wire.write();
+        assertThat(wire.frames14()).isEmpty();
+        wire.speak14Everywhere(255_000, 256);
+        time.advance(1);
+        long again = subscribed();
+        wire.answer14(event(again, 'F', 0, 0, ""));
+        assertThat(next()).isInstanceOf(KeyEvent.class);
+        w.close();
+    }
+
+    @Test
+    void aClientOnRevisionOneThreeCannotObserve() {
+        try (LeaseholdClient client = LeaseholdClient.create(ClientOptions.builder().protocolRevision("1.3").build(),
+                "127.0.0.1:1")) {
+            assertThatThrownBy(() -> client.observe(KEY, recorder)).isInstanceOf(IllegalStateException.class)
+                    .hasMessageContaining("1.3");
+        }
+    }
+}
