@@ -17,29 +17,31 @@ import java.util.Set;
 final class CommandLine {
 
     static final List<String> COMMANDS = List.of("run", "acquire", "release", "extend", "ping", "check", "inspect",
-            "top", "cluster");
+            "top", "observe", "cluster");
     /** Commands that also take their options as plain arguments, in this order ({@code check KEY TOKEN}). */
     private static final Map<String, List<String>> POSITIONAL = Map.of(
             "check", List.of("--key", "--token"),
             "inspect", List.of("--key"),
+            "observe", List.of("--key"),
             "cluster", List.of("--action", "--id", "--new-id"));
 
     private static final Set<String> GLOBAL_VALUED = Set.of("--server", "--timeout", "--cacert", "--cert",
             "--cert-key");
     private static final Set<String> GLOBAL_SWITCHES = Set.of("--verbose", "--help", "--tls");
     private static final Map<String, Set<String>> VALUED = Map.of(
-            "run", Set.of("--key", "--wait", "--lease", "--kill-grace", "--limit"),
-            "acquire", Set.of("--key", "--wait", "--lease", "--limit"),
+            "run", Set.of("--key", "--wait", "--lease", "--kill-grace", "--limit", "--value"),
+            "acquire", Set.of("--key", "--wait", "--lease", "--limit", "--value"),
             "release", Set.of("--key", "--token"),
             "extend", Set.of("--key", "--token", "--lease"),
             "ping", Set.of(),
             "check", Set.of("--key", "--token"),
             "inspect", Set.of("--key", "--http"),
             "top", Set.of("--n", "--http"),
+            "observe", Set.of("--key"),
             "cluster", Set.of("--action", "--id", "--new-id", "--raft-address", "--client-address", "--identity", "--http"));
     /** {@code --json} is for the commands whose output is a result; {@code run}'s output is its command's. */
     private static final Set<String> JSON_COMMANDS = Set.of("acquire", "release", "extend", "ping", "check",
-            "inspect", "top", "cluster");
+            "inspect", "top", "observe", "cluster");
 
     private final String command;
     private final Map<String, String> values;
@@ -206,7 +208,8 @@ final class CommandLine {
     private static boolean isSwitch(String command, String name) {
         return GLOBAL_SWITCHES.contains(name) || (name.equals("--json") && (command == null
                 || JSON_COMMANDS.contains(command)))
-                || (name.equals("--shared") && ("run".equals(command) || "acquire".equals(command)));
+                || (name.equals("--shared") && ("run".equals(command) || "acquire".equals(command)))
+                || (name.equals("--once") && "observe".equals(command));
     }
 
     private static String unknownOption(String command, String name) {
