@@ -114,7 +114,7 @@ class ClientValuesObserveIntegrationTests {
 
         Ticket shared = ClientFixture.ticket(fx.direct().acquireShared(fx.key() + "/r", 0, Duration.ZERO, 30));
         assertThatThrownBy(() -> shared.proclaim("x")).isInstanceOf(IllegalStateException.class);
-        assertThatThrownBy(() -> t.proclaim(new byte[300])).as("over the server's 256 bytes: not sent")
+        assertThatThrownBy(() -> other.proclaim(new byte[300])).as("over the server's 256 bytes: not sent")
                 .isInstanceOf(IllegalStateException.class).hasMessageContaining("max-value-bytes");
         assertThat(fx.direct().acquire(fx.key() + "/big", Duration.ZERO, 30, new byte[300]))
                 .isInstanceOfSatisfying(AcquireOutcome.Unavailable.class,
