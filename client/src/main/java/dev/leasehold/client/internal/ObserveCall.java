@@ -4,8 +4,8 @@ package dev.leasehold.client.internal;
  * One subscription of an observation: an {@code O watch key} (PROTOCOL.md 16.1) offered to any
  * session like any request (so it follows {@code X 8} to the leader, 9.12), with no deadline. Once
  * written it stays registered with its session, which hands it the watch's events, until the
- * subscription ends: a {@code B watch}, the {@code U watch} of a close, an {@code X 8}, or the
- * session's end. Its result is why it ended; the {@link Watch} then subscribes again (or not, once
+ * subscription ends: a {@code B watch}, the {@code U watch} of a close, or the session's end (an
+ * {@code X 8} sends it again to the leader instead: nothing was subscribed). Its result is why it ended; the {@link Watch} then subscribes again (or not, once
  * closed). A 1.3 session cannot carry an {@code O} (9.13): the call ends unsent there.
  */
 final class ObserveCall extends Outbound<String> {
@@ -71,9 +71,24 @@ final class ObserveCall extends Outbound<String> {
         decide(() -> onWire(s) ? reason : null);
     }
 
+    /**
+     * A follower's {@code X 8}: nothing was subscribed, and the pool now points at the leader it
+     * named (9.12). Sent again there, as an acquire is: the observation was not interrupted, so the
+     * listener hears nothing of it.
+     */
     @Override
     void notExecuted(Link s, String reason) {
-        lost(s, reason);
+        boolean resend;
+        synchronized (this) {
+            resend = onWire(s) && state != State.DONE;
+            if (resend) {
+                state = State.QUEUED;
+                session = null;
+            }
+        }
+        if (resend) {
+            engine.dispatcher().submit(this);
+        }
     }
 
     /** The pool gave up on sending it (fail-fast), or the client closed. */

@@ -194,6 +194,18 @@ class WatchTests {
     }
 
     @Test
+    void aFollowersNotLeaderSendsTheSubscriptionAgainWithoutUnknown() throws Exception {
+        wire.speak14Everywhere(255_000, 256);
+        Watch w = wire.engine().observe(KEY, KEY_BYTES, recorder);
+        long watch = subscribed();
+        wire.notLeader("the server is not the cluster leader (leader=127.0.0.1:7420)");
+        assertThat(subscribed()).as("the same subscription, to the leader now").isEqualTo(watch);
+        wire.answer14(event(watch, 'F', 0, 0, ""));
+        assertThat(next()).as("no unknown before it").isInstanceOf(KeyEvent.class);
+        w.close();
+    }
+
+    @Test
     void aClientOnRevisionOneThreeCannotObserve() {
         try (LeaseholdClient client = LeaseholdClient.create(ClientOptions.builder().protocolRevision("1.3").build(),
                 "127.0.0.1:1")) {
