@@ -39,7 +39,7 @@ import dev.leasehold.testing.support.Wait;
  * when that leader dies, subscribes again over the seed list, and gets the new leader's state:
  * the replicated grant with its value, then its release; no token ever goes back.
  */
-class ClusterObserveIntegrationTests {
+class ClientObserverFailoverIntegrationTests {
 
     @TempDir
     Path dir;
