@@ -315,7 +315,8 @@ public final class LeaseholdClient implements AutoCloseable {
      *         1.3 (observing needs 1.4)
      */
     public Observation observe(String key, ObservationListener listener) {
-        return new Observation(engine.observe(key, Arguments.key(key), Arguments.notNull(listener, "listener")));
+        return new Observation(engine.observe(key, Arguments.key(key),
+                Observation.adapter(key, Arguments.notNull(listener, "listener"))));
     }
 
     /**

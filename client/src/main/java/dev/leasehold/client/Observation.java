@@ -19,6 +19,32 @@ public final class Observation implements AutoCloseable {
         this.watch = watch;
     }
 
+    /** The watch's deliveries in public words: a {@link KeyEvent} of {@code key}, or unknown. */
+    static Watch.Listener adapter(String key, ObservationListener listener) {
+        return new Watch.Listener() {
+            @Override
+            public void event(Watch.Seen e) {
+                listener.event(new KeyEvent(key, state(e.state()), KeyEvent.Cause.values()[e.cause()], e.coalesced(),
+                        e.token(), e.count(), e.limit(), e.value()));
+            }
+
+            @Override
+            public void unknown(String reason) {
+                listener.unknown(reason);
+            }
+        };
+    }
+
+    private static KeyEvent.State state(int wire) {
+        return switch (wire) {
+            case 'F' -> KeyEvent.State.FREE;
+            case 'H' -> KeyEvent.State.HELD;
+            case 'D' -> KeyEvent.State.LOCK_DELAY;
+            case 'S' -> KeyEvent.State.SHARED;
+            default -> KeyEvent.State.RECOVERY_GRACE; // 'G': the watch delivers no other byte
+        };
+    }
+
     /** The observed key. */
     public String key() {
         return watch.key();

@@ -193,7 +193,7 @@ public final class Engine implements AutoCloseable {
      *
      * @throws IllegalStateException if the client is closed or speaks only 1.3
      */
-    public Watch observe(String key, byte[] keyBytes, dev.leasehold.client.ObservationListener listener) {
+    public Watch observe(String key, byte[] keyBytes, Watch.Listener listener) {
         checkOpen();
         if (config.protocolRevision() == Config.V1_3) {
             throw new IllegalStateException("observe needs revision 1.4, and this client's protocol-revision is 1.3"

@@ -1,8 +1,5 @@
 package dev.leasehold.client.internal;
 
-import dev.leasehold.client.KeyEvent;
-import dev.leasehold.client.ObservationListener;
-
 /**
  * The mechanics of one observation (PROTOCOL.md 9.15): a chain of subscriptions
  * ({@link ObserveCall}s, each with a fresh watch id from the engine's owner counter), the token
@@ -21,6 +18,21 @@ import dev.leasehold.client.ObservationListener;
  */
 public final class Watch implements ObserveCall.Sink {
 
+    /**
+     * One event as delivered (16.2): {@code state} one of {@code F H D S G} as its wire byte,
+     * {@code cause} 0 to 6, {@code token} after the guard of 9.15.4, {@code coalesced} after the
+     * mailbox's own replacements. The public layer names them.
+     */
+    public record Seen(int state, int cause, boolean coalesced, long token, int count, int limit, byte[] value) {
+    }
+
+    /** Where the watch delivers; called on a delivery thread, one call at a time. */
+    public interface Listener {
+        void event(Seen event);
+
+        void unknown(String reason);
+    }
+
     private static final System.Logger LOG = System.getLogger("dev.leasehold.client");
     static final long FIRST_RETRY = 50_000_000L;
     static final long MAX_RETRY = 500_000_000L;
@@ -28,7 +40,7 @@ public final class Watch implements ObserveCall.Sink {
     private final Engine engine;
     private final String key;
     private final byte[] keyBytes;
-    private final ObservationListener listener;
+    private final Listener listener;
 
     private boolean closed;
     /** The subscription now (queued, written, or open), or null between two. */
@@ -41,7 +53,7 @@ public final class Watch implements ObserveCall.Sink {
     private long highest;
 
     private String pendingUnknown;
-    private KeyEvent pendingEvent;
+    private Seen pendingEvent;
     /** An event was replaced or dropped since the last one delivered: the next is coalesced. */
     private boolean skipped;
     /** A delivery thread runs the mailbox. */
@@ -49,7 +61,7 @@ public final class Watch implements ObserveCall.Sink {
     /** The thread inside a listener call, or null. */
     private Thread calling;
 
-    Watch(Engine engine, String key, byte[] keyBytes, ObservationListener listener) {
+    Watch(Engine engine, String key, byte[] keyBytes, Listener listener) {
         this.engine = engine;
         this.key = key;
         this.keyBytes = keyBytes;
@@ -80,8 +92,8 @@ public final class Watch implements ObserveCall.Sink {
 
     @Override
     public void event(ObserveCall call, Frames14.Event e) {
-        KeyEvent.State state = state(e.state());
-        if (state == null || e.cause() > 6) {
+        int state = e.state();
+        if ("FHDSG".indexOf(state) < 0 || e.cause() > 6) {
             LOG.log(System.Logger.Level.WARNING, () -> "an event this client cannot read, skipped: " + e);
             return;
         }
@@ -90,8 +102,7 @@ public final class Watch implements ObserveCall.Sink {
             if (closed || call != current) {
                 return;
             }
-            boolean highestKnown = state == KeyEvent.State.FREE || state == KeyEvent.State.SHARED
-                    || state == KeyEvent.State.RECOVERY_GRACE;
+            boolean highestKnown = state == 'F' || state == 'S' || state == 'G';
             if (!highestKnown && e.token() < highest) {
                 LOG.log(System.Logger.Level.WARNING, () -> "a stale event (token below " + highest + "), dropped: " + e);
                 return; // committed state cannot produce one: the rule is a guard (9.15.4)
@@ -101,24 +112,13 @@ public final class Watch implements ObserveCall.Sink {
             failures = 0;
             unknownTold = false;
             skipped |= pendingEvent != null;
-            pendingEvent = new KeyEvent(key, state, KeyEvent.Cause.values()[e.cause()], skipped || (e.flags() & 1) != 0,
-                    token, e.count(), e.limit(), e.value());
+            pendingEvent = new Seen(state, e.cause(), skipped || (e.flags() & 1) != 0, token, e.count(), e.limit(),
+                    e.value());
             deliver = schedule();
         }
         if (deliver) {
             engine.deliveryExecutor().execute(this::deliver);
         }
-    }
-
-    private static KeyEvent.State state(int wire) {
-        return switch (wire) {
-            case 'F' -> KeyEvent.State.FREE;
-            case 'H' -> KeyEvent.State.HELD;
-            case 'D' -> KeyEvent.State.LOCK_DELAY;
-            case 'S' -> KeyEvent.State.SHARED;
-            case 'G' -> KeyEvent.State.RECOVERY_GRACE;
-            default -> null;
-        };
     }
 
     /** A subscription ended: unknown (once), then the next one after the back-off. */
@@ -160,7 +160,7 @@ public final class Watch implements ObserveCall.Sink {
     private void deliver() {
         while (true) {
             String unknown;
-            KeyEvent event;
+            Seen event;
             synchronized (this) {
                 calling = null;
                 notifyAll();

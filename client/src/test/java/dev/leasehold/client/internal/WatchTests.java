@@ -17,7 +17,6 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 
 import dev.leasehold.client.ClientOptions;
-import dev.leasehold.client.KeyEvent;
 import dev.leasehold.client.LeaseholdClient;
 import dev.leasehold.client.ObservationListener;
 import dev.leasehold.protocol.Answer;
@@ -38,9 +37,9 @@ class WatchTests {
     private final StubWire wire = new StubWire();
     private final ManualTime time = wire.time;
     private final BlockingQueue<Object> heard = new LinkedBlockingQueue<>();
-    private final ObservationListener recorder = new ObservationListener() {
+    private final Watch.Listener recorder = new Watch.Listener() {
         @Override
-        public void event(KeyEvent event) {
+        public void event(Watch.Seen event) {
             heard.add(event);
         }
 
@@ -81,11 +80,14 @@ class WatchTests {
         Watch w = wire.engine().observe(KEY, KEY_BYTES, recorder);
         long first = subscribed();
         wire.answer14(event(first, 'F', 0, 0, ""));
-        assertThat(next()).isEqualTo(new KeyEvent(KEY, KeyEvent.State.FREE, KeyEvent.Cause.CURRENT, false, 0, 0, 0,
-                new byte[0]));
+        Watch.Seen free0 = (Watch.Seen) next();
+        assertThat(free0.state()).isEqualTo('F');
+        assertThat(free0.cause()).isZero();
+        assertThat(free0.coalesced()).isFalse();
+        assertThat(free0.token()).isZero();
         wire.answer14(event(first, 'H', 1, 1042, "n1")); // after the first was heard: not coalesced with it
-        KeyEvent held = (KeyEvent) next();
-        assertThat(held.valueText()).isEqualTo("n1");
+        Watch.Seen held = (Watch.Seen) next();
+        assertThat(new String(held.value(), StandardCharsets.UTF_8)).isEqualTo("n1");
         assertThat(held.coalesced()).isFalse();
 
         wire.breakSession("connection reset");
@@ -102,8 +104,8 @@ class WatchTests {
         // The new leader knows less: F with token 0 is shown with the highest delivered; H below it is stale.
         wire.answer14(event(third, 'H', 0, 1000, "old"));
         wire.answer14(event(third, 'F', 0, 0, ""));
-        KeyEvent free = (KeyEvent) next();
-        assertThat(free.state()).isEqualTo(KeyEvent.State.FREE);
+        Watch.Seen free = (Watch.Seen) next();
+        assertThat(free.state()).isEqualTo('F');
         assertThat(free.token()).as("never back").isEqualTo(1042);
         assertThat(heard.poll(200, TimeUnit.MILLISECONDS)).as("one unknown per gap, the stale H dropped").isNull();
         w.close();
@@ -114,10 +116,10 @@ class WatchTests {
         wire.speak14Everywhere(255_000, 256);
         CountDownLatch inFirst = new CountDownLatch(1);
         CountDownLatch release = new CountDownLatch(1);
-        List<KeyEvent> events = new ArrayList<>();
-        ObservationListener slow = new ObservationListener() {
+        List<Watch.Seen> events = new ArrayList<>();
+        Watch.Listener slow = new Watch.Listener() {
             @Override
-            public void event(KeyEvent event) {
+            public void event(Watch.Seen event) {
                 synchronized (events) {
                     events.add(event);
                 }
@@ -144,7 +146,7 @@ class WatchTests {
         wire.answer14(event(watch, 'H', 1, 2, "n2"));
         release.countDown();
         next();
-        KeyEvent last = (KeyEvent) next();
+        Watch.Seen last = (Watch.Seen) next();
         assertThat(last.token()).isEqualTo(2);
         assertThat(last.coalesced()).isTrue();
         assertThat(heard.poll(200, TimeUnit.MILLISECONDS)).isNull();
@@ -189,7 +191,7 @@ class WatchTests {
         time.advance(1);
         long again = subscribed();
         wire.answer14(event(again, 'F', 0, 0, ""));
-        assertThat(next()).isInstanceOf(KeyEvent.class);
+        assertThat(next()).isInstanceOf(Watch.Seen.class);
         w.close();
     }
 
@@ -201,7 +203,7 @@ class WatchTests {
         wire.notLeader("the server is not the cluster leader (leader=127.0.0.1:7420)");
         assertThat(subscribed()).as("the same subscription, to the leader now").isEqualTo(watch);
         wire.answer14(event(watch, 'F', 0, 0, ""));
-        assertThat(next()).as("no unknown before it").isInstanceOf(KeyEvent.class);
+        assertThat(next()).as("no unknown before it").isInstanceOf(Watch.Seen.class);
         w.close();
     }
 
@@ -209,7 +211,16 @@ class WatchTests {
     void aClientOnRevisionOneThreeCannotObserve() {
         try (LeaseholdClient client = LeaseholdClient.create(ClientOptions.builder().protocolRevision("1.3").build(),
                 "127.0.0.1:1")) {
-            assertThatThrownBy(() -> client.observe(KEY, recorder)).isInstanceOf(IllegalStateException.class)
+            ObservationListener ignored = new ObservationListener() {
+                @Override
+                public void event(dev.leasehold.client.KeyEvent event) {
+                }
+
+                @Override
+                public void unknown(String reason) {
+                }
+            };
+            assertThatThrownBy(() -> client.observe(KEY, ignored)).isInstanceOf(IllegalStateException.class)
                     .hasMessageContaining("1.3");
         }
     }
