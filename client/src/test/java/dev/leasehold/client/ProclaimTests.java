@@ -15,10 +15,10 @@ import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 
-import dev.leasehold.client.internal.Frames14;
 import dev.leasehold.client.internal.ManualTime;
 import dev.leasehold.client.internal.StubWire;
 import dev.leasehold.protocol.Answer;
+import dev.leasehold.protocol.FrameWriter;
 
 /**
  * {@link Ticket#proclaim} on a manual clock with a stub session (PROTOCOL.md 9.16.2 to 9.16.4): one
@@ -50,8 +50,7 @@ class ProclaimTests {
     }
 
     private List<String> writtenHex() {
-        wire.write();
-        return wire.frames14().stream().map(HexFormat.of()::formatHex).toList();
+        return wire.write().stream().map(r -> HexFormat.of().formatHex(FrameWriter.encode(r))).toList();
     }
 
     @Test
@@ -61,9 +60,9 @@ class ProclaimTests {
         CompletableFuture<ProclaimOutcome> first = t.proclaimAsync("n1".getBytes(StandardCharsets.UTF_8));
         CompletableFuture<ProclaimOutcome> second = t.proclaimAsync("n2".getBytes(StandardCharsets.UTF_8));
         assertThat(writtenHex()).as("only the first is in flight")
-                .containsExactly(HexFormat.of().formatHex(Frames14.value(1042, "n1".getBytes(), KEY_BYTES)));
+                .containsExactly("5600000000000004120002" + "6e31" + "6c6561640a");
         assertThat(second).isNotDone();
-        wire.answer14(new Frames14.ValueSet(1042));
+        wire.answer(new Answer.ValueSet(1042));
         assertThat(get(first)).isEqualTo(new ProclaimOutcome.Proclaimed());
         assertThat(writtenHex()).containsExactly("5600000000000004120002" + "6e32" + "6c6561640a"); // 17.7
         wire.answer(new Answer.NotHeld(1042));

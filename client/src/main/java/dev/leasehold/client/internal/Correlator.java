@@ -98,20 +98,16 @@ final class Correlator {
             case PONG -> pong(((Answer.Pong) a).nonce(), receivedAt);
             // The Hello is sent only to open a session, and its answer read by the Connector.
             case HELLO -> false;
-            // This client sends no V yet (values are served, not yet used by this client): nothing waits for one.
-            case VALUE_SET -> false;
+            case VALUE_SET -> tokenAnswer(((Answer.ValueSet) a).token(), a, receivedAt);
             case ERROR -> throw new IllegalArgumentException("not a correlated answer: " + a);
         };
     }
 
     /**
-     * Hands a revision 1.4 answer of {@link Frames14} to its request: an event or {@code U} to its
-     * watch, a {@code V} to its Value (FIFO per token, with the token's other calls).
+     * Hands a revision 1.4 answer of {@link Frames14} to its watch: an event, or the {@code U}
+     * that ends it.
      */
     boolean dispatch(Frames14.Answer14 a, long receivedAt) {
-        if (a instanceof Frames14.ValueSet v) {
-            return tokenAnswer(v.token(), null, receivedAt);
-        }
         long watch = a instanceof Frames14.Event e ? e.watch() : ((Frames14.Unobserved) a).watch();
         ObserveCall call;
         synchronized (this) {
@@ -161,7 +157,6 @@ final class Correlator {
         return call != null;
     }
 
-    /** @param a the answer, or null for a {@code V} (a {@link Frames14.ValueSet}) */
     private boolean tokenAnswer(long token, Answer a, long receivedAt) {
         TokenCall<?> call = null;
         synchronized (this) {
@@ -174,9 +169,7 @@ final class Correlator {
                 }
             }
         }
-        if (call != null && a == null) {
-            call.valueSet(link);
-        } else if (call != null) {
+        if (call != null) {
             call.answer(a, link, receivedAt);
         } else {
             LOG.log(System.Logger.Level.WARNING, () -> link + ": answer for an unknown token " + token + ": " + a);

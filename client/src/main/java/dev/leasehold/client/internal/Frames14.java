@@ -9,16 +9,15 @@ import dev.leasehold.protocol.ProtocolException;
 import dev.leasehold.protocol.Wire;
 
 /**
- * The client's half of the revision 1.4 frames for values and watches (PROTOCOL.md 16.1, 17.1):
- * {@code V}, {@code O} and {@code U} requests, and their answers {@code V token}, the event
- * {@code O watch ...} and {@code U watch}. Kept here, beside the shared codec of
- * {@code dev.leasehold.protocol}, while the server's half is written; {@link Decoder} reads these
- * three answers and hands every other one to an {@link AnswerDecoder}.
+ * The client's half of the revision 1.4 frames for watches (PROTOCOL.md 16.1): {@code O} and
+ * {@code U} requests, and their answers, the event {@code O watch ...} and {@code U watch}. Kept
+ * here, beside the shared codec of {@code dev.leasehold.protocol}, until the server's half of
+ * watches is merged there; {@link Decoder} reads these two answers and hands every other one to
+ * an {@link AnswerDecoder}. (Values, {@code V}, are in the shared codec: {@code Request.SetValue},
+ * {@code Answer.ValueSet}.)
  */
 public final class Frames14 {
 
-    /** Op of the {@code V} request and answer. */
-    static final byte VALUE = 'V';
     /** Op of the {@code O} request and of an event. */
     static final byte OBSERVE = 'O';
     /** Op of the {@code U} request and answer. */
@@ -30,12 +29,6 @@ public final class Frames14 {
     static final int EVENT_HEADER = 26;
 
     private Frames14() {
-    }
-
-    /** {@code V token:u64 vlen:u16 value key \n} (17.1). */
-    public static byte[] value(long token, byte[] value, byte[] key) {
-        return ByteBuffer.allocate(11 + value.length + key.length + 1).put(VALUE).putLong(token)
-                .putShort((short) value.length).put(value).put(key).put(Wire.TERMINATOR).array();
     }
 
     /** {@code O watch:u64 key \n} (16.1). */
@@ -50,7 +43,7 @@ public final class Frames14 {
     }
 
     /** An answer of this file's frames. */
-    public sealed interface Answer14 permits Event, Unobserved, ValueSet {
+    public sealed interface Answer14 permits Event, Unobserved {
     }
 
     /**
@@ -83,12 +76,8 @@ public final class Frames14 {
     public record Unobserved(long watch) implements Answer14 {
     }
 
-    /** {@code V token}: the value was set. */
-    public record ValueSet(long token) implements Answer14 {
-    }
-
     /**
-     * Reads answers: the three of this file itself, every other through an {@link AnswerDecoder}.
+     * Reads answers: the two of this file itself, every other through an {@link AnswerDecoder}.
      * Returns an {@link Answer} or an {@link Answer14}. Not thread-safe: one per connection.
      */
     public static final class Decoder {
@@ -117,10 +106,10 @@ public final class Frames14 {
         }
 
         private static boolean own14(byte op) {
-            return op == VALUE || op == OBSERVE || op == UNOBSERVE;
+            return op == OBSERVE || op == UNOBSERVE;
         }
 
-        /** One byte of a {@code V}, {@code U} or event frame. */
+        /** One byte of a {@code U} or event frame. */
         private Answer14 own(byte b) throws ProtocolException {
             byte op = filled == 0 ? b : head[0];
             if (op != OBSERVE) {
@@ -133,7 +122,7 @@ public final class Frames14 {
                     throw new ProtocolException("answer " + (char) op + " not terminated by 0x0A");
                 }
                 long id = ByteBuffer.wrap(head, 1, 8).getLong();
-                return op == VALUE ? new ValueSet(id) : new Unobserved(id);
+                return new Unobserved(id);
             }
             if (filled < EVENT_HEADER) {
                 head[filled++] = b;

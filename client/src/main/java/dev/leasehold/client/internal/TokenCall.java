@@ -225,11 +225,8 @@ public final class TokenCall<R> extends Outbound<R> {
     @Override
     byte[] encode(long now) {
         attempts++;
-        if (value != null) {
-            return Frames14.value(token, value, key);
-        }
-        return FrameWriter.encode(check ? new Request.Check(token, key)
-                : leaseSeconds > 0 ? new Request.Extend(leaseSeconds, token, key) : new Request.Release(token, key));
+        return FrameWriter.encode(value != null ? new Request.SetValue(token, value, key)
+                : check ? new Request.Check(token, key) : leaseSeconds > 0 ? new Request.Extend(leaseSeconds, token, key) : new Request.Release(token, key));
     }
 
     @Override
@@ -253,12 +250,7 @@ public final class TokenCall<R> extends Outbound<R> {
         return value != null ? "Value" : check ? "Check" : leaseSeconds > 0 ? "Extend" : "Release";
     }
 
-    /** A correlated {@code V} arrived on {@code s}. */
-    void valueSet(Link s) {
-        decide(() -> session != s ? null : outcomes.valueSet());
-    }
-
-    /** A correlated {@code R}, {@code E}, {@code C} or {@code N} arrived on {@code s}. */
+    /** A correlated {@code R}, {@code E}, {@code C}, {@code V} or {@code N} arrived on {@code s}. */
     void answer(Answer a, Link s, long receivedAt) {
         decide(() -> {
             if (session != s) {
@@ -269,7 +261,8 @@ public final class TokenCall<R> extends Outbound<R> {
                 case CURRENT -> outcomes.current();
                 case EXTENDED -> extended(receivedAt);
                 case NOT_HELD -> outcomes.notHeld();
-                case ACQUIRED, TIMED_OUT, BUSY, LIMIT_MISMATCH, PONG, HELLO, VALUE_SET, ERROR ->
+                case VALUE_SET -> outcomes.valueSet();
+                case ACQUIRED, TIMED_OUT, BUSY, LIMIT_MISMATCH, PONG, HELLO, ERROR ->
                         throw new IllegalArgumentException("not an answer to a Release, Extend or Check: " + a);
             };
         });

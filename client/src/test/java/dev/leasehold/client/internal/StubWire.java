@@ -171,7 +171,7 @@ public final class StubWire implements AutoCloseable {
         speak14Everywhere(-1, -1);
     }
 
-    /** The {@code V}, {@code O} and {@code U} frames written since the last call, in order. */
+    /** The {@code O} and {@code U} frames written since the last call, in order. */
     public synchronized List<byte[]> frames14() {
         List<byte[]> all = new ArrayList<>(frames14);
         frames14.clear();
@@ -180,7 +180,7 @@ public final class StubWire implements AutoCloseable {
 
     /**
      * A revision 1.4 answer of {@link Frames14} arrives now, correlated as the real session does:
-     * an event to its watch, a {@code U} ends it, a {@code V} to its token's call.
+     * an event to its watch, a {@code U} ends it.
      */
     public void answer14(Frames14.Answer14 a) {
         for (Iterator<Outbound<?>> it = link.registered.iterator(); it.hasNext();) {
@@ -192,11 +192,6 @@ public final class StubWire implements AutoCloseable {
             if (a instanceof Frames14.Unobserved u && o instanceof ObserveCall w && w.watch() == u.watch()) {
                 it.remove();
                 w.unobserved(link);
-                return;
-            }
-            if (a instanceof Frames14.ValueSet v && o instanceof TokenCall<?> t && t.token() == v.token()) {
-                it.remove();
-                t.valueSet(link);
                 return;
             }
         }
@@ -235,7 +230,7 @@ public final class StubWire implements AutoCloseable {
             byte[] frame = o.beginWrite(link, now);
             if (frame == Outbound.NOT_SENT) {
                 o.notSent(link);
-            } else if (frame != Outbound.SKIP && (frame[0] == 'V' || frame[0] == 'O' || frame[0] == 'U')) {
+            } else if (frame != Outbound.SKIP && (frame[0] == 'O' || frame[0] == 'U')) {
                 writing.add(o);
                 synchronized (this) {
                     frames14.add(frame);
@@ -292,7 +287,8 @@ public final class StubWire implements AutoCloseable {
             case NOT_HELD -> ((Answer.NotHeld) a).token();
             case CURRENT -> ((Answer.Current) a).token();
             case PONG -> ((Answer.Pong) a).nonce();
-            case HELLO, VALUE_SET, ERROR -> throw new IllegalArgumentException("not correlated: " + a);
+            case VALUE_SET -> ((Answer.ValueSet) a).token();
+            case HELLO, ERROR -> throw new IllegalArgumentException("not correlated: " + a);
         };
         for (Iterator<Outbound<?>> it = link.registered.iterator(); it.hasNext();) {
             Outbound<?> o = it.next();
