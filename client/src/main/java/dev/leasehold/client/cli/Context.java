@@ -359,7 +359,10 @@ final class Context {
         m.put("key", key);
         m.put("server", servers);
         m.put("reason", reason);
-        return report(ExitCode.UNAVAILABLE, "unavailable: cannot reach " + servers + " (" + reason + ")", m);
+        // Not sent because the server cannot take it (its max-wait, max-value-bytes or revision): no reach problem.
+        boolean refusedBySession = reason.contains("it is not sent");
+        return report(ExitCode.UNAVAILABLE, "unavailable: " + (refusedBySession ? reason + " (" + servers + ")"
+                : "cannot reach " + servers + " (" + reason + ")"), m);
     }
 
     private static Map<String, Object> with(Map<String, Object> m, String k, Object v) {
