@@ -15,7 +15,7 @@ import org.springframework.web.server.WebFilter;
  * {@code management.server.port} differs (a plain bean would miss that one and leave the
  * endpoint open).
  *
- * <p>The {@code cluster} endpoint answers loopback callers only, always. The {@code locks}
+ * <p>The {@code cluster} and {@code snapshot} endpoints answer loopback callers only, always. The {@code locks}
  * endpoint (it shows key names and holders) is exposed by the shipped {@code application.yml},
  * so that {@code leasehold inspect} and {@code top} work on a default server, whose management
  * port binds 127.0.0.1; while that default is what exposes it, it answers loopback callers only,
@@ -35,8 +35,13 @@ public class AdminManagementConfiguration {
     @Bean
     LoopbackOnlyFilter leaseholdClusterLoopbackOnly(
             @Value("${management.endpoints.web.base-path:/actuator}") String basePath) {
-        return new LoopbackOnlyFilter(base(basePath) + "/" + ClusterEndpoint.ID, "cluster changes are accepted",
-                "run leasehold cluster ... inside the pod (kubectl exec); docs/security.md");
+        return new LoopbackOnlyFilter(base(basePath) + "/" + ClusterEndpoint.ID);
+    }
+
+    @Bean
+    LoopbackOnlyFilter leaseholdSnapshotLoopbackOnly(
+            @Value("${management.endpoints.web.base-path:/actuator}") String basePath) {
+        return new LoopbackOnlyFilter(base(basePath) + "/" + SnapshotEndpoint.ID);
     }
 
     @Bean

@@ -16,8 +16,8 @@ import reactor.core.publisher.Mono;
  * Answers requests to one management path only when they come from a loopback address, that is
  * from the node itself (or, in Kubernetes, from inside the pod: {@code kubectl exec <pod> --
  * bin/leasehold ...}, which Kubernetes RBAC already guards). Anyone else gets 403 with the reason
- * and reaches nothing. Used for the {@code cluster} endpoint always (docs/security.md, "Changing
- * members") and for the {@code locks} endpoint while it is exposed by the shipped default only
+ * and reaches nothing. Used for the {@code cluster} and {@code snapshot} endpoints always
+ * (docs/security.md, "Changing members") and for the {@code locks} endpoint while it is exposed by the shipped default only
  * (docs/security.md, "The locks endpoint"). The rest of the management port (health, metrics)
  * is not affected.
  */
@@ -28,7 +28,18 @@ public final class LoopbackOnlyFilter implements WebFilter {
     private final String advice;
 
     /**
+     * An admin path's guard ({@code cluster}, {@code snapshot}): the refusal names the path and
+     * says to run the command inside the pod.
+     *
      * @param path the endpoint's path, for example {@code /actuator/cluster}
+     */
+    public LoopbackOnlyFilter(String path) {
+        this(path, path + " is answered", "run leasehold cluster ... or leasehold admin ... inside the pod (kubectl exec);"
+                + " docs/security.md");
+    }
+
+    /**
+     * @param path the endpoint's path, for example {@code /actuator/locks}
      * @param refusal what a refused caller is told, before "not from ADDRESS" and the advice
      * @param advice what to do instead, after the caller's address
      */

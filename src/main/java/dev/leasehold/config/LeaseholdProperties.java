@@ -24,6 +24,7 @@ import dev.leasehold.store.LeaseHorizonStore;
 import dev.leasehold.settings.SettingException;
 import dev.leasehold.store.RecoveryGrace;
 import dev.leasehold.store.ReservedTokens;
+import dev.leasehold.store.TokenFloorRestore;
 
 /**
  * Every {@code leasehold.*} setting, tuned in {@code application.yml}. Limits exist so that
@@ -98,6 +99,10 @@ import dev.leasehold.store.ReservedTokens;
  *        brackets, {@code "[subject:CN=orders,O=Example]"}) to the key prefixes it may use. Empty: every
  *        client may use every key. Needs {@code tls.client-auth} want or need.
  * @param cluster three-node cluster mode (PROTOCOL.md section 10); off unless {@code cluster.node-id} is set.
+ * @param restoreFrom path of a token-floor snapshot ({@code leasehold admin snapshot save}) to start a new
+ *        data directory from ({@code ""}: none): tokens start above its floor plus {@code token-block-size}. Refused on
+ *        a data directory with state, or a snapshot that does not verify; accepted again on the
+ *        directory restored from it. See {@link TokenFloorRestore}.
  */
 @ConfigurationProperties(prefix = "leasehold", ignoreUnknownFields = false)
 public record LeaseholdProperties(
@@ -125,12 +130,14 @@ public record LeaseholdProperties(
         @DefaultValue("" + LeaseholdServer.Settings.DEFAULT_MAX_VALUE_BYTES) int maxValueBytes,
         @DefaultValue Tls tls,
         Map<String, List<String>> acl,
-        @DefaultValue Cluster cluster) {
+        @DefaultValue Cluster cluster,
+        String restoreFrom) {
 
     /** The default of {@code leasehold.address}: loopback, as Redis and etcd do. */
     static final String DEFAULT_ADDRESS = "127.0.0.1";
 
     public LeaseholdProperties {
+        restoreFrom = restoreFrom == null || restoreFrom.isBlank() ? null : restoreFrom.trim();
         check(port >= 0 && port <= 65535, "leasehold.port", port, "must be 0..65535");
         check(address != null && !address.isBlank() && resolves(address), "leasehold.address", address,
                 "must be an address of this host, e.g. 127.0.0.1 (loopback) or 0.0.0.0 (every interface)");

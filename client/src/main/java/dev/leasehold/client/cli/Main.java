@@ -57,6 +57,8 @@ public final class Main {
                     return ObserveCommand.execute(ctx);
                 case "cluster":
                     return ClusterCommand.execute(ctx);
+                case "admin":
+                    return AdminCommand.execute(ctx);
                 default:
                     return Commands.ping(ctx);
             }
