@@ -140,6 +140,8 @@ they render as integers whichever way they were given (values file or --set).
       "max-shared-holders-per-key" ($l.maxSharedHoldersPerKey | int64)
       "max-shared-total" ($l.maxSharedTotal | int64)
       "max-wait" (toString $l.maxWait)
+      "max-watches-per-session" ($l.maxWatchesPerSession | int64)
+      "max-watches-total" ($l.maxWatchesTotal | int64)
       "max-value-bytes" ($l.maxValueBytes | int64)
       "tls" (dict "bundle" $tlsBundle "client-auth" $clientAuth)
       "acl" $acl

@@ -85,7 +85,8 @@ public class LeaseholdConfiguration {
         }
         LeaseholdServer.Settings settings = new LeaseholdServer.Settings(props.address(), props.port(),
                 props.maxKeyBytes(), props.frameTimeout(), budget.effective(), props.effectiveIoThreads(),
-                props.drainTimeout(), props.listenBacklog(), props.maxWait(), props.maxValueBytes());
+                props.drainTimeout(), props.listenBacklog(), props.maxWait(), props.maxValueBytes(),
+                props.maxWatchesPerSession(), props.maxWatchesTotal());
         return NodeMode.server(mode, settings, registry, clock, stats, security);
     }
 }

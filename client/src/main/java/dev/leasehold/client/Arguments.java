@@ -10,6 +10,9 @@ final class Arguments {
     /** The longest wait a caller may ask for (PROTOCOL.md 9.13: the largest {@code max-wait}). */
     static final java.time.Duration MAX_WAIT = java.time.Duration.ofMillis(Wire.MAX_WAIT_MILLIS_CEILING);
 
+    /** The longest value any 1.4 server may take (PROTOCOL.md 17.5: {@code max-value-bytes} is at most 1024). */
+    static final int MAX_VALUE_BYTES = 1024;
+
     private Arguments() {
     }
 
@@ -48,8 +51,8 @@ final class Arguments {
 
     /** A value of an exclusive grant or a proclaim (PROTOCOL.md 9.16): 0 to 1024 bytes, copied. */
     static byte[] value(byte[] value) {
-        if (value == null || value.length > dev.leasehold.client.internal.Frames14.MAX_VALUE_BYTES) {
-            throw new IllegalArgumentException("a value is 0 to " + dev.leasehold.client.internal.Frames14.MAX_VALUE_BYTES
+        if (value == null || value.length > MAX_VALUE_BYTES) {
+            throw new IllegalArgumentException("a value is 0 to " + MAX_VALUE_BYTES
                     + " bytes, not " + (value == null ? "null" : value.length + " bytes"));
         }
         return value.clone();

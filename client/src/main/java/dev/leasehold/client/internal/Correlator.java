@@ -99,23 +99,31 @@ final class Correlator {
             // The Hello is sent only to open a session, and its answer read by the Connector.
             case HELLO -> false;
             case VALUE_SET -> tokenAnswer(((Answer.ValueSet) a).token(), a, receivedAt);
+            case EVENT -> watchEvent((Answer.Event) a);
+            case UNOBSERVED -> watchEnded(((Answer.Unobserved) a).watch());
             case ERROR -> throw new IllegalArgumentException("not a correlated answer: " + a);
         };
     }
 
-    /**
-     * Hands a revision 1.4 answer of {@link Frames14} to its watch: an event, or the {@code U}
-     * that ends it.
-     */
-    boolean dispatch(Frames14.Answer14 a, long receivedAt) {
-        long watch = a instanceof Frames14.Event e ? e.watch() : ((Frames14.Unobserved) a).watch();
+    /** An event (16.1) to its open watch. */
+    private boolean watchEvent(Answer.Event e) {
         ObserveCall call;
         synchronized (this) {
-            call = a instanceof Frames14.Event ? watches.get(watch) : watches.remove(watch);
+            call = watches.get(e.watch());
         }
-        if (call != null && a instanceof Frames14.Event e) {
+        if (call != null) {
             call.event(link, e);
-        } else if (call != null) {
+        }
+        return call != null;
+    }
+
+    /** {@code U watch}: the watch's last frame. */
+    private boolean watchEnded(long watch) {
+        ObserveCall call;
+        synchronized (this) {
+            call = watches.remove(watch);
+        }
+        if (call != null) {
             call.unobserved(link);
         }
         return call != null;

@@ -1,5 +1,9 @@
 package dev.leasehold.client.internal;
 
+import dev.leasehold.protocol.Answer;
+import dev.leasehold.protocol.FrameWriter;
+import dev.leasehold.protocol.Request;
+
 /**
  * One subscription of an observation: an {@code O watch key} (PROTOCOL.md 16.1) offered to any
  * session like any request (so it follows {@code X 8} to the leader, 9.12), with no deadline. Once
@@ -12,7 +16,7 @@ final class ObserveCall extends Outbound<String> {
 
     /** Receives what a subscription sees; called on the session's reader thread, never blocks. */
     interface Sink {
-        void event(ObserveCall call, Frames14.Event event);
+        void event(ObserveCall call, Answer.Event event);
     }
 
     private final long watch;
@@ -43,11 +47,11 @@ final class ObserveCall extends Outbound<String> {
 
     @Override
     byte[] encode(long now) {
-        return Frames14.observe(watch, key);
+        return FrameWriter.encode(new Request.Observe(watch, key));
     }
 
     /** An event of this watch arrived on {@code s}. */
-    void event(Link s, Frames14.Event e) {
+    void event(Link s, Answer.Event e) {
         synchronized (this) {
             if (!onWire(s)) {
                 return;

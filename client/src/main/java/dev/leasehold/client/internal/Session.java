@@ -12,6 +12,7 @@ import java.util.ArrayList;
 import java.util.List;
 
 import dev.leasehold.protocol.Answer;
+import dev.leasehold.protocol.AnswerDecoder;
 import dev.leasehold.protocol.ErrorCode;
 import dev.leasehold.protocol.ProtocolException;
 
@@ -412,7 +413,7 @@ public final class Session implements Link {
     }
 
     private void readLoop(InputStream in) {
-        Frames14.Decoder decoder = new Frames14.Decoder();
+        AnswerDecoder decoder = new AnswerDecoder();
         byte[] buf = new byte[16384];
         try {
             while (true) {
@@ -423,11 +424,9 @@ public final class Session implements Link {
                 }
                 long receivedAt = engine.ticker().nanoTime();
                 ByteBuffer bb = ByteBuffer.wrap(buf, 0, n);
-                Object a;
+                Answer a;
                 while ((a = decoder.next(bb)) != null) {
-                    if (a instanceof Frames14.Answer14 a14) {
-                        correlator.dispatch(a14, receivedAt);
-                    } else if (!dispatch((Answer) a, receivedAt)) {
+                    if (!dispatch(a, receivedAt)) {
                         return;
                     }
                 }

@@ -262,7 +262,7 @@ public final class TokenCall<R> extends Outbound<R> {
                 case EXTENDED -> extended(receivedAt);
                 case NOT_HELD -> outcomes.notHeld();
                 case VALUE_SET -> outcomes.valueSet();
-                case ACQUIRED, TIMED_OUT, BUSY, LIMIT_MISMATCH, PONG, HELLO, ERROR ->
+                case ACQUIRED, TIMED_OUT, BUSY, LIMIT_MISMATCH, PONG, HELLO, ERROR, EVENT, UNOBSERVED ->
                         throw new IllegalArgumentException("not an answer to a Release, Extend or Check: " + a);
             };
         });

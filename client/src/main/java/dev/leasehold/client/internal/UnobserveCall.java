@@ -1,5 +1,8 @@
 package dev.leasehold.client.internal;
 
+import dev.leasehold.protocol.FrameWriter;
+import dev.leasehold.protocol.Request;
+
 /**
  * An Unobserve ({@code U watch}, PROTOCOL.md 16.1) of a closed observation's watch, written on the
  * watch's own session and nowhere else (a watch lives on its session). Its answer {@code U watch}
@@ -21,7 +24,7 @@ final class UnobserveCall extends Outbound<Boolean> {
 
     @Override
     byte[] encode(long now) {
-        return Frames14.unobserve(watch);
+        return FrameWriter.encode(new Request.Unobserve(watch));
     }
 
     @Override

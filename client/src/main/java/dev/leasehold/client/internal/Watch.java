@@ -1,5 +1,7 @@
 package dev.leasehold.client.internal;
 
+import dev.leasehold.protocol.Answer;
+
 /**
  * The mechanics of one observation (PROTOCOL.md 9.15): a chain of subscriptions
  * ({@link ObserveCall}s, each with a fresh watch id from the engine's owner counter), the token
@@ -91,7 +93,7 @@ public final class Watch implements ObserveCall.Sink {
     }
 
     @Override
-    public void event(ObserveCall call, Frames14.Event e) {
+    public void event(ObserveCall call, Answer.Event e) {
         int state = e.state();
         if ("FHDSG".indexOf(state) < 0 || e.cause() > 6) {
             LOG.log(System.Logger.Level.WARNING, () -> "an event this client cannot read, skipped: " + e);

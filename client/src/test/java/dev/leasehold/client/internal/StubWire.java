@@ -100,8 +100,6 @@ public final class StubWire implements AutoCloseable {
     /** What a new session's Hello says (see {@link #speak14Everywhere}): 1.3 by default. */
     private long defaultMaxWait = -1;
     private int defaultMaxValue = -1;
-    /** The frames of {@link Frames14} written, in order (the shared reader does not know them). */
-    private final List<byte[]> frames14 = new ArrayList<>();
     public final ManualTime time = new ManualTime();
     private final Engine engine;
     private final Deque<Outbound<?>> submitted = new ArrayDeque<>();
@@ -171,33 +169,6 @@ public final class StubWire implements AutoCloseable {
         speak14Everywhere(-1, -1);
     }
 
-    /** The {@code O} and {@code U} frames written since the last call, in order. */
-    public synchronized List<byte[]> frames14() {
-        List<byte[]> all = new ArrayList<>(frames14);
-        frames14.clear();
-        return all;
-    }
-
-    /**
-     * A revision 1.4 answer of {@link Frames14} arrives now, correlated as the real session does:
-     * an event to its watch, a {@code U} ends it.
-     */
-    public void answer14(Frames14.Answer14 a) {
-        for (Iterator<Outbound<?>> it = link.registered.iterator(); it.hasNext();) {
-            Outbound<?> o = it.next();
-            if (a instanceof Frames14.Event e && o instanceof ObserveCall w && w.watch() == e.watch()) {
-                w.event(link, e);
-                return;
-            }
-            if (a instanceof Frames14.Unobserved u && o instanceof ObserveCall w && w.watch() == u.watch()) {
-                it.remove();
-                w.unobserved(link);
-                return;
-            }
-        }
-        throw new AssertionError("no request waits for " + a);
-    }
-
     /** Requests offered to the pool and not yet taken by {@link #write}. */
     public synchronized int submitted() {
         return submitted.size();
@@ -230,11 +201,6 @@ public final class StubWire implements AutoCloseable {
             byte[] frame = o.beginWrite(link, now);
             if (frame == Outbound.NOT_SENT) {
                 o.notSent(link);
-            } else if (frame != Outbound.SKIP && (frame[0] == 'O' || frame[0] == 'U')) {
-                writing.add(o);
-                synchronized (this) {
-                    frames14.add(frame);
-                }
             } else if (frame != Outbound.SKIP) {
                 writing.add(o);
                 sent.add(read(frame));
@@ -277,6 +243,10 @@ public final class StubWire implements AutoCloseable {
 
     /** The server's answer arrives now, correlated as the real session does. */
     public void answer(Answer a) {
+        if (a instanceof Answer.Event || a instanceof Answer.Unobserved) {
+            watchAnswer(a);
+            return;
+        }
         long key = switch (a.type()) {
             case ACQUIRED -> ((Answer.Acquired) a).owner();
             case TIMED_OUT -> ((Answer.TimedOut) a).owner();
@@ -288,7 +258,7 @@ public final class StubWire implements AutoCloseable {
             case CURRENT -> ((Answer.Current) a).token();
             case PONG -> ((Answer.Pong) a).nonce();
             case VALUE_SET -> ((Answer.ValueSet) a).token();
-            case HELLO, ERROR -> throw new IllegalArgumentException("not correlated: " + a);
+            case HELLO, ERROR, EVENT, UNOBSERVED -> throw new IllegalArgumentException("not correlated: " + a);
         };
         for (Iterator<Outbound<?>> it = link.registered.iterator(); it.hasNext();) {
             Outbound<?> o = it.next();
@@ -310,6 +280,23 @@ public final class StubWire implements AutoCloseable {
             }
         }
         throw new AssertionError("no request waits for " + a);
+    }
+
+    /** An event goes to its watch, a {@code U} ends it, as in the Correlator. */
+    private void watchAnswer(Answer a) {
+        long watch = a instanceof Answer.Event e ? e.watch() : ((Answer.Unobserved) a).watch();
+        for (Iterator<Outbound<?>> it = link.registered.iterator(); it.hasNext();) {
+            if (it.next() instanceof ObserveCall w && w.watch() == watch) {
+                if (a instanceof Answer.Event e) {
+                    w.event(link, e);
+                } else {
+                    it.remove();
+                    w.unobserved(link);
+                }
+                return;
+            }
+        }
+        throw new AssertionError("no watch waits for " + a);
     }
 
     /** The current session breaks; later writes go to a new one. */

@@ -3,7 +3,6 @@ package dev.leasehold.client.internal;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
-import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.List;
@@ -20,6 +19,7 @@ import dev.leasehold.client.ClientOptions;
 import dev.leasehold.client.LeaseholdClient;
 import dev.leasehold.client.ObservationListener;
 import dev.leasehold.protocol.Answer;
+import dev.leasehold.protocol.Request;
 
 /**
  * An observation's mechanics on the manual clock with a stub session (PROTOCOL.md 9.15): events in
@@ -56,15 +56,13 @@ class WatchTests {
 
     /** The watch id of the one {@code O} written now. */
     private long subscribed() {
-        wire.write();
-        List<byte[]> frames = wire.frames14();
-        assertThat(frames).hasSize(1);
-        assertThat(frames.get(0)[0]).isEqualTo((byte) 'O');
-        return ByteBuffer.wrap(frames.get(0), 1, 8).getLong();
+        List<Request> written = wire.write();
+        assertThat(written).singleElement().isInstanceOf(Request.Observe.class);
+        return ((Request.Observe) written.get(0)).watch();
     }
 
-    private static Frames14.Event event(long watch, char state, int cause, long token, String value) {
-        return new Frames14.Event(watch, state, cause, 0, token, state == 'H' ? 1 : 0, 0,
+    private static Answer.Event event(long watch, char state, int cause, long token, String value) {
+        return new Answer.Event(watch, state, cause, 0, token, state == 'H' ? 1 : 0, 0,
                 value.getBytes(StandardCharsets.UTF_8));
     }
 
@@ -79,13 +77,13 @@ class WatchTests {
         wire.speak14Everywhere(255_000, 256);
         Watch w = wire.engine().observe(KEY, KEY_BYTES, recorder);
         long first = subscribed();
-        wire.answer14(event(first, 'F', 0, 0, ""));
+        wire.answer(event(first, 'F', 0, 0, ""));
         Watch.Seen free0 = (Watch.Seen) next();
         assertThat(free0.state()).isEqualTo('F');
         assertThat(free0.cause()).isZero();
         assertThat(free0.coalesced()).isFalse();
         assertThat(free0.token()).isZero();
-        wire.answer14(event(first, 'H', 1, 1042, "n1")); // after the first was heard: not coalesced with it
+        wire.answer(event(first, 'H', 1, 1042, "n1")); // after the first was heard: not coalesced with it
         Watch.Seen held = (Watch.Seen) next();
         assertThat(new String(held.value(), StandardCharsets.UTF_8)).isEqualTo("n1");
         assertThat(held.coalesced()).isFalse();
@@ -93,8 +91,7 @@ class WatchTests {
         wire.breakSession("connection reset");
         assertThat(next()).isEqualTo("unknown");
         time.advance(50 * MS - 1);
-        wire.write();
-        assertThat(wire.frames14()).as("not before 50 ms").isEmpty();
+        assertThat(wire.write()).as("not before 50 ms").isEmpty();
         time.advance(1);
         long second = subscribed();
         assertThat(second).as("a fresh watch id").isNotEqualTo(first);
@@ -102,8 +99,8 @@ class WatchTests {
         time.advance(100 * MS); // doubled
         long third = subscribed();
         // The new leader knows less: F with token 0 is shown with the highest delivered; H below it is stale.
-        wire.answer14(event(third, 'H', 0, 1000, "old"));
-        wire.answer14(event(third, 'F', 0, 0, ""));
+        wire.answer(event(third, 'H', 0, 1000, "old"));
+        wire.answer(event(third, 'F', 0, 0, ""));
         Watch.Seen free = (Watch.Seen) next();
         assertThat(free.state()).isEqualTo('F');
         assertThat(free.token()).as("never back").isEqualTo(1042);
@@ -139,11 +136,11 @@ class WatchTests {
         };
         Watch w = wire.engine().observe(KEY, KEY_BYTES, slow);
         long watch = subscribed();
-        wire.answer14(event(watch, 'F', 0, 0, ""));
+        wire.answer(event(watch, 'F', 0, 0, ""));
         assertThat(inFirst.await(10, TimeUnit.SECONDS)).isTrue();
-        wire.answer14(event(watch, 'H', 1, 1, ""));
-        wire.answer14(event(watch, 'F', 2, 1, ""));
-        wire.answer14(event(watch, 'H', 1, 2, "n2"));
+        wire.answer(event(watch, 'H', 1, 1, ""));
+        wire.answer(event(watch, 'F', 2, 1, ""));
+        wire.answer(event(watch, 'H', 1, 2, "n2"));
         release.countDown();
         next();
         Watch.Seen last = (Watch.Seen) next();
@@ -162,15 +159,12 @@ class WatchTests {
         Watch w = wire.engine().observe(KEY, KEY_BYTES, recorder);
         long watch = subscribed();
         w.close();
-        wire.write();
-        assertThat(wire.frames14()).singleElement()
-                .satisfies(f -> assertThat(f).isEqualTo(Frames14.unobserve(watch)));
-        wire.answer14(event(watch, 'H', 1, 5, ""));
-        wire.answer14(new Frames14.Unobserved(watch));
+        assertThat(wire.write()).singleElement().isEqualTo(new Request.Unobserve(watch));
+        wire.answer(event(watch, 'H', 1, 5, ""));
+        wire.answer(new Answer.Unobserved(watch));
         assertThat(heard.poll(200, TimeUnit.MILLISECONDS)).isNull();
         time.advance(1000 * MS);
-        wire.write();
-        assertThat(wire.frames14()).as("no resubscription after close").isEmpty();
+        assertThat(wire.write()).as("no resubscription after close").isEmpty();
     }
 
     @Test
@@ -182,15 +176,13 @@ class WatchTests {
         assertThat(next()).isEqualTo("unknown");
         wire.speak13Everywhere();
         time.advance(50 * MS);
-        wire.write();
-        assertThat(wire.frames14()).as("no O on a 1.3 session").isEmpty();
+        assertThat(wire.write()).as("no O on a 1.3 session").isEmpty();
         time.advance(500 * MS - 1);
-        wire.write();
-        assertThat(wire.frames14()).isEmpty();
+        assertThat(wire.write()).isEmpty();
         wire.speak14Everywhere(255_000, 256);
         time.advance(1);
         long again = subscribed();
-        wire.answer14(event(again, 'F', 0, 0, ""));
+        wire.answer(event(again, 'F', 0, 0, ""));
         assertThat(next()).isInstanceOf(Watch.Seen.class);
         w.close();
     }
@@ -202,7 +194,7 @@ class WatchTests {
         long watch = subscribed();
         wire.notLeader("the server is not the cluster leader (leader=127.0.0.1:7420)");
         assertThat(subscribed()).as("the same subscription, to the leader now").isEqualTo(watch);
-        wire.answer14(event(watch, 'F', 0, 0, ""));
+        wire.answer(event(watch, 'F', 0, 0, ""));
         assertThat(next()).as("no unknown before it").isInstanceOf(Watch.Seen.class);
         w.close();
     }
