@@ -70,7 +70,8 @@ class ArchitectureTests {
                         .and(not(nameStartingWith("dev.leasehold.client.AcquireOutcome")))
                         .and(not(nameStartingWith("dev.leasehold.client.ReleaseOutcome")))
                         .and(not(nameStartingWith("dev.leasehold.client.ExtendOutcome")))
-                        .and(not(nameStartingWith("dev.leasehold.client.CheckOutcome"))))
+                        .and(not(nameStartingWith("dev.leasehold.client.CheckOutcome")))
+                        .and(not(nameStartingWith("dev.leasehold.client.ProclaimOutcome"))))
                 .check(MAIN);
     }
 

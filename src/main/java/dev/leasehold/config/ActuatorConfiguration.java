@@ -78,7 +78,8 @@ public class ActuatorConfiguration {
     }
 
     /**
-     * The {@code locks} endpoint, made only when it is exposed (not by default: docs/security.md).
+     * The {@code locks} endpoint, made only when it is exposed (by default, to loopback callers
+     * only: admin.AdminManagementConfiguration, docs/security.md).
      * In cluster mode it answers on the serving leader only; elsewhere it names the leader.
      */
     @Bean

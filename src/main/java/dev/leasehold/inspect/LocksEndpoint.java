@@ -30,8 +30,9 @@ import reactor.core.publisher.Mono;
 
 /**
  * {@code GET /actuator/locks/{key}} (one key: state, token, lease, holder, waiters) and
- * {@code GET /actuator/locks?top=N} (the N longest queues and the N oldest grants). Not exposed
- * unless {@code management.endpoints.web.exposure.include} names {@code locks}
+ * {@code GET /actuator/locks?top=N} (the N longest queues and the N oldest grants). Exposed by the
+ * shipped {@code management.endpoints.web.exposure.include}, and then answered to loopback callers
+ * only ({@code admin.AdminManagementConfiguration})
  * (docs/security.md says why).
  *
  * <h2>Threading and cost</h2>

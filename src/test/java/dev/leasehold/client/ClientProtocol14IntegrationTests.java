@@ -2,8 +2,6 @@ package dev.leasehold.client;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import java.net.InetAddress;
-import java.net.InetSocketAddress;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -11,10 +9,8 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicReference;
 
-import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
-import org.junit.jupiter.api.TestInfo;
 import org.junit.jupiter.api.extension.RegisterExtension;
 
 import dev.leasehold.client.internal.Session;
@@ -36,39 +32,25 @@ class ClientProtocol14IntegrationTests {
     @RegisterExtension
     static final TestServer.PerClass server = TestServer.perClass();
 
-    private final List<AutoCloseable> closeables = new ArrayList<>();
+    @RegisterExtension
+    final ClientFixture fx = new ClientFixture(server, "p14/");
     private FaultProxy proxy;
     private LeaseholdClient direct;
     private String key;
 
     @BeforeEach
-    void setUp(TestInfo info) throws Exception {
-        proxy = FaultProxy.start(server.port());
-        closeables.add(proxy);
-        direct = client(ClientOptions.builder(), new InetSocketAddress(InetAddress.getLoopbackAddress(), server.port()));
-        key = "p14/" + info.getTestMethod().orElseThrow().getName();
-    }
-
-    @AfterEach
-    void tearDown() throws Exception {
-        for (int i = closeables.size() - 1; i >= 0; i--) {
-            closeables.get(i).close();
-        }
+    void setUp() {
+        proxy = fx.proxy();
+        direct = fx.direct();
+        key = fx.key();
     }
 
     private LeaseholdClient viaProxy(ClientOptions.Builder options) {
-        return client(options, proxy.address());
-    }
-
-    private LeaseholdClient client(ClientOptions.Builder options, InetSocketAddress... addresses) {
-        LeaseholdClient c = LeaseholdClient.create(options.build(), List.of(addresses));
-        closeables.add(c);
-        return c;
+        return fx.viaProxy(options);
     }
 
     private static Ticket ticket(AcquireOutcome o) {
-        assertThat(o).isInstanceOf(AcquireOutcome.Acquired.class);
-        return ((AcquireOutcome.Acquired) o).ticket();
+        return ClientFixture.ticket(o);
     }
 
     private static long millisSince(long start) {

@@ -2,10 +2,16 @@ package dev.leasehold.inspect;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import java.net.Inet4Address;
+import java.net.InetAddress;
+import java.net.NetworkInterface;
+import java.util.Collections;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
 
 import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 
@@ -18,7 +24,7 @@ import dev.leasehold.testing.TestServer;
 /**
  * The {@code locks} endpoint on the real server, exposed with the one line docs/operations.md
  * gives: a key's holder, lease and waiters as they change over real sockets, {@code top}, bad
- * arguments; and, on a server with the default settings, that it is not exposed at all.
+ * arguments; and, on a server with the default settings, that it answers loopback callers only.
  */
 class LocksEndpointIntegrationTests {
 
@@ -87,10 +93,50 @@ class LocksEndpointIntegrationTests {
         assertThat(actuator.get("/actuator/locks").status()).as("top defaults to 10").isEqualTo(200);
     }
 
+    /**
+     * A server with the default settings (management port on 127.0.0.1) exposes the endpoint, so
+     * {@code leasehold inspect} works for a new user; bound to every address, that default still
+     * answers only the node itself: a caller from another of this machine's addresses gets 403
+     * with the reason, health does not. An operator who names the exposure list decides alone.
+     */
     @Test
-    void notExposedByDefault() {
+    void exposedByDefaultToLoopbackCallersOnly() throws Exception {
         try (TestServer plain = TestServer.start(Map.of())) {
-            assertThat(new Actuator(plain.httpPort()).get("/actuator/locks/orders/42").status()).isEqualTo(404);
+            Actuator.Response local = new Actuator(plain.httpPort()).get("/actuator/locks/orders/42");
+            assertThat(local.status()).as(local.body()).isEqualTo(200);
+            assertThat((String) local.json("$.state")).isEqualTo("free");
         }
+        Optional<String> outside = nonLoopbackAddress();
+        Assumptions.assumeTrue(outside.isPresent(), "this machine has no non-loopback IPv4 address to call from");
+        try (TestServer everywhere = TestServer.start(Map.of("server.address", "0.0.0.0"))) {
+            Actuator remote = new Actuator(outside.get(), everywhere.httpPort());
+            Actuator.Response refused = remote.get("/actuator/locks/orders/42");
+            assertThat(refused.status()).as(refused.body()).isEqualTo(403);
+            assertThat(refused.body()).contains("only from the node itself").contains(outside.get())
+                    .contains("management.endpoints.web.exposure.include");
+            assertThat(remote.get("/actuator/locks").status()).as("top too").isEqualTo(403);
+            assertThat(remote.get("/actuator/health").status()).as("health is not guarded").isEqualTo(200);
+            assertThat(new Actuator(everywhere.httpPort()).get("/actuator/locks/orders/42").status())
+                    .as("from the node itself").isEqualTo(200);
+        }
+        try (TestServer chosen = TestServer.start(Map.of("server.address", "0.0.0.0",
+                "management.endpoints.web.exposure.include", "health,locks"))) {
+            Actuator.Response read = new Actuator(outside.get(), chosen.httpPort()).get("/actuator/locks/orders/42");
+            assertThat(read.status()).as("exposed by the operator: " + read.body()).isEqualTo(200);
+        }
+    }
+
+    private static Optional<String> nonLoopbackAddress() throws Exception {
+        for (NetworkInterface ni : Collections.list(NetworkInterface.getNetworkInterfaces())) {
+            if (!ni.isUp() || ni.isLoopback()) {
+                continue;
+            }
+            for (InetAddress a : Collections.list(ni.getInetAddresses())) {
+                if (a instanceof Inet4Address && !a.isLoopbackAddress() && !a.isLinkLocalAddress()) {
+                    return Optional.of(a.getHostAddress());
+                }
+            }
+        }
+        return Optional.empty();
     }
 }

@@ -10,6 +10,9 @@ final class Arguments {
     /** The longest wait a caller may ask for (PROTOCOL.md 9.13: the largest {@code max-wait}). */
     static final java.time.Duration MAX_WAIT = java.time.Duration.ofMillis(Wire.MAX_WAIT_MILLIS_CEILING);
 
+    /** The longest value any 1.4 server may take (PROTOCOL.md 17.5: {@code max-value-bytes} is at most 1024). */
+    static final int MAX_VALUE_BYTES = 1024;
+
     private Arguments() {
     }
 
@@ -44,6 +47,37 @@ final class Arguments {
                     + " seconds");
         }
         return lease;
+    }
+
+    /** A value of an exclusive grant or a proclaim (PROTOCOL.md 9.16): 0 to 1024 bytes, copied. */
+    static byte[] value(byte[] value) {
+        if (value == null || value.length > MAX_VALUE_BYTES) {
+            throw new IllegalArgumentException("a value is 0 to " + MAX_VALUE_BYTES
+                    + " bytes, not " + (value == null ? "null" : value.length + " bytes"));
+        }
+        return value.clone();
+    }
+
+    static <T> T notNull(T value, String name) {
+        if (value == null) {
+            throw new IllegalArgumentException(name + " is null");
+        }
+        return value;
+    }
+
+    /** A key with a wait and a lease, checked: the key's bytes. */
+    static byte[] checked(String key, int waitSeconds, int leaseSeconds) {
+        byte[] bytes = key(key);
+        waitSeconds(waitSeconds);
+        leaseSeconds(leaseSeconds);
+        return bytes;
+    }
+
+    static long positive(java.time.Duration retryFor) {
+        if (retryFor == null || retryFor.isNegative() || retryFor.isZero()) {
+            throw new IllegalArgumentException("retryFor must be positive, not " + retryFor);
+        }
+        return retryFor.toNanos();
     }
 
     /** A shared acquire's mode from its limit: 0 (read lock) to 65535 (the wire's u16); the server may allow fewer. */

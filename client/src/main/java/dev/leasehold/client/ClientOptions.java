@@ -262,4 +262,13 @@ public final class ClientOptions {
             }
         }
     }
+
+    /** The engine's configuration from these options (internal). */
+    dev.leasehold.client.internal.Config config(java.util.List<java.net.InetSocketAddress> servers, String name) {
+        return new dev.leasehold.client.internal.Config(servers, poolSize(), connectTimeout().toNanos(),
+                transportDeadline().toNanos(), responseGrace().toNanos(), marginFloor().toNanos(), driftRate(), name,
+                tls() == null ? null : tls().sslContext(), tls() == null || tls().hostnameVerification())
+                .withFailFast(failFast())
+                .withProtocolRevision(dev.leasehold.client.internal.Config.revision(protocolRevision()));
+    }
 }

@@ -3,7 +3,6 @@ package dev.leasehold.client;
 import java.io.IOException;
 import java.net.InetSocketAddress;
 import java.time.Duration;
-import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
@@ -12,7 +11,6 @@ import java.util.concurrent.atomic.AtomicInteger;
 import dev.leasehold.protocol.HoldMode;
 import dev.leasehold.client.internal.AcquireCall;
 import dev.leasehold.client.internal.Blocking;
-import dev.leasehold.client.internal.Config;
 import dev.leasehold.client.internal.Engine;
 import dev.leasehold.protocol.Wire;
 
@@ -92,12 +90,7 @@ public final class LeaseholdClient implements AutoCloseable {
         this.options = options;
         String name = options.threadNamePrefix() != null ? options.threadNamePrefix()
                 : "leasehold-client-" + INSTANCES.incrementAndGet();
-        this.engine = new Engine(new Config(servers, options.poolSize(), options.connectTimeout().toNanos(),
-                options.transportDeadline().toNanos(), options.responseGrace().toNanos(),
-                options.marginFloor().toNanos(), options.driftRate(), name,
-                options.tls() == null ? null : options.tls().sslContext(),
-                options.tls() == null || options.tls().hostnameVerification()).withFailFast(options.failFast())
-                .withProtocolRevision(Config.revision(options.protocolRevision())));
+        this.engine = new Engine(options.config(servers, name));
         this.keepAlive = new KeepAliveTimer(name + "-keepalive", engine.ticker(), engine.config().scheduler());
     }
 
@@ -119,11 +112,7 @@ public final class LeaseholdClient implements AutoCloseable {
         if (servers == null || servers.length == 0) {
             throw new IllegalArgumentException("at least one server address is needed");
         }
-        List<InetSocketAddress> list = new ArrayList<>();
-        for (String s : servers) {
-            list.add(Addresses.parse(s));
-        }
-        return create(options, list);
+        return create(options, java.util.Arrays.stream(servers).map(Addresses::parse).toList());
     }
 
     /**
@@ -209,7 +198,7 @@ public final class LeaseholdClient implements AutoCloseable {
      * exclusive grant, each hold leased for {@code leaseSeconds} (docs/shared.md).
      */
     public FencedReadWriteLock readWriteLock(String key, int leaseSeconds) {
-        checked(key, 0, leaseSeconds);
+        Arguments.checked(key, 0, leaseSeconds);
         return new FencedReadWriteLock(this, key, leaseSeconds);
     }
 
@@ -220,7 +209,7 @@ public final class LeaseholdClient implements AutoCloseable {
      * @throws IllegalArgumentException for a bad key, lease or a permits count outside 1..65535
      */
     public FencedSemaphore semaphore(String key, int permits, int leaseSeconds) {
-        checked(key, 0, leaseSeconds);
+        Arguments.checked(key, 0, leaseSeconds);
         return new FencedSemaphore(this, key, permits, leaseSeconds);
     }
 
@@ -277,9 +266,9 @@ public final class LeaseholdClient implements AutoCloseable {
     }
 
     private AcquireOutcome acquire(String key, HoldMode mode, long waitMillis, int leaseSeconds) {
-        byte[] bytes = checked(key, 0, leaseSeconds);
+        byte[] bytes = Arguments.checked(key, 0, leaseSeconds);
         return Acquires.blocking(engine, options, engine.acquireMillis(bytes, waitMillis, leaseSeconds, mode,
-                tickets(key, bytes), true)); // this thread waits anyway: it may write the request itself
+                tickets(key, bytes, mode), true)); // this thread waits anyway: it may write the request itself
     }
 
     /**
@@ -293,6 +282,42 @@ public final class LeaseholdClient implements AutoCloseable {
         return engine.millisecondWaits();
     }
 
+    /**
+     * Like {@link #acquire(String, Duration, int)}, the grant carrying {@code value} (PROTOCOL.md
+     * 9.16.1): observers see it beside the token, {@link Ticket#proclaim(byte[])} replaces it, it ends
+     * with the grant. A session that cannot carry it (a 1.3 server, or a value over the server's
+     * {@code max-value-bytes}, 256 by default) does not send it: Unavailable, naming why.
+     *
+     * @param value opaque bytes, 0 to 1024 (empty: none)
+     * @throws IllegalArgumentException for a bad argument, before anything is sent
+     * @throws IllegalStateException if the client is closed
+     */
+    public AcquireOutcome acquire(String key, Duration wait, int leaseSeconds, byte[] value) {
+        byte[] bytes = Arguments.checked(key, 0, leaseSeconds);
+        return Acquires.blocking(engine, options, engine.acquireMillis(bytes, Arguments.waitMillis(wait), leaseSeconds,
+                HoldMode.EXCLUSIVE, Arguments.value(value), tickets(key, bytes, HoldMode.EXCLUSIVE), true));
+    }
+
+    /** {@link #acquire(String, Duration, int, byte[])} without blocking, as {@link #acquireAsync(String, Duration, int)}. */
+    public CompletableFuture<AcquireOutcome> acquireAsync(String key, Duration wait, int leaseSeconds, byte[] value) {
+        byte[] bytes = Arguments.checked(key, 0, leaseSeconds);
+        return Acquires.async(engine, engine.acquireMillis(bytes, Arguments.waitMillis(wait), leaseSeconds,
+                HoldMode.EXCLUSIVE, Arguments.value(value), tickets(key, bytes, HoldMode.EXCLUSIVE), false));
+    }
+
+    /**
+     * Observes {@code key} until the observation is closed (PROTOCOL.md 9.15, {@link Observation}):
+     * {@code listener} hears the key's state now, then every change, and {@code unknown} whenever
+     * the state cannot be known. An event is not a grant: only a {@link Ticket} entitles.
+     *
+     * @throws IllegalArgumentException for a bad key or a null listener
+     * @throws IllegalStateException if the client is closed, or its {@code protocol-revision} is
+     *         1.3 (observing needs 1.4)
+     */
+    public Observation observe(String key, ObservationListener listener) {
+        return new Observation(engine.observe(key, Arguments.key(key),
+                Observation.adapter(key, Arguments.notNull(listener, "listener"))));
+    }
 
     /**
      * Like {@link #acquire}, without blocking. The future completes on a client delivery thread
@@ -313,11 +338,10 @@ public final class LeaseholdClient implements AutoCloseable {
 
     private CompletableFuture<AcquireOutcome> acquireAsync(String key, HoldMode mode, long waitMillis,
             int leaseSeconds) {
-        byte[] bytes = checked(key, 0, leaseSeconds);
-        return Acquires.async(engine, engine.acquireMillis(bytes, waitMillis, leaseSeconds, mode, tickets(key, bytes),
+        byte[] bytes = Arguments.checked(key, 0, leaseSeconds);
+        return Acquires.async(engine, engine.acquireMillis(bytes, waitMillis, leaseSeconds, mode, tickets(key, bytes, mode),
                 false));
     }
-
 
     /**
      * Releases {@code token} of {@code key} for a caller that holds no {@link Ticket}, e.g. a
@@ -333,7 +357,7 @@ public final class LeaseholdClient implements AutoCloseable {
      */
     public ReleaseOutcome release(String key, long token, Duration retryFor) {
         byte[] bytes = Arguments.key(key);
-        long giveUpAt = engine.ticker().nanoTime() + positive(retryFor);
+        long giveUpAt = engine.ticker().nanoTime() + Arguments.positive(retryFor);
         return await(engine.release(bytes, token, giveUpAt).result(), giveUpAt, () -> ReleaseOutcome.EXPIRED,
                 "the release of token " + token);
     }
@@ -351,7 +375,7 @@ public final class LeaseholdClient implements AutoCloseable {
     public ExtendOutcome extend(String key, long token, int leaseSeconds, Duration retryFor) {
         byte[] bytes = Arguments.key(key);
         Arguments.leaseSeconds(leaseSeconds);
-        long giveUpAt = engine.ticker().nanoTime() + positive(retryFor);
+        long giveUpAt = engine.ticker().nanoTime() + Arguments.positive(retryFor);
         return await(engine.extend(bytes, token, leaseSeconds, giveUpAt).result(), giveUpAt,
                 ExtendOutcome.Expired::new, "the extend of token " + token);
     }
@@ -373,7 +397,7 @@ public final class LeaseholdClient implements AutoCloseable {
      */
     public CheckOutcome check(String key, long token, Duration retryFor) {
         byte[] bytes = Arguments.key(key);
-        long giveUpAt = engine.ticker().nanoTime() + positive(retryFor);
+        long giveUpAt = engine.ticker().nanoTime() + Arguments.positive(retryFor);
         return await(engine.check(bytes, token, giveUpAt).result(), giveUpAt,
                 () -> new CheckOutcome.Indeterminate("no answer within " + retryFor), "the check of token " + token);
     }
@@ -386,7 +410,7 @@ public final class LeaseholdClient implements AutoCloseable {
     /** {@link #check(String, long, Duration)} without blocking; completes off the client's I/O threads. */
     public CompletableFuture<CheckOutcome> checkAsync(String key, long token, Duration retryFor) {
         byte[] bytes = Arguments.key(key);
-        long giveUpAt = engine.ticker().nanoTime() + positive(retryFor);
+        long giveUpAt = engine.ticker().nanoTime() + Arguments.positive(retryFor);
         return engine.check(bytes, token, giveUpAt).result().thenApplyAsync(r -> r, engine.deliveryExecutor());
     }
 
@@ -458,15 +482,8 @@ public final class LeaseholdClient implements AutoCloseable {
 
     /** Starts an acquire call without waiting or gating it (tests in this module). */
     AcquireCall startAcquire(String key, int waitSeconds, int leaseSeconds) {
-        byte[] bytes = checked(key, waitSeconds, leaseSeconds);
-        return engine.acquire(bytes, waitSeconds, leaseSeconds, tickets(key, bytes));
-    }
-
-    private static long positive(Duration retryFor) {
-        if (retryFor == null || retryFor.isNegative() || retryFor.isZero()) {
-            throw new IllegalArgumentException("retryFor must be positive, not " + retryFor);
-        }
-        return retryFor.toNanos();
+        byte[] bytes = Arguments.checked(key, waitSeconds, leaseSeconds);
+        return engine.acquire(bytes, waitSeconds, leaseSeconds, tickets(key, bytes, HoldMode.EXCLUSIVE));
     }
 
     private <R> R await(CompletableFuture<R> f, long giveUpAt, java.util.function.Supplier<R> gaveUp, String what) {
@@ -474,16 +491,9 @@ public final class LeaseholdClient implements AutoCloseable {
                 Blocking.interrupted(what));
     }
 
-    private static byte[] checked(String key, int waitSeconds, int leaseSeconds) {
-        byte[] bytes = Arguments.key(key);
-        Arguments.waitSeconds(waitSeconds);
-        Arguments.leaseSeconds(leaseSeconds);
-        return bytes;
-    }
-
     /** How a grant of this call becomes the caller's ticket. */
-    private AcquireCall.Tickets tickets(String key, byte[] bytes) {
+    private AcquireCall.Tickets tickets(String key, byte[] bytes, HoldMode mode) {
         return g -> new AcquireOutcome.Acquired(new Ticket(engine, key, bytes, g.token(), g.validUntil(),
-                g.leaseEndUpperBound()));
+                g.leaseEndUpperBound(), mode.isShared()));
     }
 }

@@ -54,7 +54,22 @@ public final class Ticket implements AutoCloseable {
      */
     private CompletableFuture<ReleaseOutcome> asyncRelease;
 
+    /** A shared grant's (read lock, permit): it has no value (PROTOCOL.md 17.2). */
+    private final boolean shared;
+    /**
+     * The last proclaim's outcome as its call completes it (on an I/O thread): the next proclaim
+     * starts after it, so one {@code V} is in flight per ticket, in call order (9.16.3). Guarded
+     * by {@code this}.
+     */
+    private CompletableFuture<ProclaimOutcome> lastProclaim = CompletableFuture.completedFuture(null);
+
     Ticket(Engine engine, String key, byte[] keyBytes, long token, long validUntil, long leaseEndUpperBound) {
+        this(engine, key, keyBytes, token, validUntil, leaseEndUpperBound, false);
+    }
+
+    Ticket(Engine engine, String key, byte[] keyBytes, long token, long validUntil, long leaseEndUpperBound,
+            boolean shared) {
+        this.shared = shared;
         this.engine = engine;
         this.key = key;
         this.keyBytes = keyBytes;
@@ -271,6 +286,77 @@ public final class Ticket implements AutoCloseable {
         return Blocking.await(f, Math.max(0, deadline - now) + graceNanos,
                 () -> new CheckOutcome.Indeterminate("no answer before the check's deadline"),
                 Blocking.interrupted("the check of token " + token));
+    }
+
+    /**
+     * Sets this grant's value (PROTOCOL.md 9.16, section 17): observers see it beside the token
+     * ({@link LeaseholdClient#observe}) until the grant ends or a later proclaim replaces it; it is
+     * for routing and display (a leader's address beside its term), never for fencing. Blocks
+     * until the outcome, at the latest until the lease would have ended anyway.
+     *
+     * <p>Proclaims of one ticket are sent one after another, in call order, so a retry never lets
+     * an older value overwrite a newer one: the last call's value stays. Each is retried on any
+     * session (also after the leader changed) until the lease would have ended, then
+     * Indeterminate. A released ticket, or one whose lease has certainly ended, answers NotHeld
+     * without a request.
+     *
+     * @param value opaque bytes, 0 to 1024 (empty clears the value)
+     * @throws IllegalArgumentException for a value over 1024 bytes, before anything is sent
+     * @throws IllegalStateException before anything is sent, for a shared ticket (values are for
+     *         exclusive grants), when the server speaks revision 1.3 or the value is longer than
+     *         its {@code max-value-bytes}; or if the client was closed
+     */
+    public ProclaimOutcome proclaim(byte[] value) {
+        return await(proclaimAsync(value),
+                () -> new ProclaimOutcome.Indeterminate("no answer before the lease would have ended"),
+                "the proclaim of token " + token);
+    }
+
+    /** {@link #proclaim(byte[])} with {@code value} as UTF-8 text. */
+    public ProclaimOutcome proclaim(String value) {
+        return proclaim(Arguments.notNull(value, "value").getBytes(StandardCharsets.UTF_8));
+    }
+
+    /**
+     * {@link #proclaim(byte[])} without blocking; the future completes off the client's I/O threads,
+     * exceptionally with the {@link IllegalStateException} that the blocking call throws.
+     */
+    public CompletableFuture<ProclaimOutcome> proclaimAsync(byte[] value) {
+        byte[] v = Arguments.value(value);
+        if (shared) {
+            throw new IllegalStateException("a shared grant has no value (PROTOCOL.md 17.2): proclaim needs an"
+                    + " exclusive ticket");
+        }
+        if (!engine.millisecondWaits()) {
+            throw new IllegalStateException("a value cannot be sent to a revision 1.3 server (PROTOCOL.md 9.16.2);"
+                    + " nothing was sent");
+        }
+        CompletableFuture<ProclaimOutcome> mine;
+        synchronized (this) {
+            mine = lastProclaim.handle((r, e) -> null).thenCompose(x -> startProclaim(v));
+            lastProclaim = mine;
+        }
+        return mine.thenApplyAsync(r -> r, engine.deliveryExecutor());
+    }
+
+    /** One proclaim's call, once the one before it ended. */
+    private CompletableFuture<ProclaimOutcome> startProclaim(byte[] value) {
+        long giveUpAt;
+        synchronized (this) {
+            if (answer != null) {
+                return CompletableFuture.completedFuture(new ProclaimOutcome.NotHeld());
+            }
+            giveUpAt = leaseEndUpperBound;
+        }
+        if (ticker.nanoTime() - giveUpAt >= 0) {
+            return CompletableFuture.completedFuture(new ProclaimOutcome.NotHeld()); // certainly ended
+        }
+        return engine.value(keyBytes, token, value, giveUpAt).result();
+    }
+
+    /** True for a shared grant's ticket (a read lock or a semaphore permit). */
+    public boolean isShared() {
+        return shared;
     }
 
     /** Releases (see {@link #release()}) unless already released; never throws for an outcome. */

@@ -17,31 +17,34 @@ import java.util.Set;
 final class CommandLine {
 
     static final List<String> COMMANDS = List.of("run", "acquire", "release", "extend", "ping", "check", "inspect",
-            "top", "cluster", "admin");
+            "top", "observe", "cluster", "admin");
     /** Commands that also take their options as plain arguments, in this order ({@code check KEY TOKEN}). */
     private static final Map<String, List<String>> POSITIONAL = Map.of(
             "check", List.of("--key", "--token"),
             "inspect", List.of("--key"),
+            "observe", List.of("--key"),
             "cluster", List.of("--action", "--id", "--new-id"),
             "admin", List.of("--what", "--action", "--file"));
 
     private static final Set<String> GLOBAL_VALUED = Set.of("--server", "--timeout", "--cacert", "--cert",
             "--cert-key");
     private static final Set<String> GLOBAL_SWITCHES = Set.of("--verbose", "--help", "--tls");
-    private static final Map<String, Set<String>> VALUED = Map.of(
-            "run", Set.of("--key", "--wait", "--lease", "--kill-grace", "--limit"),
-            "acquire", Set.of("--key", "--wait", "--lease", "--limit"),
-            "release", Set.of("--key", "--token"),
-            "extend", Set.of("--key", "--token", "--lease"),
-            "ping", Set.of(),
-            "check", Set.of("--key", "--token"),
-            "inspect", Set.of("--key", "--http"),
-            "top", Set.of("--n", "--http"),
-            "cluster", Set.of("--action", "--id", "--new-id", "--raft-address", "--client-address", "--identity", "--http"),
-            "admin", Set.of("--what", "--action", "--file", "--http"));
+    private static final Map<String, Set<String>> VALUED = Map.ofEntries(
+            Map.entry("run", Set.of("--key", "--wait", "--lease", "--kill-grace", "--limit", "--value")),
+            Map.entry("acquire", Set.of("--key", "--wait", "--lease", "--limit", "--value")),
+            Map.entry("release", Set.of("--key", "--token")),
+            Map.entry("extend", Set.of("--key", "--token", "--lease")),
+            Map.entry("ping", Set.of()),
+            Map.entry("check", Set.of("--key", "--token")),
+            Map.entry("inspect", Set.of("--key", "--http")),
+            Map.entry("top", Set.of("--n", "--http")),
+            Map.entry("observe", Set.of("--key")),
+            Map.entry("cluster", Set.of("--action", "--id", "--new-id", "--raft-address", "--client-address",
+                    "--identity", "--http")),
+            Map.entry("admin", Set.of("--what", "--action", "--file", "--http")));
     /** {@code --json} is for the commands whose output is a result; {@code run}'s output is its command's. */
     private static final Set<String> JSON_COMMANDS = Set.of("acquire", "release", "extend", "ping", "check",
-            "inspect", "top", "cluster", "admin");
+            "inspect", "top", "observe", "cluster", "admin");
 
     private final String command;
     private final Map<String, String> values;
@@ -208,7 +211,8 @@ final class CommandLine {
     private static boolean isSwitch(String command, String name) {
         return GLOBAL_SWITCHES.contains(name) || (name.equals("--json") && (command == null
                 || JSON_COMMANDS.contains(command)))
-                || (name.equals("--shared") && ("run".equals(command) || "acquire".equals(command)));
+                || (name.equals("--shared") && ("run".equals(command) || "acquire".equals(command)))
+                || (name.equals("--once") && "observe".equals(command));
     }
 
     private static String unknownOption(String command, String name) {

@@ -27,8 +27,9 @@ final class Commands {
         long wait = ctx.waitMillis();
         int lease = ctx.leaseSeconds();
         HoldMode mode = ctx.holdMode();
+        byte[] value = ctx.value();
         try (LeaseholdClient client = ctx.client()) {
-            AcquireOutcome outcome = Context.acquire(client, key, mode, wait, lease);
+            AcquireOutcome outcome = Context.acquire(client, key, mode, wait, lease, value);
             if (!(outcome instanceof AcquireOutcome.Acquired acquired)) {
                 return ctx.acquireFailure(key, wait, lease, outcome);
             }

@@ -218,9 +218,32 @@ final class Context {
         throw new UsageException("--limit " + v + " is not a number of permits from 0 (read lock) to 65535");
     }
 
-    /** Acquires in {@code mode} (see {@link #holdMode()}). */
-    static AcquireOutcome acquire(LeaseholdClient client, String key, HoldMode mode, long waitMillis, int lease) {
+    /**
+     * {@code --value TEXT}: the exclusive grant's value (PROTOCOL.md 9.16.1) as UTF-8, at most 1024
+     * bytes; null without it. Not with {@code --shared}: shared grants have no value.
+     */
+    byte[] value() throws UsageException {
+        String v = line.value("--value");
+        if (v == null) {
+            return null;
+        }
+        if (line.has("--shared")) {
+            throw new UsageException("--value goes with an exclusive acquire, not with --shared");
+        }
+        byte[] bytes = v.getBytes(StandardCharsets.UTF_8);
+        if (bytes.length > 1024) {
+            throw new UsageException("--value is " + bytes.length + " bytes; a value is at most 1024");
+        }
+        return bytes;
+    }
+
+    /** Acquires in {@code mode} (see {@link #holdMode()}), with {@code value} when it is not null. */
+    static AcquireOutcome acquire(LeaseholdClient client, String key, HoldMode mode, long waitMillis, int lease,
+            byte[] value) {
         java.time.Duration wait = java.time.Duration.ofMillis(waitMillis);
+        if (value != null) {
+            return client.acquire(key, wait, lease, value);
+        }
         return mode.isShared() ? client.acquireShared(key, mode.limit(), wait, lease) : client.acquire(key, wait, lease);
     }
 
@@ -336,7 +359,10 @@ final class Context {
         m.put("key", key);
         m.put("server", servers);
         m.put("reason", reason);
-        return report(ExitCode.UNAVAILABLE, "unavailable: cannot reach " + servers + " (" + reason + ")", m);
+        // Not sent because the server cannot take it (its max-wait, max-value-bytes or revision): no reach problem.
+        boolean refusedBySession = reason.contains("it is not sent");
+        return report(ExitCode.UNAVAILABLE, "unavailable: " + (refusedBySession ? reason + " (" + servers + ")"
+                : "cannot reach " + servers + " (" + reason + ")"), m);
     }
 
     private static Map<String, Object> with(Map<String, Object> m, String k, Object v) {

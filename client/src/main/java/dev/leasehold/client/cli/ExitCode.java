@@ -19,7 +19,8 @@ enum ExitCode {
     INDETERMINATE(67),
     /**
      * The server could not be reached: the request was never sent. For {@code inspect} and
-     * {@code top}: the management port did not answer, does not expose {@code locks}, or this
+     * {@code top}: the management port did not answer, does not expose {@code locks} (or refuses
+     * this caller: a default server answers only callers on its own host), or this
      * node is not the serving leader.
      */
     UNAVAILABLE(68),

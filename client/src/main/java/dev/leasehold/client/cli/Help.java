@@ -47,17 +47,18 @@ final class Help {
               check    ask whether a fencing token is still the key's active grant
               inspect  show who holds a key, since when, its lease and its waiters
               top      show the keys with the longest queues and the oldest grants
+              observe  print a key's state now, then each change (who holds it, its value)
               cluster  list, add, remove or replace cluster members (run on a member)
               admin    snapshot save FILE: save the token floor (run on the node; the leader in a cluster)
 
             Run 'leasehold COMMAND --help' for a command's options.
 
             """ + GLOBAL + "  --json             one JSON object on stdout (acquire, release, extend, ping,\n"
-            + "                     check, inspect, top)\n"
+            + "                     check, inspect, top; observe: one per line)\n"
             + DURATIONS + "\n" + EXIT_CODES;
 
     static final String RUN = """
-            usage: leasehold run --key KEY [--shared [--limit N]] [--wait 30s] [--lease 30s] [--kill-grace 5s]
+            usage: leasehold run --key KEY [--shared [--limit N] | --value TEXT] [--wait 30s] [--lease 30s] [--kill-grace 5s]
                                  -- CMD [ARGS...]
 
             Acquires KEY, runs CMD while holding it, and releases when CMD exits. CMD gets
@@ -82,11 +83,14 @@ final class Help {
                                  --limit N one of N semaphore permits (docs/shared.md)
               --limit N          with --shared: the permits, 1 to 65535 (default 0 = read lock);
                                  every user of the key must pass the same (else exit 74)
+              --value TEXT       the exclusive grant's value, up to 1024 UTF-8 bytes, shown to
+                                 observers beside the token (a 1.4 server; not with --shared)
 
             """ + GLOBAL + DURATIONS + "\n" + EXIT_CODES;
 
     static final String ACQUIRE = """
-            usage: leasehold acquire --key KEY [--shared [--limit N]] [--wait 30s] [--lease 30s] [--json]
+            usage: leasehold acquire --key KEY [--shared [--limit N] | --value TEXT] [--wait 30s] [--lease 30s]
+                                [--json]
 
             Acquires KEY and prints its fencing token and validity. The lock stays held after this
             command exits, until 'leasehold release' or the end of the lease.
@@ -101,6 +105,8 @@ final class Help {
                                  --limit N one of N semaphore permits (docs/shared.md)
               --limit N          with --shared: the permits, 1 to 65535 (default 0 = read lock);
                                  every user of the key must pass the same (else exit 74)
+              --value TEXT       the exclusive grant's value, up to 1024 UTF-8 bytes, shown to
+                                 observers beside the token (a 1.4 server; not with --shared)
               --json             print {"outcome":"acquired","key":..,"token":..,"valid_until_ms":..,
                                  "lease_s":..} (or the failure's outcome) on stdout
 
@@ -158,8 +164,8 @@ final class Help {
 
     private static final String HTTP = """
               --http URL         the server's management port (Actuator), default http://HOST:7421
-                                 with HOST from --server; the locks endpoint must be exposed
-                                 (management.endpoints.web.exposure.include: ...,locks)
+                                 with HOST from --server; a default server answers callers on
+                                 its own host (docs/operations.md)
             """;
 
     static final String INSPECT = """
@@ -187,6 +193,24 @@ final class Help {
               --n N              how many of each (default 10)
             """ + HTTP + """
               --json             print the endpoint's JSON as it came
+
+            """ + GLOBAL + DURATIONS + "\n" + EXIT_CODES;
+
+    static final String OBSERVE = """
+            usage: leasehold observe KEY [--once] [--json]      (or --key KEY)
+
+            Prints KEY's state now, then each change, one line each, until interrupted: free,
+            held (token, value), lock delay, shared (count, limit) or recovery grace, and what
+            caused it; "coalesced" when changes in between were not reported. While the state
+            cannot be known (the session broke, the leader changed) it prints "unknown" and
+            subscribes again by itself. An event is not a grant: only a held lock's token fences.
+            Needs a revision 1.4 server (PROTOCOL.md 9.15).
+
+            Options:
+              --once             print the first event and exit (68 if none within --timeout)
+              --json             one JSON object per line: {"outcome":"event","key":..,"state":..,
+                                 "cause":..,"coalesced":..,"token":..,"count":..,"limit":..,
+                                 "value":..} or {"outcome":"unknown","key":..,"reason":..}
 
             """ + GLOBAL + DURATIONS + "\n" + EXIT_CODES;
 
@@ -260,6 +284,8 @@ final class Help {
                 return INSPECT;
             case "top":
                 return TOP;
+            case "observe":
+                return OBSERVE;
             case "cluster":
                 return CLUSTER;
             case "admin":

@@ -53,6 +53,8 @@ public final class Main {
                     return Inspect.key(ctx);
                 case "top":
                     return Inspect.top(ctx);
+                case "observe":
+                    return ObserveCommand.execute(ctx);
                 case "cluster":
                     return ClusterCommand.execute(ctx);
                 case "admin":

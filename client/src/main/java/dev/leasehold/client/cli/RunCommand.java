@@ -88,7 +88,7 @@ final class RunCommand {
 
     int execute() throws UsageException, InterruptedException {
         try (LeaseholdClient client = ctx.client()) {
-            AcquireOutcome outcome = Context.acquire(client, key, mode, wait, lease);
+            AcquireOutcome outcome = Context.acquire(client, key, mode, wait, lease, ctx.value());
             if (!(outcome instanceof AcquireOutcome.Acquired acquired)) {
                 return ctx.acquireFailure(key, wait, lease, outcome);
             }

@@ -39,6 +39,8 @@ public final class AcquireCall extends Outbound<AcquireOutcome> {
     /** How the grant would hold the key: {@code A} for exclusive, else {@code S} (PROTOCOL.md section 13). */
     private final HoldMode mode;
     private final long owner;
+    /** The grant's value (PROTOCOL.md 17.2), sent in the {@code M}; empty for none. */
+    private final byte[] value;
     private final long deadline;
     private final Tickets tickets;
 
@@ -55,16 +57,22 @@ public final class AcquireCall extends Outbound<AcquireOutcome> {
     private int notLeaderResends;
 
     AcquireCall(Engine engine, byte[] key, int waitSeconds, int leaseSeconds, long owner, long start, Tickets tickets) {
-        this(engine, key, waitSeconds * 1000L, leaseSeconds, HoldMode.EXCLUSIVE, owner, start, tickets);
+        this(engine, key, waitSeconds * 1000L, leaseSeconds, HoldMode.EXCLUSIVE, NO_VALUE, owner, start, tickets);
     }
 
     /**
      * @param waitMillis the caller's wait, 0 to 3600 s in milliseconds (PROTOCOL.md 9.13)
      * @param mode exclusive ({@code A}), or read or permits ({@code S}); on a 1.4 session an {@code M}
+     * @param value an exclusive grant's value (9.16.1), checked by the caller to be at most 1024
+     *        bytes; empty for none
      */
-    AcquireCall(Engine engine, byte[] key, long waitMillis, int leaseSeconds, HoldMode mode, long owner, long start,
-            Tickets tickets) {
+    AcquireCall(Engine engine, byte[] key, long waitMillis, int leaseSeconds, HoldMode mode, byte[] value, long owner,
+            long start, Tickets tickets) {
         super(engine);
+        if (value.length > 0 && mode.isShared()) {
+            throw new IllegalArgumentException("values are for exclusive grants only (PROTOCOL.md 17.2)");
+        }
+        this.value = value;
         this.mode = mode;
         this.key = key;
         this.waitMillis = waitMillis;
@@ -74,6 +82,9 @@ public final class AcquireCall extends Outbound<AcquireOutcome> {
         this.deadline = start + (waitMillis == 0 ? engine.config().transportDeadlineNanos()
                 : waitMillis * LeaseMath.MILLI);
     }
+
+    /** No value. */
+    static final byte[] NO_VALUE = new byte[0];
 
     /** Arms the deadline timer; called once, before the first submit. */
     void start() {
@@ -91,13 +102,21 @@ public final class AcquireCall extends Outbound<AcquireOutcome> {
     }
 
     /**
-     * Not sent, Unavailable: {@code D} has passed, or the wire wait would pass what the session
-     * takes (its {@code max_wait_ms}, 255 s on a 1.3 session): 9.13 never cuts a wait short.
+     * Not sent, Unavailable: {@code D} has passed, the value is longer than the session takes (its
+     * {@code max_value_bytes}; none on a 1.3 session: 9.16.1), or the wire wait would pass what the
+     * session takes (its {@code max_wait_ms}, 255 s on a 1.3 session): 9.13 never cuts a wait short.
      */
     @Override
     AcquireOutcome tooLate(Link s, long now) {
         if (now - deadline >= 0) {
             return new AcquireOutcome.Unavailable("the deadline passed before the request could be written");
+        }
+        if (value.length > 0 && value.length > s.maxValueBytes()) {
+            // 9.13 and 9.16.1: an X 1 or X 3 would close a session that carries other calls' requests.
+            return new AcquireOutcome.Unavailable(s.maxValueBytes() < 0
+                    ? "a value cannot be sent to a revision 1.3 server (PROTOCOL.md 9.16.1); it is not sent"
+                    : "the value of " + value.length + " bytes is longer than the server's max-value-bytes of "
+                            + s.maxValueBytes() + " (leasehold.max-value-bytes); it is not sent");
         }
         if (waitMillis == 0) {
             return null;
@@ -125,7 +144,7 @@ public final class AcquireCall extends Outbound<AcquireOutcome> {
             long wire = waitMillis == 0 ? 0 : LeaseMath.wireWaitMillis(deadline, now);
             return FrameWriter.encode(mode.isShared()
                     ? Request.MilliAcquire.shared(wire, leaseSeconds, owner, mode.limit(), key)
-                    : Request.MilliAcquire.exclusive(wire, leaseSeconds, owner, key));
+                    : new Request.MilliAcquire(0, wire, leaseSeconds, owner, 0, value, key));
         }
         int wire = waitMillis == 0 ? 0 : LeaseMath.wireWait(deadline, now);
         return FrameWriter.encode(mode.isShared()

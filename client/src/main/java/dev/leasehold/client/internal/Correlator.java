@@ -25,6 +25,8 @@ final class Correlator {
     private final Map<Long, AcquireCall> owners = new HashMap<>();
     private final Map<Long, ArrayDeque<TokenCall<?>>> tokens = new HashMap<>();
     private final Map<Long, PingCall> pings = new HashMap<>();
+    /** Subscriptions by watch id (9.15): open until their {@code B}, {@code U} or the session's end. */
+    private final Map<Long, ObserveCall> watches = new HashMap<>();
     private int tokenCalls;
     private boolean closed;
 
@@ -45,15 +47,17 @@ final class Correlator {
             tokenCalls++;
         } else if (o instanceof PingCall c) {
             pings.put(c.nonce(), c);
-        } else if (o instanceof WithdrawCall) {
-            return true; // no answer of its own: the withdrawn acquire's answer ends it (9.14)
+        } else if (o instanceof ObserveCall c) {
+            watches.put(c.watch(), c);
+        } else if (o instanceof WithdrawCall || o instanceof UnobserveCall) {
+            return true; // no answer of its own: the withdrawn acquire's (9.14), the watch's U (16.1)
         } else {
             throw new IllegalArgumentException("unknown request " + o);
         }
         return true;
     }
 
-    /** Requests awaiting an answer. */
+    /** Requests awaiting an answer (open watches are not: they may stay open for days). */
     synchronized int size() {
         return owners.size() + tokenCalls + pings.size();
     }
@@ -64,6 +68,8 @@ final class Correlator {
         List<Outbound<?>> all = new ArrayList<>(owners.values());
         tokens.values().forEach(all::addAll);
         all.addAll(pings.values());
+        all.addAll(watches.values());
+        watches.clear();
         owners.clear();
         tokens.clear();
         pings.clear();
@@ -83,7 +89,7 @@ final class Correlator {
         return switch (a.type()) {
             case ACQUIRED -> acquireAnswer(((Answer.Acquired) a).owner(), a, receivedAt);
             case TIMED_OUT -> acquireAnswer(((Answer.TimedOut) a).owner(), a, receivedAt);
-            case BUSY -> acquireAnswer(((Answer.Busy) a).owner(), a, receivedAt);
+            case BUSY -> watchBusy(((Answer.Busy) a).owner()) || acquireAnswer(((Answer.Busy) a).owner(), a, receivedAt);
             case LIMIT_MISMATCH -> acquireAnswer(((Answer.LimitMismatch) a).owner(), a, receivedAt);
             case RELEASED -> tokenAnswer(((Answer.Released) a).token(), a, receivedAt);
             case EXTENDED -> tokenAnswer(((Answer.Extended) a).token(), a, receivedAt);
@@ -92,12 +98,47 @@ final class Correlator {
             case PONG -> pong(((Answer.Pong) a).nonce(), receivedAt);
             // The Hello is sent only to open a session, and its answer read by the Connector.
             case HELLO -> false;
-            // This client sends no O or U yet (PROTOCOL.md section 16): nothing to correlate.
-            case EVENT, UNOBSERVED -> false;
-            // This client sends no V yet (values are served, not yet used by this client): nothing waits for one.
-            case VALUE_SET -> false;
+            case VALUE_SET -> tokenAnswer(((Answer.ValueSet) a).token(), a, receivedAt);
+            case EVENT -> watchEvent((Answer.Event) a);
+            case UNOBSERVED -> watchEnded(((Answer.Unobserved) a).watch());
             case ERROR -> throw new IllegalArgumentException("not a correlated answer: " + a);
         };
+    }
+
+    /** An event (16.1) to its open watch. */
+    private boolean watchEvent(Answer.Event e) {
+        ObserveCall call;
+        synchronized (this) {
+            call = watches.get(e.watch());
+        }
+        if (call != null) {
+            call.event(link, e);
+        }
+        return call != null;
+    }
+
+    /** {@code U watch}: the watch's last frame. */
+    private boolean watchEnded(long watch) {
+        ObserveCall call;
+        synchronized (this) {
+            call = watches.remove(watch);
+        }
+        if (call != null) {
+            call.unobserved(link);
+        }
+        return call != null;
+    }
+
+    /** A {@code B} naming an open subscription (watch ids and owners come from one counter, 9.15.1). */
+    private boolean watchBusy(long watch) {
+        ObserveCall call;
+        synchronized (this) {
+            call = watches.remove(watch);
+        }
+        if (call != null) {
+            call.busy(link);
+        }
+        return call != null;
     }
 
     private boolean pong(long nonce, long receivedAt) {
@@ -139,7 +180,7 @@ final class Correlator {
         if (call != null) {
             call.answer(a, link, receivedAt);
         } else {
-            LOG.log(System.Logger.Level.WARNING, () -> link + ": answer for an unknown token: " + a);
+            LOG.log(System.Logger.Level.WARNING, () -> link + ": answer for an unknown token " + token + ": " + a);
         }
         return call != null;
     }

@@ -124,10 +124,20 @@ public final class Engine implements AutoCloseable {
      */
     public AcquireCall acquireMillis(byte[] key, long waitMillis, int leaseSeconds, HoldMode mode,
             AcquireCall.Tickets tickets, boolean callerWaits) {
+        return acquireMillis(key, waitMillis, leaseSeconds, mode, AcquireCall.NO_VALUE, tickets, callerWaits);
+    }
+
+    /**
+     * As {@link #acquireMillis(byte[], long, int, HoldMode, AcquireCall.Tickets, boolean)} for an
+     * exclusive grant carrying {@code value} (PROTOCOL.md 9.16.1: at most 1024 bytes, checked by
+     * the caller); a session that cannot carry it does not send it: Unavailable.
+     */
+    public AcquireCall acquireMillis(byte[] key, long waitMillis, int leaseSeconds, HoldMode mode, byte[] value,
+            AcquireCall.Tickets tickets, boolean callerWaits) {
         checkOpen();
         long wait = waitMillis % 1000 == 0 || dispatcher.millisecondWaits() ? waitMillis
                 : (waitMillis / 1000 + 1) * 1000;
-        AcquireCall call = new AcquireCall(this, key, wait, leaseSeconds, mode, owners.getAndIncrement(),
+        AcquireCall call = new AcquireCall(this, key, wait, leaseSeconds, mode, value, owners.getAndIncrement(),
                 ticker.nanoTime(), tickets);
         track(call);
         call.start();
@@ -169,6 +179,44 @@ public final class Engine implements AutoCloseable {
     public TokenCall<CheckOutcome> check(byte[] key, long token, long giveUpAt) {
         checkOpen();
         return startToken(TokenCall.check(this, key, token, giveUpAt));
+    }
+
+    /** Starts a Value of {@code token} (PROTOCOL.md 9.16), retried until {@code giveUpAt}. */
+    public TokenCall<dev.leasehold.client.ProclaimOutcome> value(byte[] key, long token, byte[] value, long giveUpAt) {
+        checkOpen();
+        return startToken(TokenCall.value(this, key, token, value, giveUpAt));
+    }
+
+    /**
+     * Starts an observation of {@code key} (PROTOCOL.md 9.15); with {@code protocol-revision} 1.3
+     * it fails at once.
+     *
+     * @throws IllegalStateException if the client is closed or speaks only 1.3
+     */
+    public Watch observe(String key, byte[] keyBytes, Watch.Listener listener) {
+        checkOpen();
+        if (config.protocolRevision() == Config.V1_3) {
+            throw new IllegalStateException("observe needs revision 1.4, and this client's protocol-revision is 1.3"
+                    + " (PROTOCOL.md 9.15.3)");
+        }
+        Watch w = new Watch(this, key, keyBytes, listener);
+        w.start();
+        return w;
+    }
+
+    /** Offers a subscription to the pool, tracked so that close ends it (no deadline of its own). */
+    void submitWatch(ObserveCall call) {
+        if (closed.get()) {
+            call.abandon("the client is closed");
+            return;
+        }
+        track(call);
+        dispatcher.submit(call);
+    }
+
+    /** A fresh id from the owners' counter: watch ids and owners never meet (9.15.1). */
+    long nextOwner() {
+        return owners.getAndIncrement();
     }
 
     /** Starts a Ping with the wait=0 transport deadline. */

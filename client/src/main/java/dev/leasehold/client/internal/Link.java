@@ -26,6 +26,14 @@ interface Link {
     }
 
     /**
+     * The longest value an {@code M} or {@code V} may carry on this session (the server's
+     * {@code max_value_bytes} from its Hello, 0 when values are off), or -1 on a 1.3 session.
+     */
+    default int maxValueBytes() {
+        return -1;
+    }
+
+    /**
      * Queues {@code o} on this exact session and nowhere else (a Withdraw names only its own
      * session's waiters, 9.14); false if the session has closed.
      */

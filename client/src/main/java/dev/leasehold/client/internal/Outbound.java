@@ -170,27 +170,40 @@ abstract class Outbound<R> {
      * marks it possibly sent and encodes it. Returns the frame, {@link #SKIP} or {@link #NOT_SENT}.
      */
     final byte[] beginWrite(Link s, long now) {
-        byte[] frame;
         R expired;
+        RuntimeException refused;
         synchronized (this) {
             if (state != State.QUEUED) {
                 return SKIP;
             }
-            expired = tooLate(s, now);
-            if (expired == null) {
+            refused = refusal(s);
+            expired = refused == null ? tooLate(s, now) : null;
+            if (refused == null && expired == null) {
                 if (!s.register(this)) {
                     return NOT_SENT;
                 }
                 state = State.WRITING;
                 session = s;
                 sendStart = now;
-                frame = encode(now);
-                return frame;
+                return encode(now);
             }
             state = State.DONE;
         }
-        finish(expired);
+        if (refused != null) {
+            cancelTimers();
+            result.completeExceptionally(refused);
+        } else {
+            finish(expired);
+        }
         return SKIP;
+    }
+
+    /**
+     * Under the monitor, at write time on {@code s}: why this request may not be written there at
+     * all (the call then fails with it), or null. By default null.
+     */
+    RuntimeException refusal(Link s) {
+        return null;
     }
 
     /** Under the monitor, at write time on {@code s}: the result if it is too late (or not possible) to write there, else null. */

@@ -107,6 +107,12 @@ public final class Session implements Link {
         return h == null ? -1 : h.maxWaitMillis();
     }
 
+    @Override
+    public int maxValueBytes() {
+        Answer.Hello h = hello;
+        return h == null ? -1 : h.maxValueBytes();
+    }
+
     /** True when this session opened with a Hello that the server answered (it speaks 1.4). */
     public boolean speaks14() {
         return hello != null;

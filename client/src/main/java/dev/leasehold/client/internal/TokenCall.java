@@ -2,6 +2,7 @@ package dev.leasehold.client.internal;
 
 import dev.leasehold.client.CheckOutcome;
 import dev.leasehold.client.ExtendOutcome;
+import dev.leasehold.client.ProclaimOutcome;
 import dev.leasehold.client.ReleaseOutcome;
 import dev.leasehold.protocol.Answer;
 import dev.leasehold.protocol.FrameWriter;
@@ -34,6 +35,10 @@ public final class TokenCall<R> extends Outbound<R> {
         R notHeld();
 
         R expired();
+
+        default R valueSet() {
+            throw new IllegalStateException("a V answered a Release, an Extend or a Check");
+        }
     }
 
     private static final Outcomes<ReleaseOutcome> RELEASE = new Outcomes<>() {
@@ -94,8 +99,32 @@ public final class TokenCall<R> extends Outbound<R> {
         }
     };
 
+    private static final Outcomes<ProclaimOutcome> VALUE = new Outcomes<>() {
+        public ProclaimOutcome released() {
+            throw new IllegalStateException("an R answered a Value");
+        }
+
+        public ProclaimOutcome extended(long validUntil) {
+            throw new IllegalStateException("an E answered a Value");
+        }
+
+        public ProclaimOutcome notHeld() {
+            return new ProclaimOutcome.NotHeld();
+        }
+
+        public ProclaimOutcome expired() {
+            return new ProclaimOutcome.Indeterminate("no answer before the lease would have ended");
+        }
+
+        public ProclaimOutcome valueSet() {
+            return new ProclaimOutcome.Proclaimed();
+        }
+    };
+
     private final byte[] key;
     private final long token;
+    /** For a Value ({@code V}, PROTOCOL.md 17.1): the value to set; else null. */
+    private final byte[] value;
     /** True for a Check (then {@link #leaseSeconds} is 0). */
     private final boolean check;
     /** 0 for a Release or a Check, else the Extend's lease in seconds. */
@@ -117,8 +146,14 @@ public final class TokenCall<R> extends Outbound<R> {
     private long confirmedLeaseEnd;
 
     private TokenCall(Engine engine, byte[] key, long token, int leaseSeconds, long giveUpAt, Outcomes<R> outcomes) {
+        this(engine, key, token, leaseSeconds, null, giveUpAt, outcomes);
+    }
+
+    private TokenCall(Engine engine, byte[] key, long token, int leaseSeconds, byte[] value, long giveUpAt,
+            Outcomes<R> outcomes) {
         super(engine);
         this.key = key;
+        this.value = value;
         this.token = token;
         this.check = outcomes == CHECK;
         this.leaseSeconds = leaseSeconds;
@@ -136,6 +171,16 @@ public final class TokenCall<R> extends Outbound<R> {
 
     static TokenCall<CheckOutcome> check(Engine engine, byte[] key, long token, long giveUpAt) {
         return new TokenCall<>(engine, key, token, 0, giveUpAt, CHECK);
+    }
+
+    /**
+     * A Value (PROTOCOL.md 9.16): sets {@code value} on the exclusive grant {@code token}; retried
+     * like an Extend (setting a value twice is harmless). A session that cannot carry it (1.3, or
+     * a value over its {@code max_value_bytes}) does not write it: the call fails (see
+     * {@link #refusal}).
+     */
+    static TokenCall<ProclaimOutcome> value(Engine engine, byte[] key, long token, byte[] value, long giveUpAt) {
+        return new TokenCall<>(engine, key, token, 0, value, giveUpAt, VALUE);
     }
 
     void start() {
@@ -165,11 +210,23 @@ public final class TokenCall<R> extends Outbound<R> {
         return now - giveUpAt >= 0 ? outcomes.expired() : null;
     }
 
+    /** A Value on a session that cannot carry it (9.13: an X 1 or X 3 would close it). */
+    @Override
+    RuntimeException refusal(Link s) {
+        if (value == null || value.length <= s.maxValueBytes()) {
+            return null;
+        }
+        return new IllegalStateException(s.maxValueBytes() < 0
+                ? "a value cannot be sent to a revision 1.3 server (PROTOCOL.md 9.16.2); nothing was sent"
+                : "the value of " + value.length + " bytes is longer than the server's max-value-bytes of "
+                        + s.maxValueBytes() + " (leasehold.max-value-bytes); nothing was sent");
+    }
+
     @Override
     byte[] encode(long now) {
         attempts++;
-        return FrameWriter.encode(check ? new Request.Check(token, key)
-                : leaseSeconds > 0 ? new Request.Extend(leaseSeconds, token, key) : new Request.Release(token, key));
+        return FrameWriter.encode(value != null ? new Request.SetValue(token, value, key)
+                : check ? new Request.Check(token, key) : leaseSeconds > 0 ? new Request.Extend(leaseSeconds, token, key) : new Request.Release(token, key));
     }
 
     @Override
@@ -185,11 +242,15 @@ public final class TokenCall<R> extends Outbound<R> {
         }
         if (overdue) {
             // Releases and Extends are answered at once; a session that sits on one is unusable.
-            s.close("a " + (check ? "Check" : leaseSeconds > 0 ? "Extend" : "Release") + " got no answer within the response grace");
+            s.close("a " + kind() + " got no answer within the response grace");
         }
     }
 
-    /** A correlated {@code R}, {@code E}, {@code C} or {@code N} arrived on {@code s}. */
+    private String kind() {
+        return value != null ? "Value" : check ? "Check" : leaseSeconds > 0 ? "Extend" : "Release";
+    }
+
+    /** A correlated {@code R}, {@code E}, {@code C}, {@code V} or {@code N} arrived on {@code s}. */
     void answer(Answer a, Link s, long receivedAt) {
         decide(() -> {
             if (session != s) {
@@ -200,7 +261,8 @@ public final class TokenCall<R> extends Outbound<R> {
                 case CURRENT -> outcomes.current();
                 case EXTENDED -> extended(receivedAt);
                 case NOT_HELD -> outcomes.notHeld();
-                case ACQUIRED, TIMED_OUT, BUSY, LIMIT_MISMATCH, PONG, HELLO, VALUE_SET, ERROR, EVENT, UNOBSERVED ->
+                case VALUE_SET -> outcomes.valueSet();
+                case ACQUIRED, TIMED_OUT, BUSY, LIMIT_MISMATCH, PONG, HELLO, ERROR, EVENT, UNOBSERVED ->
                         throw new IllegalArgumentException("not an answer to a Release, Extend or Check: " + a);
             };
         });

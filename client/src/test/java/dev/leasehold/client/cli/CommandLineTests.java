@@ -106,7 +106,7 @@ class CommandLineTests {
     void usageErrorsAreOneLineOnStderrWithExitCode64() {
         Object[][] cases = {
             {new String[] {}, "leasehold: missing command; commands are run, acquire, release, extend, ping,"
-                    + " check, inspect, top, cluster, admin (see leasehold --help)"},
+                    + " check, inspect, top, observe, cluster, admin (see leasehold --help)"},
             {new String[] {"cluster"},
                 "leasehold cluster: missing what to do: members, add, remove or replace (see leasehold cluster --help)"},
             {new String[] {"cluster", "grow"}, "leasehold cluster: unknown cluster action 'grow': members, add, remove"
@@ -134,6 +134,14 @@ class CommandLineTests {
             {new String[] {"ping", "--server", "host:99999"}, null},
             {new String[] {"run", "--key", "k", "--lease", "3s", "--", "true"}, null},
             {new String[] {"run", "--key", "k"}, null},
+            {new String[] {"acquire", "--key", "k", "--shared", "--value", "n1"},
+                "leasehold acquire: --value goes with an exclusive acquire, not with --shared"},
+            {new String[] {"acquire", "--key", "k", "--value", "x".repeat(1025)},
+                "leasehold acquire: --value is 1025 bytes; a value is at most 1024"},
+            {new String[] {"observe"}, "leasehold observe: observe needs --key (see leasehold observe --help)"},
+            {new String[] {"observe", "k", "--value", "v"}, "leasehold observe: unknown option --value for observe"
+                    + " (see leasehold observe --help)"},
+            {new String[] {"ping", "--once"}, null},
         };
         for (Object[] c : cases) {
             Run r = run((String[]) c[0]);

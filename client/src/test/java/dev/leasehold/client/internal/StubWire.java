@@ -36,14 +36,16 @@ public final class StubWire implements AutoCloseable {
         final List<String> closeReasons = new ArrayList<>();
         boolean closed;
         /** The server's max_wait_ms from its Hello: -1 plays a 1.3 session (the default). */
-        long maxWaitMillis = -1;
+        long maxWaitMillis = defaultMaxWait;
+        /** The server's max_value_bytes from its Hello: -1 on a 1.3 session. */
+        int maxValueBytes = defaultMaxValue;
 
         @Override
         public boolean register(Outbound<?> o) {
             if (closed) {
                 return false;
             }
-            if (!(o instanceof WithdrawCall)) { // no answer of its own, as in the Correlator
+            if (!(o instanceof WithdrawCall) && !(o instanceof UnobserveCall)) { // no answer of its own, as in the Correlator
                 registered.add(o);
             }
             return true;
@@ -52,6 +54,11 @@ public final class StubWire implements AutoCloseable {
         @Override
         public long maxWaitMillis() {
             return maxWaitMillis;
+        }
+
+        @Override
+        public int maxValueBytes() {
+            return maxValueBytes;
         }
 
         /** A request for this session only (a Withdraw): queued with the submitted ones, written by {@link #write}. */
@@ -90,6 +97,9 @@ public final class StubWire implements AutoCloseable {
         }
     }
 
+    /** What a new session's Hello says (see {@link #speak14Everywhere}): 1.3 by default. */
+    private long defaultMaxWait = -1;
+    private int defaultMaxValue = -1;
     public final ManualTime time = new ManualTime();
     private final Engine engine;
     private final Deque<Outbound<?>> submitted = new ArrayDeque<>();
@@ -144,6 +154,19 @@ public final class StubWire implements AutoCloseable {
     /** From now on the session speaks revision 1.4 with this {@code max_wait_ms} (as after its Hello). */
     public void speak14(long maxWaitMillis) {
         link.maxWaitMillis = maxWaitMillis;
+    }
+
+    /** This session and every later one speak 1.4 with these limits (as after their Hellos). */
+    public void speak14Everywhere(long maxWaitMillis, int maxValueBytes) {
+        defaultMaxWait = maxWaitMillis;
+        defaultMaxValue = maxValueBytes;
+        link.maxWaitMillis = maxWaitMillis;
+        link.maxValueBytes = maxValueBytes;
+    }
+
+    /** From now on this session and every later one speak 1.3 (as after an {@code X 1} to the Hello). */
+    public void speak13Everywhere() {
+        speak14Everywhere(-1, -1);
     }
 
     /** Requests offered to the pool and not yet taken by {@link #write}. */
@@ -220,6 +243,10 @@ public final class StubWire implements AutoCloseable {
 
     /** The server's answer arrives now, correlated as the real session does. */
     public void answer(Answer a) {
+        if (a instanceof Answer.Event || a instanceof Answer.Unobserved) {
+            watchAnswer(a);
+            return;
+        }
         long key = switch (a.type()) {
             case ACQUIRED -> ((Answer.Acquired) a).owner();
             case TIMED_OUT -> ((Answer.TimedOut) a).owner();
@@ -230,16 +257,19 @@ public final class StubWire implements AutoCloseable {
             case NOT_HELD -> ((Answer.NotHeld) a).token();
             case CURRENT -> ((Answer.Current) a).token();
             case PONG -> ((Answer.Pong) a).nonce();
-            case HELLO, VALUE_SET, ERROR, EVENT, UNOBSERVED -> throw new IllegalArgumentException("not correlated: " + a);
+            case VALUE_SET -> ((Answer.ValueSet) a).token();
+            case HELLO, ERROR, EVENT, UNOBSERVED -> throw new IllegalArgumentException("not correlated: " + a);
         };
         for (Iterator<Outbound<?>> it = link.registered.iterator(); it.hasNext();) {
             Outbound<?> o = it.next();
             long id = o instanceof AcquireCall c ? c.owner() : o instanceof TokenCall<?> t ? t.token()
-                    : ((PingCall) o).nonce();
+                    : o instanceof ObserveCall w ? w.watch() : ((PingCall) o).nonce();
             if (id == key) {
                 it.remove();
                 long now = time.nanoTime();
-                if (o instanceof AcquireCall c) {
+                if (o instanceof ObserveCall w) {
+                    w.busy(link); // B watch: ids and owners come from one counter
+                } else if (o instanceof AcquireCall c) {
                     c.answer(a, link, now);
                 } else if (o instanceof TokenCall<?> t) {
                     t.answer(a, link, now);
@@ -250,6 +280,23 @@ public final class StubWire implements AutoCloseable {
             }
         }
         throw new AssertionError("no request waits for " + a);
+    }
+
+    /** An event goes to its watch, a {@code U} ends it, as in the Correlator. */
+    private void watchAnswer(Answer a) {
+        long watch = a instanceof Answer.Event e ? e.watch() : ((Answer.Unobserved) a).watch();
+        for (Iterator<Outbound<?>> it = link.registered.iterator(); it.hasNext();) {
+            if (it.next() instanceof ObserveCall w && w.watch() == watch) {
+                if (a instanceof Answer.Event e) {
+                    w.event(link, e);
+                } else {
+                    it.remove();
+                    w.unobserved(link);
+                }
+                return;
+            }
+        }
+        throw new AssertionError("no watch waits for " + a);
     }
 
     /** The current session breaks; later writes go to a new one. */
