@@ -152,10 +152,9 @@ they render as integers whichever way they were given (values file or --set).
 {{- /* The admin endpoint behind `bin/leasehold cluster ...`; it refuses callers not on loopback,
 so only `kubectl exec` into a pod reaches it. */}}
 {{- $_ := set $owned "management" (dict "endpoints" (dict "web" (dict "exposure" (dict "include" "health,info,prometheus,cluster,snapshot")))) }}
-{{- else }}
-{{- /* The token-floor snapshot behind `bin/leasehold admin snapshot save`; loopback only too. */}}
-{{- $_ := set $owned "management" (dict "endpoints" (dict "web" (dict "exposure" (dict "include" "health,info,prometheus,snapshot")))) }}
 {{- end }}
+{{- /* Single node: the image's shipped list (health, info, prometheus, and locks and snapshot
+answered to the pod's loopback only), so `kubectl exec` reaches inspect, top and snapshot save. */}}
 {{- with .Values.tls.secretName }}
 {{- $dir := trimSuffix "/" $.Values.tls.mountPath }}
 {{- $bundle := dict
