@@ -443,7 +443,7 @@ func (p *faultProxy) parseRequests() *io.PipeWriter {
 			if err != nil {
 				return
 			}
-			header := map[byte]int{'A': 10, 'R': 8, 'E': 9, 'C': 8, 'P': 8, 'S': 12, 'H': 2, 'M': 18, 'W': 8}[op]
+			header := map[byte]int{'A': 10, 'R': 8, 'E': 9, 'C': 8, 'P': 8, 'S': 12, 'H': 2, 'M': 18, 'W': 8, 'V': 10, 'O': 8, 'U': 8}[op]
 			if op == 'A' || op == 'S' || op == 'M' {
 				p.set(func(p *faultProxy) { p.acquireStarts++ })
 			}
@@ -456,8 +456,8 @@ func (p *faultProxy) parseRequests() *io.PipeWriter {
 				r.ReadByte() // its terminator
 				continue
 			}
-			if op == 'M' { // its value, by count (vlen), before the key
-				if _, err := io.CopyN(io.Discard, r, int64(binary.BigEndian.Uint16(h[16:18]))); err != nil {
+			if op == 'M' || op == 'V' { // its value, by count (vlen), before the key
+				if _, err := io.CopyN(io.Discard, r, int64(binary.BigEndian.Uint16(h[len(h)-2:]))); err != nil {
 					return
 				}
 			}
