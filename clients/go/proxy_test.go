@@ -49,6 +49,9 @@ type faultProxy struct {
 	hellos      int
 	withdraws   []uint64 // the owners of the W frames forwarded
 	timeouts    []uint64 // the owners of the T answers forwarded
+	observes    []uint64 // the watch ids of the O frames forwarded
+	unobserves  []uint64 // the watch ids of the U frames forwarded
+	values      []uint64 // the tokens of the V frames forwarded
 
 	// parsers and idle count the parser goroutines, and those blocked reading for more bytes
 	// (every complete frame they were given is recorded): see caughtUp.
@@ -485,6 +488,15 @@ func (p *faultProxy) parseRequests() *io.PipeWriter {
 			case 'R':
 				tok := binary.BigEndian.Uint64(h[0:8])
 				p.set(func(p *faultProxy) { p.releases = append(p.releases, tok) })
+			case 'O':
+				id := binary.BigEndian.Uint64(h[0:8])
+				p.set(func(p *faultProxy) { p.observes = append(p.observes, id) })
+			case 'U':
+				id := binary.BigEndian.Uint64(h[0:8])
+				p.set(func(p *faultProxy) { p.unobserves = append(p.unobserves, id) })
+			case 'V':
+				tok := binary.BigEndian.Uint64(h[0:8])
+				p.set(func(p *faultProxy) { p.values = append(p.values, tok) })
 			}
 		}
 	}()
@@ -515,6 +527,14 @@ func (p *faultProxy) parseAnswers() *io.PipeWriter {
 		}
 	}()
 	return pw
+}
+
+// watchFrames is what the proxy forwarded of observing and proclaiming: O and U watch ids, V tokens.
+func (p *faultProxy) watchFrames() (observes, unobserves, values []uint64) {
+	p.caughtUp()
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return append([]uint64(nil), p.observes...), append([]uint64(nil), p.unobserves...), append([]uint64(nil), p.values...)
 }
 
 // eventually waits (bounded) for cond, failing with what was waited for.
