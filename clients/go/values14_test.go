@@ -14,14 +14,19 @@ import (
 // nextEvent is the observation's next event, within 10 s (generous: it bounds a hang).
 func nextEvent(t testing.TB, o *Observation) Event {
 	t.Helper()
+	return nextEventWithin(t, o, 10*time.Second)
+}
+
+func nextEventWithin(t testing.TB, o *Observation, atMost time.Duration) Event {
+	t.Helper()
 	select {
 	case ev, ok := <-o.Events():
 		if !ok {
 			t.Fatalf("the observation of %s ended: %v", o.Key(), o.Err())
 		}
 		return ev
-	case <-time.After(10 * time.Second):
-		t.Fatalf("no event of %s within 10 s", o.Key())
+	case <-time.After(atMost):
+		t.Fatalf("no event of %s within %v", o.Key(), atMost)
 	}
 	return Event{}
 }
