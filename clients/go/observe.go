@@ -306,6 +306,10 @@ func (o *Observation) finish(err error) {
 	o.closed, o.err = true, err
 	r := o.cur
 	o.cur = nil
+	select { // an event not yet read is not delivered after Close (9.15.5)
+	case <-o.events:
+	default:
+	}
 	close(o.events)
 	close(o.stop)
 	o.mu.Unlock()
