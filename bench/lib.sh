@@ -1,4 +1,4 @@
-# Helpers shared by the bench scripts (bench/run.sh, bench/spring-lock.sh); sourced, not run.
+# Helpers shared by the bench scripts (bench/run.sh, bench/watch.sh, bench/spring-lock.sh); sourced, not run.
 #
 # Every process started here is remembered by PID and stopped on exit (also on failure or
 # Ctrl-C), and only those: SIGTERM, then SIGKILL after a bound. A script that has more to undo
@@ -45,6 +45,28 @@ module_jar() {
     done
     echo "no $1/$2-<version>.jar: run ./mvnw -B package -DskipTests first (or leave SKIP_BUILD unset)" >&2
     return 1
+}
+
+# start_cluster JAR DIR: starts a three-node cluster with bin/leasehold-cluster (its nodes on
+# BASE_PORT and the ports above it; the caller stops it with `bin/leasehold-cluster stop DIR`) and
+# waits up to 120 s for a leader: the node whose Raft role metric says "leader, serving" (3), as
+# `bin/leasehold-cluster status` reads it. Sets CLUSTER_LEADER (its protocol port) and
+# CLUSTER_PIDS (the three node PIDs, comma-separated).
+start_cluster() {
+    local jar=$1 dir=$2 n role
+    LEASEHOLD_SERVER_JAR="$jar" bin/leasehold-cluster start "$dir"
+    CLUSTER_LEADER=""
+    for _ in $(seq 1 600); do
+        for n in 0 1 2; do
+            role=$(curl -s "http://127.0.0.1:$((BASE_PORT + 2 * n + 1))/actuator/prometheus" 2>/dev/null \
+                | awk '/^leasehold_raft_role /{print int($2)}' || true)
+            if [[ "$role" == 3 ]]; then CLUSTER_LEADER=$((BASE_PORT + 2 * n)); break; fi
+        done
+        [[ -n "$CLUSTER_LEADER" ]] && break
+        sleep 0.2
+    done
+    [[ -n "$CLUSTER_LEADER" ]] || { echo "cluster: no leader after 120 s; logs in $dir"; return 1; }
+    CLUSTER_PIDS=$(cat "$dir"/n1.pid "$dir"/n2.pid "$dir"/n3.pid | paste -sd,)
 }
 
 # start_server LOG COMMAND...: runs COMMAND, a Leasehold server started with --leasehold.port=0

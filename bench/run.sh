@@ -110,23 +110,9 @@ if wants redis redisson redisson-fair; then
 fi
 
 if [[ "${CLUSTER:-0}" == "1" ]]; then
-    LEASEHOLD_SERVER_JAR="$JAR" bin/leasehold-cluster start "$CLUSTER_DIR"
-    # The leader is the node whose Raft role metric says "leader, serving" (3), as
-    # bin/leasehold-cluster status reads it.
-    cluster_leader=""
-    for _ in $(seq 1 600); do
-        for n in 0 1 2; do
-            role=$(curl -s "http://127.0.0.1:$((BASE_PORT + 2 * n + 1))/actuator/prometheus" 2>/dev/null \
-                | awk '/^leasehold_raft_role /{print int($2)}' || true)
-            if [[ "$role" == 3 ]]; then cluster_leader=$((BASE_PORT + 2 * n)); break; fi
-        done
-        [[ -n "$cluster_leader" ]] && break
-        sleep 0.2
-    done
-    [[ -n "$cluster_leader" ]] || { echo "cluster: no leader after 120 s; logs in $CLUSTER_DIR"; exit 1; }
-    cluster_pids=$(cat "$CLUSTER_DIR"/n1.pid "$CLUSTER_DIR"/n2.pid "$CLUSTER_DIR"/n3.pid | paste -sd,)
-    echo "== cluster leader on 127.0.0.1:$cluster_leader; node PIDs $cluster_pids"
-    BENCH_ARGS+=(--cluster-port "$cluster_leader" --cluster-pid "$cluster_pids"
+    start_cluster "$JAR" "$CLUSTER_DIR"
+    echo "== cluster leader on 127.0.0.1:$CLUSTER_LEADER; node PIDs $CLUSTER_PIDS"
+    BENCH_ARGS+=(--cluster-port "$CLUSTER_LEADER" --cluster-pid "$CLUSTER_PIDS"
         --cluster-addresses "127.0.0.1:$BASE_PORT,127.0.0.1:$((BASE_PORT + 2)),127.0.0.1:$((BASE_PORT + 4))"
         --warmup 15)
     if [[ $RUN_ETCD == 1 ]]; then

@@ -140,6 +140,7 @@ they render as integers whichever way they were given (values file or --set).
       "max-shared-holders-per-key" ($l.maxSharedHoldersPerKey | int64)
       "max-shared-total" ($l.maxSharedTotal | int64)
       "max-wait" (toString $l.maxWait)
+      "max-value-bytes" ($l.maxValueBytes | int64)
       "tls" (dict "bundle" $tlsBundle "client-auth" $clientAuth)
       "acl" $acl
       "cluster" (include "leasehold.clusterConfig" . | fromYaml) }}

@@ -7,13 +7,14 @@ import dev.leasehold.protocol.HoldMode;
  * {@link CommandCodec}). Every dispatcher switches over its {@link #kind()} with no default, so
  * a new kind does not compile until each one handles it.
  */
-public sealed interface Command permits Command.Grant, Command.Release, Command.Extend, Command.Expire, Command.Check {
+public sealed interface Command permits Command.Grant, Command.Release, Command.Extend, Command.Expire, Command.Check,
+        Command.Value {
 
     Kind kind();
 
     byte[] key();
 
-    /** The grant the command is about: the one it creates, releases, extends, expires or checks. */
+    /** The grant the command is about: the one it creates, releases, extends, expires, checks or sets the value of. */
     long token();
 
     /**
@@ -26,7 +27,8 @@ public sealed interface Command permits Command.Grant, Command.Release, Command.
         RELEASE('R'),
         EXTEND('E'),
         EXPIRE('X'),
-        CHECK('C');
+        CHECK('C'),
+        VALUE('V');
 
         private static final Kind[] BY_BYTE = new Kind[256];
 
@@ -55,10 +57,16 @@ public sealed interface Command permits Command.Grant, Command.Release, Command.
 
     /**
      * {@code token} granted on {@code key} for {@code leaseSeconds}, holding it in {@code mode}
-     * (an acquire, or a waiter granted from the queue; PROTOCOL.md sections 3 and 13). Release,
-     * Extend, Expire and Check of any grant are the commands below, by its token.
+     * (an acquire, or a waiter granted from the queue; PROTOCOL.md sections 3 and 13), with its
+     * {@code M}'s value (section 17; exclusive only, null for none). Release, Extend, Expire, Check
+     * and Value of any grant are the commands below, by its token.
      */
-    record Grant(byte[] key, long token, int leaseSeconds, HoldMode mode) implements Command {
+    record Grant(byte[] key, long token, int leaseSeconds, HoldMode mode, byte[] value) implements Command {
+
+        /** A grant without a value. */
+        public Grant(byte[] key, long token, int leaseSeconds, HoldMode mode) {
+            this(key, token, leaseSeconds, mode, null);
+        }
 
         /** An exclusive grant. */
         public Grant(byte[] key, long token, int leaseSeconds) {
@@ -102,6 +110,17 @@ public sealed interface Command permits Command.Grant, Command.Release, Command.
         @Override
         public Kind kind() {
             return Kind.EXPIRE;
+        }
+    }
+
+    /**
+     * A set value ({@code V}) of {@code token} (PROTOCOL.md 17.6): the key's active exclusive grant
+     * {@code token}, if it is one when applied, now has {@code value} (empty: none); else no change.
+     */
+    record Value(byte[] key, long token, byte[] value) implements Command {
+        @Override
+        public Kind kind() {
+            return Kind.VALUE;
         }
     }
 

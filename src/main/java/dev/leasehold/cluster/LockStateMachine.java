@@ -137,8 +137,9 @@ final class LockStateMachine extends BaseStateMachine {
         if (format != Roster.ENTRY && !CommandCodec.readable(format)) {
             String message = "Raft log entry " + entry.getIndex() + " (term " + entry.getTerm() + ") has format "
                     + format + ", which this build does not know (it reads " + CommandCodec.VERSION
-                    + " = lock commands, " + Roster.ENTRY + " = member roster and " + CommandCodec.SHARED_VERSION
-                    + " = lock commands with shared grants). A newer build wrote it: upgrade this "
+                    + " = lock commands, " + Roster.ENTRY + " = member roster, " + CommandCodec.SHARED_VERSION
+                    + " = lock commands with shared grants and " + CommandCodec.VALUE_VERSION
+                    + " = lock commands with values). A newer build wrote it: upgrade this "
                     + "node to that build (docs/cluster.md \"Upgrading\": followers first, one at a time, the leader "
                     + "last). Stopping rather than skipping or misapplying a committed entry.";
             listener.unknownFormat(message);

@@ -22,6 +22,7 @@ import dev.leasehold.cluster.Command.Expire;
 import dev.leasehold.cluster.Command.Extend;
 import dev.leasehold.cluster.Command.Grant;
 import dev.leasehold.cluster.Command.Release;
+import dev.leasehold.cluster.Command.Value;
 import dev.leasehold.protocol.HoldMode;
 import dev.leasehold.registry.TokenSource;
 import dev.leasehold.server.ServingGate;
@@ -181,8 +182,13 @@ final class Proposer implements DecisionLog, TokenSource {
     // ------------------------------------------------------------------ DecisionLog
 
     @Override
-    public void granted(byte[] key, long token, int leaseSeconds, HoldMode mode) {
-        append(new Grant(key, token, leaseSeconds, mode));
+    public void granted(byte[] key, long token, int leaseSeconds, HoldMode mode, byte[] value) {
+        append(new Grant(key, token, leaseSeconds, mode, value));
+    }
+
+    @Override
+    public void valueSet(byte[] key, long token, byte[] value) {
+        append(new Value(key, token, value));
     }
 
     @Override

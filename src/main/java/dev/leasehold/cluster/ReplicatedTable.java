@@ -12,14 +12,15 @@ import java.util.Map;
 import dev.leasehold.cluster.Command.Expire;
 import dev.leasehold.cluster.Command.Extend;
 import dev.leasehold.cluster.Command.Grant;
+import dev.leasehold.cluster.Command.Value;
 import dev.leasehold.protocol.HoldMode;
 import dev.leasehold.registry.HeldGrant;
 
 /**
  * The replicated part of the lock state in cluster mode (PROTOCOL.md section 10): which key is
- * held by which token (exclusive), or by which shared slots under which limit (section 13), the
- * longest lease requested for each grant, the keys and shared slots in lock-delay, and the token
- * counter. Every node applies the committed {@link Command}s in log order, so every copy is
+ * held by which token (exclusive) with which value (section 17), or by which shared slots under
+ * which limit (section 13), the longest lease requested for each grant, the keys and shared slots
+ * in lock-delay, and the token counter. Every node applies the committed {@link Command}s in log order, so every copy is
  * identical; no clock is read (the leader times leases, entries carry durations only).
  *
  * <p>Queues, waiters and lease ends are not here: they belong to the leader's registry, which a
@@ -37,9 +38,14 @@ public final class ReplicatedTable {
         EXPIRED,
         /** A Check: never a change. */
         CHECKED,
+        /** A set value of the key's active exclusive grant (the value may be the one it had). */
+        VALUE_SET,
         /** The lock-delay after an expiry ended: the key (or that shared slot) is free. */
         DELAY_ENDED,
-        /** Release/Extend/Expire of a token that is not an active grant of the key: no change. */
+        /**
+         * Release/Extend/Expire/Value of a token that is not an active grant of the key (for Value:
+         * not its active exclusive grant): no change.
+         */
         NOT_HELD,
         /**
          * A grant the table cannot take: an exclusive grant on a key that is still held (exclusive
@@ -53,13 +59,15 @@ public final class ReplicatedTable {
     /**
      * One hold: the active grant {@code token} (its longest lease {@code maxLeaseSeconds}), or,
      * with {@code token} 0, a place kept by the lock-delay after {@code delayedToken}'s lease ran
-     * out, for {@code delaySeconds} (a duration only: the leader times it).
+     * out, for {@code delaySeconds} (a duration only: the leader times it). An active exclusive grant
+     * may have a {@code value} (PROTOCOL.md section 17), null for none.
      */
     private static final class Slot {
         long token;
         int maxLeaseSeconds;
         long delayedToken;
         int delaySeconds;
+        byte[] value;
 
         static Slot active(long token, int maxLeaseSeconds) {
             Slot s = new Slot();
@@ -76,7 +84,7 @@ public final class ReplicatedTable {
         }
 
         HeldGrant.Slot view() {
-            return new HeldGrant.Slot(token, maxLeaseSeconds, delayedToken, delaySeconds);
+            return new HeldGrant.Slot(token, maxLeaseSeconds, delayedToken, delaySeconds, value);
         }
     }
 
@@ -157,6 +165,7 @@ public final class ReplicatedTable {
             case EXTEND -> extend(row, (Extend) command);
             case EXPIRE -> expire(key, row, (Expire) command);
             case CHECK -> Outcome.CHECKED;
+            case VALUE -> value(row, (Value) command);
         };
     }
 
@@ -174,7 +183,11 @@ public final class ReplicatedTable {
             r = new Row(g.key(), g.mode());
             rows.put(key, r);
         }
-        r.slots.add(Slot.active(g.token(), g.leaseSeconds()));
+        Slot s = Slot.active(g.token(), g.leaseSeconds());
+        if (!g.mode().isShared()) {
+            s.value = nonEmpty(g.value()); // grant and value are one entry (PROTOCOL.md 17.6)
+        }
+        r.slots.add(s);
         counter = Math.max(counter, g.token());
         return Outcome.GRANTED;
     }
@@ -202,6 +215,20 @@ public final class ReplicatedTable {
         rejected++;
         counter = Math.max(counter, token);
         return Outcome.REJECTED;
+    }
+
+    /** A set value: only on the key's active exclusive grant {@code v.token()} (PROTOCOL.md 17.2). */
+    private static Outcome value(Row row, Value v) {
+        Slot s = row == null || row.mode.isShared() ? null : row.active(v.token());
+        if (s == null) {
+            return Outcome.NOT_HELD;
+        }
+        s.value = nonEmpty(v.value());
+        return Outcome.VALUE_SET;
+    }
+
+    private static byte[] nonEmpty(byte[] value) {
+        return value == null || value.length == 0 ? null : value;
     }
 
     private static Outcome extend(Row row, Extend e) {
@@ -233,6 +260,7 @@ public final class ReplicatedTable {
                 // The place stays taken for the delay (sections 12 and 13.5), a duration only.
                 active.token = 0;
                 active.maxLeaseSeconds = 0; // no grant: nothing for a new leader to run again
+                active.value = null; // gone with its grant (PROTOCOL.md 17.2)
                 active.delayedToken = token;
                 active.delaySeconds = x.delaySeconds();
             } else {
@@ -292,9 +320,9 @@ public final class ReplicatedTable {
 
     /**
      * The snapshot format {@link #writeTo} writes: 2 added lock-delay to each row, 3 shared slots,
-     * 4 one shape for every row (a mode and its holds).
+     * 4 one shape for every row (a mode and its holds), 5 each exclusive hold's value (PROTOCOL.md 17.6).
      */
-    static final int SNAPSHOT_FORMAT = 4;
+    static final int SNAPSHOT_FORMAT = 5;
 
     /** A row's mode in format 4: its kind's byte, then the permits (u16, 0 unless a semaphore). */
     private static final byte EXCLUSIVE = 'X';
@@ -305,7 +333,8 @@ public final class ReplicatedTable {
      * Writes the whole table (a snapshot): format, counter, rejected, then every key. Format 4: each
      * row is the key, its mode (a byte: {@code X} exclusive, {@code R} read, {@code P} permits; then
      * the permits as u16), the hold count, and per hold its token (0 while in lock-delay), longest
-     * lease, delayed token and delay seconds. {@link #readFrom} still reads formats 1 to 3.
+     * lease, delayed token and delay seconds; format 5 adds, to each hold of an exclusive row, its value
+     * (u16 length, then the bytes; 0: none). {@link #readFrom} still reads formats 1 to 4.
      */
     public void writeTo(DataOutput out) throws IOException {
         out.writeInt(SNAPSHOT_FORMAT);
@@ -327,11 +356,15 @@ public final class ReplicatedTable {
                 out.writeShort(s.maxLeaseSeconds);
                 out.writeLong(s.delayedToken);
                 out.writeByte(s.delaySeconds);
+                if (!r.mode.isShared()) {
+                    out.writeShort(s.value == null ? 0 : s.value.length);
+                    out.write(s.value == null ? new byte[0] : s.value);
+                }
             }
         }
     }
 
-    /** Reads a table written by {@link #writeTo}, in format 4, or by an earlier build in format 3, 2 or 1. */
+    /** Reads a table written by {@link #writeTo}, in format 5, or by an earlier build in format 4, 3, 2 or 1. */
     public static ReplicatedTable readFrom(DataInput in) throws IOException {
         int version = in.readInt();
         if (version < 1 || version > SNAPSHOT_FORMAT) {
@@ -344,7 +377,7 @@ public final class ReplicatedTable {
         for (int i = 0; i < n; i++) {
             byte[] key = new byte[in.readInt()];
             in.readFully(key);
-            Row r = version >= 4 ? readRow(in, key) : readOldRow(in, key, version);
+            Row r = version >= 4 ? readRow(in, key, version) : readOldRow(in, key, version);
             if (r != null && !r.slots.isEmpty()) {
                 t.rows.putIfAbsent(new Key(key), r);
             }
@@ -352,7 +385,7 @@ public final class ReplicatedTable {
         return t;
     }
 
-    private static Row readRow(DataInput in, byte[] key) throws IOException {
+    private static Row readRow(DataInput in, byte[] key, int version) throws IOException {
         int kind = in.readUnsignedByte();
         int permits = in.readUnsignedShort();
         HoldMode mode = switch (kind) {
@@ -362,7 +395,7 @@ public final class ReplicatedTable {
             default -> throw new IOException("bad snapshot row: mode " + kind);
         };
         Row r = new Row(key, mode);
-        readSlots(in, r);
+        readSlots(in, r, version >= 5 && !mode.isShared());
         return r;
     }
 
@@ -389,7 +422,7 @@ public final class ReplicatedTable {
         if (version >= 3) {
             int limit = in.readInt();
             Row shared = new Row(key, limit >= 0 && limit <= HoldMode.MAX_LIMIT ? HoldMode.ofLimit(limit) : HoldMode.READ);
-            readSlots(in, shared);
+            readSlots(in, shared, false);
             if (!shared.slots.isEmpty()) {
                 if (limit < 0 || limit > HoldMode.MAX_LIMIT || !r.slots.isEmpty()) {
                     throw new IOException("bad shared row: limit " + limit + ", " + shared.slots.size() + " slots");
@@ -400,7 +433,8 @@ public final class ReplicatedTable {
         return r;
     }
 
-    private static void readSlots(DataInput in, Row r) throws IOException {
+    /** @param values each hold is followed by its value (format 5, an exclusive row) */
+    private static void readSlots(DataInput in, Row r, boolean values) throws IOException {
         int slots = in.readInt();
         if (slots < 0) {
             throw new IOException("bad snapshot row: " + slots + " holds");
@@ -411,6 +445,11 @@ public final class ReplicatedTable {
             s.maxLeaseSeconds = in.readUnsignedShort();
             s.delayedToken = in.readLong();
             s.delaySeconds = in.readUnsignedByte();
+            if (values) {
+                byte[] v = new byte[in.readUnsignedShort()];
+                in.readFully(v);
+                s.value = nonEmpty(v);
+            }
             r.slots.add(s);
         }
     }

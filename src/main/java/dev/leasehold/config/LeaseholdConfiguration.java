@@ -73,7 +73,7 @@ public class LeaseholdConfiguration {
         }
         LeaseholdServer.Settings settings = new LeaseholdServer.Settings(props.address(), props.port(),
                 props.maxKeyBytes(), props.frameTimeout(), budget.effective(), props.effectiveIoThreads(),
-                props.drainTimeout(), props.listenBacklog(), props.maxWait());
+                props.drainTimeout(), props.listenBacklog(), props.maxWait(), props.maxValueBytes());
         return NodeMode.server(mode, settings, registry, clock, stats, security);
     }
 }

@@ -90,6 +90,8 @@ import dev.leasehold.store.ReservedTokens;
  * @param maxWait the longest wait an {@code M} (revision 1.4's millisecond acquire) may ask for;
  *        a longer {@code wait_ms} is {@code X 3}, and a Hello reports it (PROTOCOL.md 14.4). From
  *        {@code 255s} (every {@code A} and {@code S} wait fits) to {@code 3600s}, to the millisecond.
+ * @param maxValueBytes the longest value an {@code M} or a {@code V} may carry (PROTOCOL.md 17.5); a
+ *        longer {@code vlen} is {@code X 3}, and a Hello reports it. 0..1024; 0 turns values off.
  * @param tls TLS on the protocol port from a Spring SSL bundle; off unless {@code tls.bundle} is set.
  * @param acl key ACLs for mutual-TLS clients: identity ({@code subject:<DN>}, {@code dns:<name>},
  *        {@code uri:<uri>}, {@code email:<address>} or {@code ip:<address>}; in YAML write the key in
@@ -120,6 +122,7 @@ public record LeaseholdProperties(
         @DefaultValue("" + RegistryLimits.DEFAULT_MAX_SHARED_PER_KEY) int maxSharedHoldersPerKey,
         @DefaultValue("" + RegistryLimits.DEFAULT_MAX_SHARED_TOTAL) int maxSharedTotal,
         @DefaultValue(LeaseholdServer.Settings.DEFAULT_MAX_WAIT_SECONDS + "s") Duration maxWait,
+        @DefaultValue("" + LeaseholdServer.Settings.DEFAULT_MAX_VALUE_BYTES) int maxValueBytes,
         @DefaultValue Tls tls,
         Map<String, List<String>> acl,
         @DefaultValue Cluster cluster) {
@@ -167,6 +170,8 @@ public record LeaseholdProperties(
         check(maxWait != null && maxWait.compareTo(LeaseholdServer.Settings.MIN_MAX_WAIT) >= 0
                 && maxWait.compareTo(LeaseholdServer.Settings.MAX_MAX_WAIT) <= 0 && maxWait.toNanosPart() % 1_000_000 == 0,
                 "leasehold.max-wait", maxWait, "must be 255s..3600s, to the millisecond");
+        check(maxValueBytes >= 0 && maxValueBytes <= LeaseholdServer.Settings.MAX_MAX_VALUE_BYTES,
+                "leasehold.max-value-bytes", maxValueBytes, "must be 0..1024 (0: values off)");
         tls = tls != null ? tls : new Tls(null, ClientAuth.NONE);
         acl = acl == null ? Map.of() : Collections.unmodifiableMap(new LinkedHashMap<>(acl));
         for (String identity : acl.keySet()) {

@@ -172,6 +172,7 @@ public final class LocksEndpoint implements DisposableBean {
         m.put("state", v.state().label());
         if (v.token() != 0) {
             m.put("token", Long.toUnsignedString(v.token()));
+            putValue(m, v.value());
             m.put("grantedAgoMs", ms(v.grantedAgoNanos()));
             m.put("leaseRemainingMs", ms(v.leaseRemainingNanos()));
             m.put("longestLeaseSeconds", v.longestLeaseSeconds());
@@ -215,6 +216,21 @@ public final class LocksEndpoint implements DisposableBean {
         waiters.put("oldestKinds", v.oldestWaiterKinds());
         m.put("waiters", waiters);
         return m;
+    }
+
+    /**
+     * The holder's value next to its token (PROTOCOL.md 17.2 rule 3): {@code value} as text when it
+     * is valid UTF-8 ({@code valueEncoding} {@code utf-8}; JSON escapes it), else as lower-case hex
+     * ({@code valueEncoding} {@code hex}). Left out when the grant has none.
+     */
+    private static void putValue(Map<String, Object> m, byte[] value) {
+        if (value == null) {
+            return;
+        }
+        boolean text = dev.leasehold.protocol.Utf8.isValid(value);
+        m.put("value", text ? new String(value, java.nio.charset.StandardCharsets.UTF_8)
+                : java.util.HexFormat.of().formatHex(value));
+        m.put("valueEncoding", text ? "utf-8" : "hex");
     }
 
     private static Map<String, Object> holder(SessionHandle.Peer h) {

@@ -16,8 +16,19 @@ public interface DecisionLog {
      * {@code token} was granted on {@code key} for {@code leaseSeconds}, holding it in
      * {@code mode} (PROTOCOL.md sections 3 and 13). Its Release, Extend, expiry, delay end and
      * Check are the other decisions here, by its token, whatever the mode.
+     *
+     * @param value the grant's value (its {@code M}'s, PROTOCOL.md 17.2; exclusive only), or null for none
      */
-    void granted(byte[] key, long token, int leaseSeconds, HoldMode mode);
+    void granted(byte[] key, long token, int leaseSeconds, HoldMode mode, byte[] value);
+
+    /**
+     * A set value ({@code V}) of {@code token} was decided, whether it was the key's active exclusive
+     * grant or not (as a Release): logged so that its answer, {@code V} or {@code N}, waits for a
+     * commit made after it (PROTOCOL.md 17.6).
+     *
+     * @param value the new value, empty to clear it
+     */
+    void valueSet(byte[] key, long token, byte[] value);
 
     /** A Release of {@code token} was decided (whether it was the active grant or not). */
     void released(byte[] key, long token);
@@ -44,7 +55,11 @@ public interface DecisionLog {
     /** Single-node mode: nothing is replicated. */
     DecisionLog NONE = new DecisionLog() {
         @Override
-        public void granted(byte[] key, long token, int leaseSeconds, HoldMode mode) {
+        public void granted(byte[] key, long token, int leaseSeconds, HoldMode mode, byte[] value) {
+        }
+
+        @Override
+        public void valueSet(byte[] key, long token, byte[] value) {
         }
 
         @Override

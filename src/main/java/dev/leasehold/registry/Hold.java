@@ -1,5 +1,7 @@
 package dev.leasehold.registry;
 
+import java.util.Arrays;
+
 import dev.leasehold.protocol.HoldMode;
 
 /**
@@ -29,9 +31,37 @@ abstract class Hold extends TimerNode {
     /** In lock-delay: the token whose lease ran out; else 0. */
     long delayedToken;
     long delayEndNanos;
+    /**
+     * The active exclusive grant's value (PROTOCOL.md section 17), or null: set by its {@code M} or
+     * a {@code V}, gone with the grant (every way a grant ends clears it here).
+     */
+    private byte[] value;
 
     /** How it holds the key. */
     abstract HoldMode mode();
+
+    /**
+     * The active grant's value (PROTOCOL.md section 17: exclusive grants only), or null when it has
+     * none or there is no active grant. The bytes are the hold's own: read them, never change them.
+     */
+    final byte[] value() {
+        return value;
+    }
+
+    /**
+     * Gives the active grant {@code newValue} (null or empty: none). Only {@code KeyMachine}
+     * decides when (a grant with its {@code M}'s value, a {@code V}, a new leader's install).
+     *
+     * @return true if the value changed (compared byte for byte)
+     */
+    final boolean putValue(byte[] newValue) {
+        byte[] v = newValue == null || newValue.length == 0 ? null : newValue;
+        if (Arrays.equals(value, v)) {
+            return false;
+        }
+        value = v;
+        return true;
+    }
 
     /** An active grant (not free, not in lock-delay). */
     final boolean isActive() {
@@ -66,6 +96,7 @@ abstract class Hold extends TimerNode {
     /** Starts an active grant of {@code newToken} (issued by the caller) at {@code now}. */
     final void start(long newToken, long now, int leaseSeconds, long leaseNanos) {
         token = newToken;
+        value = null; // a grant has none until its M's value or a V sets it
         delayedToken = 0;
         grantNanos = now;
         leaseEndNanos = now + leaseNanos;
@@ -89,6 +120,7 @@ abstract class Hold extends TimerNode {
     /** Ends the active grant at once (a Release, or a new leader's reset). */
     final void end() {
         token = 0;
+        value = null;
     }
 
     /**
@@ -101,6 +133,7 @@ abstract class Hold extends TimerNode {
             return -1;
         }
         token = 0;
+        value = null;
         return leaseEndNanos - grantNanos;
     }
 
@@ -110,6 +143,7 @@ abstract class Hold extends TimerNode {
      */
     final void delay(long expired, long from, long delayNanos) {
         token = 0;
+        value = null;
         delayedToken = expired;
         delayEndNanos = from + delayNanos;
         maxLeaseSeconds = 0; // no grant: nothing for a new leader to run again

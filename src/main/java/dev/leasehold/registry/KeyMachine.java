@@ -65,7 +65,7 @@ final class KeyMachine {
      * {@code L}, a grant, {@code T}, or a place in the queue.
      */
     AcquireResult acquire(Lane lane, KeyState s, byte[] key, int hash, long now, HoldMode mode, long waitMillis,
-            int leaseSeconds, long owner, long receiptNanos, SessionHandle session) {
+            int leaseSeconds, long owner, long receiptNanos, SessionHandle session, byte[] value) {
         if (lanes.isDraining()) {
             // Checked under the lane lock: drain() sets the flag before it sweeps each lane, so an
             // acquire racing with it is either swept or refused here, never left queued.
@@ -85,7 +85,7 @@ final class KeyMachine {
                 if (!capacity.reserve(mode)) {
                     yield busy(BusyReason.SHARED_TOTAL);
                 }
-                AcquireResult r = grantNow(lane, k, mode, now, leaseSeconds, owner, session);
+                AcquireResult r = grantNow(lane, k, mode, now, leaseSeconds, owner, session, value);
                 if (r instanceof AcquireResult.Busy) {
                     capacity.unreserve(mode);
                 } else if (r instanceof AcquireResult.Queued deferred) {
@@ -97,7 +97,7 @@ final class KeyMachine {
                 if (!capacity.reserve(mode)) {
                     yield busy(BusyReason.SHARED_TOTAL);
                 }
-                AcquireResult r = enqueue(lane, k, mode, owner, waitMillis, leaseSeconds, receiptNanos, session);
+                AcquireResult r = enqueue(lane, k, mode, owner, waitMillis, leaseSeconds, receiptNanos, session, value);
                 if (!(r instanceof AcquireResult.Queued q) || q.waiter().outcome() == Waiter.Outcome.DROPPED) {
                     capacity.unreserve(mode);
                 }
@@ -107,8 +107,8 @@ final class KeyMachine {
     }
 
     private AcquireResult grantNow(Lane lane, KeyState s, HoldMode mode, long now, int leaseSeconds, long owner,
-            SessionHandle session) {
-        Taken taken = takeGrant(lane, s, mode, now, leaseSeconds, session.peer());
+            SessionHandle session, byte[] value) {
+        Taken taken = takeGrant(lane, s, mode, now, leaseSeconds, session.peer(), value);
         if (taken.refused() != null) {
             capacity.uncountKeyIfFree(s);
             return busy(taken.refused());
@@ -120,7 +120,7 @@ final class KeyMachine {
             // An immediate grant answers queued_ms 0 (PROTOCOL.md section 3), however long the frame
             // took from its decoding to this lane (a cold server: 2-13 ms): the waiter's "receipt"
             // is the grant itself. Reporting less than the real wait only shortens the client's bound.
-            Waiter w = new Waiter(owner, leaseSeconds, now, session, s, mode);
+            Waiter w = new Waiter(owner, leaseSeconds, now, session, s, mode, value);
             w.granted(token, now);
             w.awaitHorizon();
             return new AcquireResult.Queued(w);
@@ -132,10 +132,11 @@ final class KeyMachine {
      * Adds a grant in {@code mode} to {@code s} (the caller reserved its shared place), or says
      * why it cannot be. The new hold is {@code s.newestHold(mode)}. A key is counted against
      * {@code max-held-keys} from its first hold until it has none, so a hand-off from a releaser to
-     * a waiter never competes with other keys for the place.
+     * a waiter never competes with other keys for the place. The grant carries {@code value} (its
+     * {@code M}'s, or null), logged with it as one decision (PROTOCOL.md 17.6).
      */
     private Taken takeGrant(Lane lane, KeyState s, HoldMode mode, long now, int leaseSeconds,
-            SessionHandle.Peer holder) {
+            SessionHandle.Peer holder, byte[] value) {
         if (!capacity.countKey(s)) {
             return Taken.refused(BusyReason.HELD_KEYS);
         }
@@ -155,8 +156,9 @@ final class KeyMachine {
         Hold h = s.addHold(mode);
         h.start(token, now, leaseSeconds, leaseNanos);
         h.holder = holder;
+        h.putValue(value);
         capacity.activeStarted(mode);
-        decisions.granted(s.key, token, leaseSeconds, mode);
+        decisions.granted(s.key, token, leaseSeconds, mode, h.value());
         lane.wheel.schedule(h, h.leaseEndNanos);
         lane.keys.putIfAbsent(s);
         return admitted;
@@ -188,14 +190,14 @@ final class KeyMachine {
      * is owed to it) and reported as Queued, which is what its handler must do: write nothing.
      */
     private AcquireResult enqueue(Lane lane, KeyState s, HoldMode mode, long owner, long waitMillis,
-            int leaseSeconds, long receiptNanos, SessionHandle session) {
+            int leaseSeconds, long receiptNanos, SessionHandle session, byte[] value) {
         if (s.waiters >= limits.maxWaitersPerKey()) {
             return busy(BusyReason.KEY_QUEUE);
         }
         if (!capacity.addWaiter()) {
             return busy(BusyReason.TOTAL_WAITERS);
         }
-        Waiter w = new Waiter(owner, leaseSeconds, receiptNanos, session, s, mode);
+        Waiter w = new Waiter(owner, leaseSeconds, receiptNanos, session, s, mode, value);
         if (session.isClosed()) {
             capacity.removeWaiter();
             w.finish(Waiter.Outcome.DROPPED);
@@ -301,7 +303,7 @@ final class KeyMachine {
     private void grantWaiter(Lane lane, KeyState s, Waiter w, long now, long handoffStartNanos) {
         HoldMode mode = w.mode;
         capacity.reserveCommitted(mode); // its place as a waiter moves to its slot (or is undone below)
-        Taken taken = takeGrant(lane, s, mode, now, w.leaseSeconds(), w.session().peer());
+        Taken taken = takeGrant(lane, s, mode, now, w.leaseSeconds(), w.session().peer(), w.value);
         if (taken.refused() != null) {
             capacity.unreserve(mode);
             w.busy(taken.refused());
@@ -345,6 +347,25 @@ final class KeyMachine {
             }
         }
         capacity.uncountKeyIfFree(s);
+    }
+
+    // ---------------------------------------------------------------- values (lane lock held)
+
+    /**
+     * A set value ({@code V}, PROTOCOL.md 17.2) of {@code token} on {@code s} (null: FREE), settled
+     * at entry as for a Release, so at or after the lease end it is {@code N}: the one place where a
+     * {@code V} changes a grant's value. Logged whatever the outcome, as a Release is, so that its
+     * answer waits for a commit made after it (17.6).
+     *
+     * @param value the new value; empty clears it
+     */
+    ValueResult setValue(KeyState s, byte[] key, long token, byte[] value) {
+        decisions.valueSet(key, token, value);
+        Hold h = s == null ? null : s.activeHold(token);
+        if (h == null || h.mode().isShared()) {
+            return ValueResult.NOT_HELD; // values on shared grants are not in 1.4
+        }
+        return h.putValue(value) ? ValueResult.SET_CHANGED : ValueResult.SET_UNCHANGED;
     }
 
     // ---------------------------------------------------------------- the queue (lane lock held)

@@ -29,11 +29,13 @@ import dev.leasehold.protocol.HoldMode;
  * @param delayedSharedSlots shared slots held by a lock-delay
  * @param oldestWaiterKinds the kinds of the oldest waiters ({@code exclusive} or {@code shared}),
  *        oldest first, as many as {@code oldestWaitsRemainingNanos}
+ * @param value the active exclusive grant's value (PROTOCOL.md section 17), or null when it has
+ *        none or there is no such grant; a queued acquire's value is never here (17.4)
  */
 public record KeyView(String key, State state, long token, long grantedAgoNanos, long leaseRemainingNanos,
         int longestLeaseSeconds, SessionHandle.Peer holder, int waiters, List<Long> oldestWaitsRemainingNanos,
         long delayedToken, long delayRemainingNanos, HoldMode sharedMode, List<SharedHolder> sharedHolders,
-        int delayedSharedSlots, List<String> oldestWaiterKinds) {
+        int delayedSharedSlots, List<String> oldestWaiterKinds, byte[] value) {
 
     /**
      * One active shared grant.
@@ -61,7 +63,7 @@ public record KeyView(String key, State state, long token, long grantedAgoNanos,
     }
 
     static KeyView free(byte[] key) {
-        return new KeyView(text(key), State.FREE, 0, 0, 0, 0, null, 0, List.of(), 0, 0, null, List.of(), 0, List.of());
+        return new KeyView(text(key), State.FREE, 0, 0, 0, 0, null, 0, List.of(), 0, 0, null, List.of(), 0, List.of(), null);
     }
 
     /** Lane lock held; {@code s} settled at {@code now}. */
@@ -90,7 +92,8 @@ public record KeyView(String key, State state, long token, long grantedAgoNanos,
         return new KeyView(text(s.key), state, held ? s.token : 0, held ? now - s.grantNanos : 0,
                 held ? Math.max(0, s.leaseEndNanos - now) : 0, held ? s.maxLeaseSeconds : 0, held ? s.holder : null,
                 s.waiters, List.copyOf(waits), s.delayedToken, s.isDelayed() ? Math.max(0, s.delayEndNanos - now) : 0,
-                s.sharedMode, List.copyOf(shared), delayedShared, List.copyOf(kinds));
+                s.sharedMode, List.copyOf(shared), delayedShared, List.copyOf(kinds),
+                held && s.value() != null ? s.value().clone() : null);
     }
 
     private static String text(byte[] key) {

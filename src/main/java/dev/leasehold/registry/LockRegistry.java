@@ -107,6 +107,23 @@ public final class LockRegistry {
      */
     public AcquireResult acquire(byte[] key, HoldMode mode, long waitMillis, int leaseSeconds, long owner,
             long receiptNanos, SessionHandle session) {
+        return acquire(key, mode, waitMillis, leaseSeconds, owner, receiptNanos, session, null);
+    }
+
+    /**
+     * As {@link #acquire(byte[], HoldMode, long, int, long, long, SessionHandle)}, for an {@code M}
+     * carrying the grant's value (PROTOCOL.md 17.2): the grant, now or when granted from the queue,
+     * has it; a queued acquire's value is shown nowhere until then.
+     *
+     * @param value at most {@code max-value-bytes} (the decoder checked it); null or empty for none;
+     *        an exclusive {@code mode} only
+     */
+    public AcquireResult acquire(byte[] key, HoldMode mode, long waitMillis, int leaseSeconds, long owner,
+            long receiptNanos, SessionHandle session, byte[] value) {
+        byte[] v = value == null || value.length == 0 ? null : value;
+        if (v != null && mode.isShared()) {
+            throw new IllegalArgumentException("a value on a shared acquire (the decoder answers X 3 before this)");
+        }
         if (mode.isShared() && mode.limit() > limits.maxSharedPerKey()) {
             throw new IllegalArgumentException("shared limit " + mode.limit()
                     + " is above leasehold.max-shared-holders-per-key (" + limits.maxSharedPerKey() + ")");
@@ -115,7 +132,7 @@ public final class LockRegistry {
             return machine.busy(BusyReason.DRAINING);
         }
         return machine.onKey(key, (lane, s, hash, now) -> machine.acquire(lane, s, key, hash, now, mode, waitMillis,
-                leaseSeconds, owner, receiptNanos, session));
+                leaseSeconds, owner, receiptNanos, session, v));
     }
 
     /**
@@ -158,6 +175,18 @@ public final class LockRegistry {
         });
         observer.released(result);
         return result;
+    }
+
+    /**
+     * Set value ({@code V}, PROTOCOL.md section 17): if {@code token} is the key's active exclusive
+     * grant (settled first, as for a Release: at or after its lease end it is not), its value
+     * becomes {@code value} ({@code V}); else {@code N}. In cluster mode the decision is logged
+     * either way and its answer waits for that commit.
+     *
+     * @param value at most {@code max-value-bytes}; empty clears it
+     */
+    public ValueResult setValue(byte[] key, long token, byte[] value) {
+        return machine.onKey(key, (lane, s, hash, now) -> machine.setValue(s, key, token, value));
     }
 
     /**

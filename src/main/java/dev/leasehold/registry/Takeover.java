@@ -65,7 +65,8 @@ final class Takeover {
      * One committed hold on {@code k}: an active grant runs for its longest lease plus
      * {@code extraNanos} from now, so no lease a previous leader granted can end early; a
      * lock-delay runs whole again from now, never shorter than what was left of it (the delay is a
-     * duration, section 12). Counted without the limits: committed grants are not refused.
+     * duration, section 12). An active exclusive grant keeps its value (section 17). Counted without
+     * the limits: committed grants are not refused.
      */
     private void install(Lane lane, KeyState k, HeldGrant h, HeldGrant.Slot slot, long now, long extraNanos) {
         Hold hold = k.addHold(h.mode());
@@ -74,6 +75,9 @@ final class Takeover {
             hold.start(slot.token(), now, slot.maxLeaseSeconds(),
                     TimeUnit.SECONDS.toNanos(slot.maxLeaseSeconds()) + extraNanos);
             hold.holder = SessionHandle.Peer.PREVIOUS_LEADER;
+            if (!h.mode().isShared()) {
+                hold.putValue(slot.value()); // installed with its grant (PROTOCOL.md 17.6)
+            }
             capacity.activeStarted(h.mode());
         } else {
             hold.delay(slot.delayedToken(), now, TimeUnit.SECONDS.toNanos(slot.delaySeconds()));

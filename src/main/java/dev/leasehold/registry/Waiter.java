@@ -30,6 +30,11 @@ public final class Waiter extends TimerNode {
     final KeyState state;
     /** How it asks to hold the key, from its request on: its own admission rule when it reaches the head. */
     final HoldMode mode;
+    /**
+     * The value its {@code M} carried (PROTOCOL.md 17.2), given to its grant; null for none. Shown
+     * nowhere while it waits (17.4).
+     */
+    final byte[] value;
 
     Waiter prevInQueue;
     Waiter nextInQueue;
@@ -45,8 +50,10 @@ public final class Waiter extends TimerNode {
     /** {@link #handoffStartNanos()} of a waiter not granted by a Release (a lease end, a grace end, a drop). */
     public static final long NO_HANDOFF = Long.MIN_VALUE;
 
-    Waiter(long owner, int leaseSeconds, long receiptNanos, SessionHandle session, KeyState state, HoldMode mode) {
+    Waiter(long owner, int leaseSeconds, long receiptNanos, SessionHandle session, KeyState state, HoldMode mode,
+            byte[] value) {
         this.mode = mode;
+        this.value = value;
         this.owner = owner;
         this.leaseSeconds = leaseSeconds;
         this.receiptNanos = receiptNanos;

@@ -50,6 +50,7 @@ final class Answers {
             case NOT_HELD -> appendWithLong(b, AnswerType.NOT_HELD, ((Answer.NotHeld) answer).token());
             case CURRENT -> appendWithLong(b, AnswerType.CURRENT, ((Answer.Current) answer).token());
             case PONG -> appendWithLong(b, AnswerType.PONG, ((Answer.Pong) answer).nonce());
+            case VALUE_SET -> appendWithLong(b, AnswerType.VALUE_SET, ((Answer.ValueSet) answer).token());
             case HELLO -> {
                 Answer.Hello h = (Answer.Hello) answer;
                 yield appendHello(b, h.revision(), h.maxWaitMillis(), h.maxValueBytes());

@@ -51,13 +51,6 @@ public final class LeaseholdServer implements SmartLifecycle {
     static final String DECODER = "leasehold.decoder";
     static final String SESSION = "leasehold.session";
 
-    /**
-     * {@code max-value-bytes} of this build (PROTOCOL.md 17.5): values are not served yet, which 0
-     * says (14.1, 17.5 allow it): a Hello reports 0 and an {@code M} with {@code vlen} above 0 is
-     * {@code X 3}. Not a setting until values are served.
-     */
-    static final int MAX_VALUE_BYTES = 0;
-
     /** Outbound bytes buffered per session before it stops being read (backpressure). */
     private static final WriteBufferWaterMark WATER_MARK = new WriteBufferWaterMark(32 * 1024, 128 * 1024);
 
@@ -83,9 +76,11 @@ public final class LeaseholdServer implements SmartLifecycle {
      *        {@code net.core.somaxconn})
      * @param maxWait {@code leasehold.max-wait}: the longest wait of an {@code M} ({@code X 3}
      *        above it), which a Hello reports (PROTOCOL.md 14.4); 255 s to 3600 s
+     * @param maxValueBytes {@code leasehold.max-value-bytes}: the longest value of an {@code M} or a
+     *        {@code V} ({@code X 3} above it), which a Hello reports (PROTOCOL.md 17.5); 0 to 1024, 0 = values off
      */
     public record Settings(String host, int port, int maxKeyBytes, Duration frameTimeout, int maxConnections,
-            int ioThreads, Duration drainTimeout, int listenBacklog, Duration maxWait) {
+            int ioThreads, Duration drainTimeout, int listenBacklog, Duration maxWait, int maxValueBytes) {
 
         /** Default of {@code leasehold.max-key-bytes}: the protocol's default, which the client assumes. */
         public static final int DEFAULT_MAX_KEY_BYTES = Wire.DEFAULT_MAX_KEY_BYTES;
@@ -105,6 +100,17 @@ public final class LeaseholdServer implements SmartLifecycle {
         public static final Duration MIN_MAX_WAIT = Duration.ofMillis(Wire.MIN_MAX_WAIT_MILLIS);
         /** The largest {@code leasehold.max-wait}. */
         public static final Duration MAX_MAX_WAIT = Duration.ofMillis(Wire.MAX_WAIT_MILLIS_CEILING);
+        /** Default of {@code leasehold.max-value-bytes} (PROTOCOL.md 17.5). */
+        public static final int DEFAULT_MAX_VALUE_BYTES = 256;
+        /** The largest {@code leasehold.max-value-bytes}; 0 is the smallest (values off). */
+        public static final int MAX_MAX_VALUE_BYTES = 1024;
+
+        /** As the canonical constructor, with the default {@code leasehold.max-value-bytes}. */
+        public Settings(String host, int port, int maxKeyBytes, Duration frameTimeout, int maxConnections,
+                int ioThreads, Duration drainTimeout, int listenBacklog, Duration maxWait) {
+            this(host, port, maxKeyBytes, frameTimeout, maxConnections, ioThreads, drainTimeout, listenBacklog,
+                    maxWait, DEFAULT_MAX_VALUE_BYTES);
+        }
 
         /**
          * The server's defaults on {@code host:port}: what {@code LeaseholdProperties} binds when
@@ -115,7 +121,8 @@ public final class LeaseholdServer implements SmartLifecycle {
         public static Settings defaults(String host, int port) {
             return new Settings(host, port, DEFAULT_MAX_KEY_BYTES, Duration.ofSeconds(DEFAULT_FRAME_TIMEOUT_SECONDS),
                     DEFAULT_MAX_CONNECTIONS, Runtime.getRuntime().availableProcessors(),
-                    Duration.ofSeconds(DEFAULT_DRAIN_TIMEOUT_SECONDS), DEFAULT_LISTEN_BACKLOG, DEFAULT_MAX_WAIT);
+                    Duration.ofSeconds(DEFAULT_DRAIN_TIMEOUT_SECONDS), DEFAULT_LISTEN_BACKLOG, DEFAULT_MAX_WAIT,
+                    DEFAULT_MAX_VALUE_BYTES);
         }
     }
 
@@ -151,7 +158,8 @@ public final class LeaseholdServer implements SmartLifecycle {
         ConnectionLimiter limiter = new ConnectionLimiter(settings.maxConnections());
         long frameTimeoutNanos = settings.frameTimeout().toNanos();
         SessionHandler.Shared shared = new SessionHandler.Shared(registry, clock, stats, security.acl(),
-                new ProtocolErrorLog(clock), frameTimeoutNanos, outboxes, settings.maxWait().toMillis());
+                new ProtocolErrorLog(clock), frameTimeoutNanos, outboxes, settings.maxWait().toMillis(),
+                settings.maxValueBytes());
         ServerTls tls = security.tls();
         TcpServer tcp = TcpServer.create()
                 .doOnChannelInit((observer, channel, remote) -> {
@@ -169,7 +177,7 @@ public final class LeaseholdServer implements SmartLifecycle {
                     if (limiter.admit(conn.channel())) {
                         sessions.add(conn.channel());
                         RequestDecoder decoder = new RequestDecoder(settings.maxKeyBytes(), frameTimeoutNanos, clock,
-                                registry.maxSharedPerKey(), settings.maxWait().toMillis(), MAX_VALUE_BYTES);
+                                registry.maxSharedPerKey(), settings.maxWait().toMillis(), settings.maxValueBytes());
                         conn.addHandlerLast(DECODER, decoder).addHandlerLast(SESSION, new SessionHandler(shared, decoder));
                         // Reactor Netty reads on demand of a reactive subscriber; there is none here:
                         // SessionHandler consumes every frame and manages reads itself (backpressure).

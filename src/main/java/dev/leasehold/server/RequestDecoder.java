@@ -23,9 +23,10 @@ import io.netty.handler.codec.ByteToMessageDecoder;
  *
  * <p>Checks run in byte order and the first failure wins (PROTOCOL.md section 4): the op (1, as
  * soon as the byte arrives), header fields (3, decided from the fixed header alone: for an
- * {@code M} every rule of 14.4, before any byte of value or key is read), an {@code M}'s value
- * read by count (it may hold 0x0A), key length as it arrives (4), the whole key at its
- * terminator (2), the terminator of a keyless frame (6). A frame not finished within
+ * {@code M} every rule of 14.4, for a {@code V} its {@code vlen} (17.5), before any byte of value
+ * or key is read), an {@code M}'s or {@code V}'s value read by count (it may hold 0x0A), key
+ * length as it arrives (4), the whole key at its terminator (2), the terminator of a keyless
+ * frame (6). A frame not finished within
  * {@code frameTimeout} of its first byte gets 5. An idle session (no partial frame) is never
  * timed out.
  *
@@ -54,7 +55,7 @@ final class RequestDecoder extends ByteToMessageDecoder {
     private final int maxSharedLimit;
     /** {@code leasehold.max-wait} in ms: an {@code M} waiting longer is {@code X 3} (PROTOCOL.md 14.4). */
     private final long maxWaitMillis;
-    /** {@code max-value-bytes}: an {@code M} with a longer value is {@code X 3} (17.5); 0 turns values off. */
+    /** {@code max-value-bytes}: an {@code M} or {@code V} with a longer value is {@code X 3} (17.5); 0: off. */
     private final int maxValueBytes;
 
     private State state = State.OP;
@@ -66,10 +67,10 @@ final class RequestDecoder extends ByteToMessageDecoder {
     private int limit;
     /** An {@code M}'s flags. */
     private int flags;
-    /** An {@code M}'s value, read by count before its key; empty for none. */
+    /** An {@code M}'s or {@code V}'s value, read by count before its key; empty for none. */
     private byte[] value = NO_VALUE;
     /**
-     * Owner (Acquire, Withdraw), token (Release, Extend, Check), nonce (Ping) or revision (Hello):
+     * Owner (Acquire, Withdraw), token (Release, Extend, Check, set value), nonce (Ping) or revision (Hello):
      * the header's number, by op.
      */
     private long number;
@@ -104,7 +105,8 @@ final class RequestDecoder extends ByteToMessageDecoder {
     /**
      * @param maxSharedLimit the largest limit of a shared acquire ({@code X 3} above it)
      * @param maxWaitMillis {@code leasehold.max-wait}: the longest {@code wait_ms} of an {@code M}
-     * @param maxValueBytes the longest value of an {@code M}; 0 (this build) turns values off
+     * @param maxValueBytes {@code leasehold.max-value-bytes}: the longest value of an {@code M} or a
+     *        {@code V}; 0 turns values off
      */
     RequestDecoder(int maxKeyBytes, long frameTimeoutNanos, NanoClock clock, int maxSharedLimit, long maxWaitMillis,
             int maxValueBytes) {
@@ -217,10 +219,16 @@ final class RequestDecoder extends ByteToMessageDecoder {
                 lease = in.readUnsignedByte();
                 yield in.readLong();
             }
+            case SET_VALUE -> {
+                long token = in.readLong();
+                vlen = in.readUnsignedShort();
+                yield token;
+            }
             case HELLO -> in.readUnsignedShort();
             case RELEASE, CHECK, PING, WITHDRAW -> in.readLong();
         };
-        String bad = type == RequestType.MILLI_ACQUIRE ? milliHeaderProblem(vlen) : headerProblem();
+        String bad = type == RequestType.MILLI_ACQUIRE ? milliHeaderProblem(vlen)
+                : type == RequestType.SET_VALUE ? valueTooLong("V", vlen) : headerProblem();
         if (bad != null) {
             fail(in, out, ErrorCode.BAD_ARGUMENT, bad);
             return true;
@@ -274,8 +282,7 @@ final class RequestDecoder extends ByteToMessageDecoder {
                     + maxSharedLimit + ")";
         }
         if (vlen > maxValueBytes) {
-            return "vlen " + vlen + " in M is above leasehold.max-value-bytes (" + maxValueBytes
-                    + (maxValueBytes == 0 ? ": values are off on this server)" : ")");
+            return valueTooLong("M", vlen);
         }
         if (shared && vlen > 0) {
             return "vlen " + vlen + " in a shared M: only an exclusive grant carries a value";
@@ -283,7 +290,19 @@ final class RequestDecoder extends ByteToMessageDecoder {
         return null;
     }
 
-    /** Reads an {@code M}'s value by count: any bytes, 0x0A included (PROTOCOL.md section 2). */
+    /**
+     * The {@code X 3} of a {@code vlen} above {@code max-value-bytes} in an {@code M} or a {@code V}
+     * header (PROTOCOL.md 17.5), or null: decided before any byte of the value is read.
+     */
+    private String valueTooLong(String op, int vlen) {
+        if (vlen <= maxValueBytes) {
+            return null;
+        }
+        return "vlen " + vlen + " in " + op + " is above leasehold.max-value-bytes (" + maxValueBytes
+                + (maxValueBytes == 0 ? ": values are off on this server)" : ")");
+    }
+
+    /** Reads an {@code M}'s or {@code V}'s value by count: any bytes, 0x0A included (PROTOCOL.md section 2). */
     private void readValue(ByteBuf in) {
         int n = Math.min(in.readableBytes(), value.length - valueRead);
         in.readBytes(value, valueRead, n);
@@ -325,6 +344,7 @@ final class RequestDecoder extends ByteToMessageDecoder {
             case RELEASE -> new Request.Release(number, key);
             case EXTEND -> new Request.Extend(lease, number, key);
             case CHECK -> new Request.Check(number, key);
+            case SET_VALUE -> new Request.SetValue(number, value, key);
             case PING, HELLO -> throw new IllegalStateException(name(type) + " has no key");
         });
         value = NO_VALUE;
@@ -408,6 +428,7 @@ final class RequestDecoder extends ByteToMessageDecoder {
             case HELLO -> "Hello";
             case MILLI_ACQUIRE -> "M";
             case WITHDRAW -> "Withdraw";
+            case SET_VALUE -> "V";
         };
     }
 }

@@ -54,15 +54,16 @@ final class SessionHandler extends ChannelInboundHandlerAdapter {
      * @param closeBoundNanos how long a session decided closed may take to close by itself
      * @param outboxes single node or cluster: how sessions are served and answered
      * @param maxWaitMillis {@code leasehold.max-wait}, which a Hello reports (the decoder enforces it)
+     * @param maxValueBytes {@code leasehold.max-value-bytes}, which a Hello reports (the decoder enforces it)
      */
     record Shared(LockRegistry registry, NanoClock clock, ServerStats stats, KeyAcl acl, ProtocolErrorLog errorLog,
-            long closeBoundNanos, Outboxes outboxes, long maxWaitMillis) {
+            long closeBoundNanos, Outboxes outboxes, long maxWaitMillis, int maxValueBytes) {
 
-        /** With the default {@code leasehold.max-wait} (tests). */
+        /** With the default {@code leasehold.max-wait} and {@code max-value-bytes} (tests). */
         Shared(LockRegistry registry, NanoClock clock, ServerStats stats, KeyAcl acl, ProtocolErrorLog errorLog,
                 long closeBoundNanos, Outboxes outboxes) {
             this(registry, clock, stats, acl, errorLog, closeBoundNanos, outboxes,
-                    LeaseholdServer.Settings.DEFAULT_MAX_WAIT.toMillis());
+                    LeaseholdServer.Settings.DEFAULT_MAX_WAIT.toMillis(), LeaseholdServer.Settings.DEFAULT_MAX_VALUE_BYTES);
         }
     }
 
@@ -135,6 +136,7 @@ final class SessionHandler extends ChannelInboundHandlerAdapter {
             case RELEASE -> release((Request.Release) request);
             case EXTEND -> extend(ctx, (Request.Extend) request);
             case CHECK -> check((Request.Check) request);
+            case SET_VALUE -> setValue((Request.SetValue) request);
             case PING -> ping((Request.Ping) request);
         };
         if (!waitsForHorizon && session.batchFull()) {
@@ -175,12 +177,13 @@ final class SessionHandler extends ChannelInboundHandlerAdapter {
     /**
      * An acquire in any hold mode, its wait in seconds or milliseconds ({@code A}, {@code S},
      * {@code M}; PROTOCOL.md sections 3, 13 and 14): answered {@code A}, {@code T}, {@code B} or
-     * {@code L} now, or later by the notifier when queued. An {@code M}'s value is not kept: this
-     * build's {@code max-value-bytes} is 0, so the decoder lets only empty values through.
+     * {@code L} now, or later by the notifier when queued. An {@code M}'s value goes with its grant
+     * (section 17).
      */
     private boolean acquire(Request.Acquiring a) {
+        byte[] value = a instanceof Request.MilliAcquire m ? m.value() : null;
         AcquireResult result = registry.acquire(a.key(), a.mode(), a.waitMillis(), a.leaseSeconds(), a.owner(),
-                clock.nanoTime(), session);
+                clock.nanoTime(), session, value);
         if (result instanceof AcquireResult.Granted g) {
             Answers.appendAcquired(session.batch(), a.owner(), g.token(), 0);
         } else if (result instanceof AcquireResult.TimedOut) {
@@ -209,14 +212,13 @@ final class SessionHandler extends ChannelInboundHandlerAdapter {
 
     /**
      * Hello (PROTOCOL.md 14.1): this server's revision and limits, at once, whatever revision the
-     * client speaks; nothing is remembered. Values are not served in this build:
-     * {@code max_value_bytes} is {@link LeaseholdServer#MAX_VALUE_BYTES}.
+     * client speaks; nothing is remembered.
      */
     private boolean hello(Request.Hello h) {
         if (LOG.isDebugEnabled()) {
             LOG.debug("Hello from {} speaking revision 0x{}", session.peer().address(), Integer.toHexString(h.revision()));
         }
-        Answers.appendHello(session.batch(), Wire.REVISION_1_4, shared.maxWaitMillis(), LeaseholdServer.MAX_VALUE_BYTES);
+        Answers.appendHello(session.batch(), Wire.REVISION_1_4, shared.maxWaitMillis(), shared.maxValueBytes());
         return false;
     }
 
@@ -242,6 +244,18 @@ final class SessionHandler extends ChannelInboundHandlerAdapter {
     private boolean check(Request.Check c) {
         AnswerType t = registry.check(c.key(), c.token()) ? AnswerType.CURRENT : AnswerType.NOT_HELD;
         Answers.appendWithLong(session.batch(), t, c.token());
+        return false;
+    }
+
+    /**
+     * Set value (PROTOCOL.md section 17): {@code V} if the token is the key's active exclusive grant,
+     * else {@code N}. In a cluster the answer, either one, leaves once the decision has committed,
+     * as a Release's does (the outbox holds the batch).
+     */
+    private boolean setValue(Request.SetValue v) {
+        AnswerType t = registry.setValue(v.key(), v.token(), v.value()).isSet() ? AnswerType.VALUE_SET
+                : AnswerType.NOT_HELD;
+        Answers.appendWithLong(session.batch(), t, v.token());
         return false;
     }
 

@@ -62,7 +62,8 @@ class ClusterInProcessIntegrationTests {
 
         // Revision 1.4 (PROTOCOL.md 14.5, 15.6): every node answers H; a follower answers the first
         // M or W of a session with X 8 naming the leader, as it does A.
-        dev.leasehold.protocol.Answer hello = new dev.leasehold.protocol.Answer.Hello(Wire.REVISION_1_4, LeaseholdServer.Settings.DEFAULT_MAX_WAIT.toMillis(), 0);
+        dev.leasehold.protocol.Answer hello = new dev.leasehold.protocol.Answer.Hello(Wire.REVISION_1_4, LeaseholdServer.Settings.DEFAULT_MAX_WAIT.toMillis(),
+                LeaseholdServer.Settings.DEFAULT_MAX_VALUE_BYTES);
         for (Request first : List.of(Request.MilliAcquire.exclusive(200, 5, 3, Request.key("other")),
                 new Request.Withdraw(3, Request.key("other")))) {
             try (RawClient c = new RawClient(client[follower])) {

@@ -39,7 +39,7 @@ class LogFormatIntegrationTests {
             int leader = cluster.awaitServingLeader(-1);
             long appliedBefore = cluster.node(leader).status().appliedIndex();
             assertThat(cluster.logFailed()).isFalse();
-            byte[] newer = {(byte) (CommandCodec.SHARED_VERSION + 1), 1, 2, 3}; // the next format byte a newer build would use
+            byte[] newer = {(byte) (CommandCodec.VALUE_VERSION + 1), 1, 2, 3}; // the next format byte a newer build would use
             try (RaftClient c = RaftClient.newBuilder().setProperties(new RaftProperties())
                     .setRaftGroup(cluster.raftGroup()).setClientId(ClientId.randomId())
                     .setLeaderId(cluster.raftGroup().getPeers().stream()

@@ -60,7 +60,7 @@ class ProposerTests {
     void aCheckWaitsForANewEntryEvenWhenEverythingHasCommitted() throws Exception {
         proposer.start();
         proposer.open(0);
-        proposer.granted(key("a"), 1, 10, HoldMode.EXCLUSIVE);
+        proposer.granted(key("a"), 1, 10, HoldMode.EXCLUSIVE, null);
         proposals.poll(5, TimeUnit.SECONDS).complete("ok");
         Wait.until("the proposer's barrier committed (committed?)", Duration.ofSeconds(10), () -> proposer.committed(proposer.barrier()),
                 committed -> committed);
@@ -139,7 +139,7 @@ class ProposerTests {
         proposer.start();
         proposer.open(41);
         assertThat(proposer.next()).as("tokens continue above the replicated counter").isEqualTo(42);
-        proposer.granted(key("a"), 42, 10, HoldMode.EXCLUSIVE);
+        proposer.granted(key("a"), 42, 10, HoldMode.EXCLUSIVE, null);
         long first = proposer.barrier();
         List<String> answered = new CopyOnWriteArrayList<>();
         proposer.whenCommitted(first, ok -> answered.add("first " + ok));
@@ -169,14 +169,14 @@ class ProposerTests {
     void whenServingStopsWaitingAnswersAreDroppedAndNothingIsIssued() throws Exception {
         proposer.start();
         proposer.open(0);
-        proposer.granted(key("a"), proposer.next(), 10, HoldMode.EXCLUSIVE);
+        proposer.granted(key("a"), proposer.next(), 10, HoldMode.EXCLUSIVE, null);
         List<Boolean> answered = new CopyOnWriteArrayList<>();
         proposer.whenCommitted(proposer.barrier(), answered::add);
         proposals.poll(5, TimeUnit.SECONDS);
         proposer.close();
         assertThat(answered).containsExactly(false);
         assertThat(proposer.next()).isEqualTo(TokenSource.NONE);
-        proposer.granted(key("b"), 5, 10, HoldMode.EXCLUSIVE); // ignored: not serving
+        proposer.granted(key("b"), 5, 10, HoldMode.EXCLUSIVE, null); // ignored: not serving
         assertThat(proposer.backlog()).isZero();
         proposer.whenCommitted(proposer.barrier(), answered::add);
         assertThat(answered).containsExactly(false, false);
@@ -203,10 +203,10 @@ class ProposerTests {
             two.start();
             two.open(0);
             List<String> answered = new CopyOnWriteArrayList<>();
-            two.granted(key("a"), 1, 10, HoldMode.EXCLUSIVE);
+            two.granted(key("a"), 1, 10, HoldMode.EXCLUSIVE, null);
             two.whenCommitted(two.barrier(), ok -> answered.add("a " + ok));
             CompletableFuture<Object> batch1 = inFlight.poll(5, TimeUnit.SECONDS);
-            two.granted(key("b"), 2, 10, HoldMode.EXCLUSIVE);
+            two.granted(key("b"), 2, 10, HoldMode.EXCLUSIVE, null);
             two.whenCommitted(two.barrier(), ok -> answered.add("b " + ok));
             CompletableFuture<Object> batch2 = inFlight.poll(5, TimeUnit.SECONDS);
             assertThat(batch2).as("two batches in flight").isNotNull();

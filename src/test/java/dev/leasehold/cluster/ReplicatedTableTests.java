@@ -244,7 +244,7 @@ class ReplicatedTableTests {
     }
 
     @Test
-    void aFormatFourSnapshotRoundTripsExclusiveSharedAndDelayedRows() throws IOException {
+    void aSnapshotRoundTripsExclusiveSharedAndDelayedRowsInFormatFive() throws IOException {
         ReplicatedTable t = new ReplicatedTable();
         t.apply(new Grant("x".getBytes(UTF_8), 3, 30));
         t.apply(new Grant("d".getBytes(UTF_8), 4, 30));
@@ -260,7 +260,7 @@ class ReplicatedTableTests {
         try (DataOutputStream out = new DataOutputStream(bytes)) {
             t.writeTo(out);
         }
-        assertThat(new DataInputStream(new ByteArrayInputStream(bytes.toByteArray())).readInt()).isEqualTo(4);
+        assertThat(new DataInputStream(new ByteArrayInputStream(bytes.toByteArray())).readInt()).isEqualTo(5);
         assertThat(copy.apply(new Grant("r".getBytes(UTF_8), 14, 5, HoldMode.ofLimit(0)))).isEqualTo(Outcome.GRANTED);
         assertThat(copy.apply(new Grant("s".getBytes(UTF_8), 15, 5, HoldMode.ofLimit(4)))).isEqualTo(Outcome.GRANTED);
     }

@@ -188,6 +188,9 @@ class HelmChartTests {
         assertThat(defaults.maxWait()).isEqualTo(Duration.ofSeconds(255));
         assertThat(bind(render(t -> t.set("leasehold.maxWait", "3600s"))).maxWait()).isEqualTo(Duration.ofHours(1));
         assertThat(bind(render(t -> t.set("leasehold.maxWait", "300500ms"))).maxWait()).isEqualTo(Duration.ofMillis(300_500));
+        assertThat(defaults.maxValueBytes()).isEqualTo(256);
+        assertThat(bind(render(t -> t.set("leasehold.maxValueBytes", 0))).maxValueBytes()).isZero();
+        assertThat(bind(render(t -> t.set("leasehold.maxValueBytes", 1024))).maxValueBytes()).isEqualTo(1024);
 
         LeaseholdProperties tuned = bind(render(t -> t.set("leasehold.maxKeyBytes", 300)
                 .set("leasehold.frameTimeout", "1500ms").set("leasehold.ioThreads", 3)
@@ -530,6 +533,7 @@ class HelmChartTests {
         assertThatThrownBy(() -> render(t -> t.set("leasehold.recoveryGrace", "sometimes")))
                 .hasMessageContaining("recoveryGrace");
         assertThatThrownBy(() -> render(t -> t.set("leasehold.maxWait", "one hour"))).hasMessageContaining("maxWait");
+        assertThatThrownBy(() -> render(t -> t.set("leasehold.maxValueBytes", 1025))).hasMessageContaining("maxValueBytes");
         assertThatThrownBy(() -> render(t -> t.set("leasehold.maxKeyBytes", 0))).hasMessageContaining("maxKeyBytes");
         assertThat(Rendered.of(render(t -> t.set("replicaCount", 0))).one("StatefulSet"))
                 .extracting(s -> map(s, "spec").get("replicas")).isEqualTo(0);

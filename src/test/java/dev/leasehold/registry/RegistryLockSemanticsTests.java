@@ -104,13 +104,18 @@ class RegistryLockSemanticsTests implements LockSemanticsContract {
                 yield null;
             }
             case HELLO -> new Answer.Hello(Wire.REVISION_1_4, Wire.MIN_MAX_WAIT_MILLIS, 0);
+            case SET_VALUE -> {
+                Request.SetValue v = (Request.SetValue) r;
+                yield h.registry.setValue(v.key(), v.token(), v.value()).isSet() ? new Answer.ValueSet(v.token())
+                        : new Answer.NotHeld(v.token());
+            }
         };
     }
 
     /** As {@link #acquire}, plus {@code L}: an {@code S} or an {@code M}, in its own mode. */
     private Answer anyAcquire(Request.Acquiring a, SessionHandle session) {
         AcquireResult result = h.registry.acquire(a.key(), a.mode(), a.waitMillis(), a.leaseSeconds(), a.owner(),
-                h.clock.nanoTime(), session);
+                h.clock.nanoTime(), session, a instanceof Request.MilliAcquire m ? m.value() : null);
         if (result instanceof AcquireResult.Granted g) {
             return new Answer.Acquired(a.owner(), g.token(), 0);
         }

@@ -112,7 +112,12 @@ class SharedPromotionTests {
     private DecisionLog recorder() {
         return new DecisionLog() {
             @Override
-            public void granted(byte[] key, long token, int leaseSeconds, HoldMode mode) {
+            public void valueSet(byte[] key, long token, byte[] value) {
+                decisions.add("V " + new String(key) + " " + token);
+            }
+
+            @Override
+            public void granted(byte[] key, long token, int leaseSeconds, HoldMode mode, byte[] value) {
                 decisions.add(mode.isShared()
                         ? "S " + new String(key) + " " + token + " " + leaseSeconds + " " + mode.limit()
                         : "G " + new String(key) + " " + token + " " + leaseSeconds);

@@ -195,8 +195,14 @@ class WithdrawAndMillisecondWaitTests {
         java.util.List<String> logged = new java.util.ArrayList<>();
         DecisionLog log = new DecisionLog() {
             @Override
-            public void granted(byte[] key, long token, int leaseSeconds, dev.leasehold.protocol.HoldMode mode) {
+            public void granted(byte[] key, long token, int leaseSeconds, dev.leasehold.protocol.HoldMode mode,
+                    byte[] value) {
                 logged.add("granted " + token);
+            }
+
+            @Override
+            public void valueSet(byte[] key, long token, byte[] value) {
+                logged.add("value " + token);
             }
 
             @Override

@@ -53,6 +53,8 @@ class AnswersTests {
             case LIMIT_MISMATCH -> new Golden(new Answer.LimitMismatch(1, 4), "4C 00 00 00 00 00 00 00 01 00 04 0A");
             // PROTOCOL.md 14.7: "a 1.4 server's answer (max-wait 255000 ms, max-value-bytes 256)"
             case HELLO -> new Golden(new Answer.Hello(0x0104, 255_000, 256), "48 01 04 00 03 E4 18 01 00 0A");
+            // PROTOCOL.md 17.7: "Value set" of token 1042
+            case VALUE_SET -> new Golden(new Answer.ValueSet(1042), "56 00 00 00 00 00 00 04 12 0A");
         };
     }
 
@@ -116,9 +118,11 @@ class AnswersTests {
         // "a 1.4 server's answer (max-wait 255000 ms, max-value-bytes 256)"
         assertThat(sent(ch -> Answers.appendHello(ch.alloc().buffer(), 0x0104, 255_000, 256)))
                 .isEqualTo("48 01 04 00 03 E4 18 01 00 0A");
-        // This build: values off (max-value-bytes 0), max-wait at its ceiling of 3600 s.
-        assertThat(sent(ch -> Answers.appendHello(ch.alloc().buffer(), 0x0104, 3_600_000, LeaseholdServer.MAX_VALUE_BYTES)))
+        // Values off (max-value-bytes 0), max-wait at its ceiling of 3600 s; and the largest max-value-bytes.
+        assertThat(sent(ch -> Answers.appendHello(ch.alloc().buffer(), 0x0104, 3_600_000, 0)))
                 .isEqualTo("48 01 04 00 36 EE 80 00 00 0A");
+        assertThat(sent(ch -> Answers.appendHello(ch.alloc().buffer(), 0x0104, 3_600_000,
+                LeaseholdServer.Settings.MAX_MAX_VALUE_BYTES))).isEqualTo("48 01 04 00 36 EE 80 04 00 0A");
     }
 
     @Test

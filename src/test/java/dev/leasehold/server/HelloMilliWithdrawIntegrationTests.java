@@ -17,8 +17,8 @@ import dev.leasehold.testing.TestServer;
 
 /**
  * Revision 1.4's {@code H}, {@code M} and {@code W} (PROTOCOL.md sections 14 and 15) against the
- * real server over real sockets, with {@code leasehold.max-wait} set to 300 s: Hello reports it
- * and values off; a 200 ms {@code M} on a held key ends with {@code T} after 200 ms (and well
+ * real server over real sockets, with {@code leasehold.max-wait} set to 300 s and values off
+ * ({@code leasehold.max-value-bytes} 0; values served: {@code ValuesIntegrationTests}): Hello reports both; a 200 ms {@code M} on a held key ends with {@code T} after 200 ms (and well
  * within the generous bound a loaded build machine needs); a {@code W} ends a queued {@code M} with
  * {@code T} at once and the next waiter gets the key when the holder releases; an {@code M} with a
  * value or too long a wait is {@code X 3}.
@@ -29,7 +29,7 @@ class HelloMilliWithdrawIntegrationTests {
 
     @BeforeAll
     static void start() {
-        server = TestServer.start(Map.of("leasehold.max-wait", "300s"));
+        server = TestServer.start(Map.of("leasehold.max-wait", "300s", "leasehold.max-value-bytes", "0"));
     }
 
     @AfterAll

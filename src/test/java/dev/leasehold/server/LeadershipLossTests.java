@@ -113,7 +113,7 @@ class LeadershipLossTests {
      */
     @Test
     void aFollowerAnswersHelloAndRefusesMAndWWithX8() {
-        assertThat(exchange(HELLO)).as("H on a follower").startsWith("48 01 04 00 03 E4 18 00 00 0A");
+        assertThat(exchange(HELLO)).as("H on a follower").startsWith("48 01 04 00 03 E4 18 01 00 0A");
         assertThat(exchange(M_200MS)).isEqualTo(x(8, HINT));
         assertThat(ch.isOpen()).isFalse();
 
@@ -136,8 +136,33 @@ class LeadershipLossTests {
         assertThat(exchange(ACQUIRE)).startsWith("41 00 00 00 00 00 00 00 01");
         assertThat(exchange(M_200MS.replace("00 00 00 00 C8", "00 00 00 27 10").replace(" 01 00 00 00 00 6B", " 02 00 00 00 00 6B")))
                 .as("owner 2 queues for 10 s").isEmpty();
-        assertThat(exchange(HELLO)).as("H on the leader").isEqualTo("48 01 04 00 03 E4 18 00 00 0A");
+        assertThat(exchange(HELLO)).as("H on the leader").isEqualTo("48 01 04 00 03 E4 18 01 00 0A");
         assertThat(exchange("57 00 00 00 00 00 00 00 02 6B 0A")).isEqualTo("54 00 00 00 00 00 00 00 02 0A");
+    }
+
+    /**
+     * PROTOCOL.md 17.6: a {@code V} on the leader is answered once its entry has committed, {@code V}
+     * and {@code N} alike, as a Release; a follower answers the first {@code V} of a session {@code X 8}.
+     */
+    @Test
+    void aVIsAnsweredAfterItsCommitAndAFollowerAnswersItX8() {
+        gate.promote();
+        gate.commitAll = true;
+        assertThat(exchange(ACQUIRE)).startsWith("41 00 00 00 00 00 00 00 01 00 00 00 00 00 00 03 E8");
+        gate.commitAll = false;
+        assertThat(exchange("56 00 00 00 00 00 00 03 E8 00 02 6E 31 6B 0A")).as("V of token 1000: not before its commit")
+                .isEmpty();
+        assertThat(exchange("56 00 00 00 00 00 00 03 E9 00 00 6B 0A")).as("N of token 1001: not before its commit")
+                .isEmpty();
+        gate.commitWaiting();
+        ch.runPendingTasks();
+        assertThat(outbound()).isEqualTo("56 00 00 00 00 00 00 03 E8 0A 4E 00 00 00 00 00 00 03 E9 0A");
+
+        EmbeddedChannel follower = session(new Gate());
+        EmbeddedWire.write(follower, "56 00 00 00 00 00 00 03 E8 00 02 6E 31 6B 0A");
+        follower.runPendingTasks();
+        assertThat(EmbeddedWire.written(follower)).isEqualTo(x(8, HINT));
+        follower.finishAndReleaseAll();
     }
 
     // ------------------------------------------------------------------ fixture
@@ -153,6 +178,13 @@ class LeadershipLossTests {
 
         void promote() {
             servingEpoch = ++epochs;
+        }
+
+        /** Everything proposed so far commits: the answers waiting for it go. */
+        void commitWaiting() {
+            List<Committed> now = new ArrayList<>(waiting);
+            waiting.clear();
+            now.forEach(c -> c.run(true));
         }
 
         /** Stops serving: the answers waiting for a commit are dropped. */
@@ -200,7 +232,8 @@ class LeadershipLossTests {
         LockRegistry registry = new LockRegistry(new RegistryLimits(100, 1000, 100, 1000), System::nanoTime,
                 tokens::incrementAndGet, LeaseHorizon.UNBOUNDED, new SessionNotifier(), RegistryObserver.NONE,
                 DecisionLog.NONE);
-        RequestDecoder decoder = new RequestDecoder(512, TimeUnit.SECONDS.toNanos(10), System::nanoTime);
+        RequestDecoder decoder = new RequestDecoder(512, TimeUnit.SECONDS.toNanos(10), System::nanoTime, 1024, 255_000,
+                256);
         SessionHandler handler = new SessionHandler(new SessionHandler.Shared(registry, System::nanoTime,
                 new ServerStats(), null, new ProtocolErrorLog(System::nanoTime), TimeUnit.SECONDS.toNanos(10),
                 Outboxes.commitGated(gate)), decoder);

@@ -125,12 +125,72 @@ class RequestDecoderTests {
         assertError("5A", ErrorCode.UNKNOWN_OP, "0x5A");
     }
 
-    /** This build serves H, M and W of revision 1.4, not O, U and V (sections 16, 17): X 1 at their op byte. */
+    /** This build serves H, M, W and V of revision 1.4, not O and U (section 16): X 1 at their op byte. */
     @Test
-    void observeUnobserveAndValueAreUnknownOpsInThisBuild() {
+    void observeAndUnobserveAreUnknownOpsInThisBuild() {
         assertError("4F 00 00 00 00 00 00 00 01 6B 0A", ErrorCode.UNKNOWN_OP, "0x4F");
         assertError("55 00 00 00 00 00 00 00 01 0A", ErrorCode.UNKNOWN_OP, "0x55");
-        assertError("56 00 00 00 00 00 00 03 E8 00 00 6B 0A", ErrorCode.UNKNOWN_OP, "0x56");
+    }
+
+    /**
+     * PROTOCOL.md 17.7: each {@code V} example, whole and split at every byte, its value read by
+     * count (0x0A included) before the key.
+     */
+    @Test
+    void setValueExamplesOfSection17() {
+        Object[][] examples = {
+            {"56 00 00 00 00 00 00 04 12 00 02 6E 32 6C 65 61 64 0A", new Request.SetValue(1042, Request.key("n2"), Request.key("lead"))},
+            {"56 00 00 00 00 00 00 04 12 00 00 6C 65 61 64 0A", new Request.SetValue(1042, new byte[0], Request.key("lead"))},
+            {"56 00 00 00 00 00 00 04 12 00 03 61 0A 62 6C 65 61 64 0A",
+                new Request.SetValue(1042, new byte[] {'a', 0x0A, 'b'}, Request.key("lead"))},
+        };
+        for (Object[] e : examples) {
+            byte[] frame = bytes((String) e[0]);
+            assertDecodes(valueChannel(), (String) e[0], (Request) e[1]);
+            for (int cut = 1; cut < frame.length; cut++) {
+                EmbeddedChannel ch = valueChannel();
+                ch.writeInbound(buf(slice(frame, 0, cut)));
+                assertThat((Object) ch.readInbound()).as("%s cut %d", e[0], cut).isNull();
+                ch.writeInbound(buf(slice(frame, cut, frame.length)));
+                assertThat((Object) ch.readInbound()).as("%s cut %d", e[0], cut).isEqualTo(e[1]);
+                ch.finishAndReleaseAll();
+            }
+        }
+        // Values off (max-value-bytes 0): a V with vlen 0 is decoded as usual.
+        assertDecodes(channel(512), "56 00 00 00 00 00 00 04 12 00 00 6C 65 61 64 0A",
+                new Request.SetValue(1042, new byte[0], Request.key("lead")));
+    }
+
+    /**
+     * PROTOCOL.md 17.5: a {@code V} whose {@code vlen} is above {@code max-value-bytes} is {@code X 3}
+     * as soon as its 11th byte arrives, reading no value byte; with values off any {@code vlen} above 0.
+     */
+    @Test
+    void aVHeaderWithVlenAboveMaxValueBytesIsErrorThreeAtItsEleventhByte() {
+        String[][] bad = {{"56 00 00 00 00 00 00 04 12 01 01", "max-value-bytes (256)"}, {"56 00 00 00 00 00 00 04 12 04 01", "(256)"}};
+        for (String[] b : bad) {
+            byte[] header = bytes(b[0]);
+            EmbeddedChannel ch = valueChannel();
+            ch.writeInbound(buf(slice(header, 0, 10)));
+            assertThat((Object) ch.readInbound()).isNull();
+            ch.writeInbound(buf(slice(header, 10, 11)));
+            ProtocolError e = ch.readInbound();
+            assertThat(e.code()).isEqualTo(ErrorCode.BAD_ARGUMENT);
+            assertThat(e.message()).contains("vlen").contains(b[1]);
+            ch.finishAndReleaseAll();
+        }
+        EmbeddedChannel off = channel(512);
+        off.writeInbound(buf(bytes("56 00 00 00 00 00 00 04 12 00 01")));
+        assertThat(((ProtocolError) off.readInbound()).message()).contains("values are off");
+        // 256 bytes of value: the largest this decoder takes.
+        String full = "56 00 00 00 00 00 00 04 12 01 00 " + "0A ".repeat(256) + "6B 0A";
+        assertDecodes(valueChannel(), full, new Request.SetValue(1042, filled(256, (byte) 0x0A), Request.key("k")));
+    }
+
+    private static byte[] filled(int n, byte b) {
+        byte[] out = new byte[n];
+        java.util.Arrays.fill(out, b);
+        return out;
     }
 
     @Test

@@ -119,10 +119,11 @@ class ServerLockSemanticsIntegrationTests implements LockSemanticsContract {
         return driver;
     }
 
-    /** An Acquire's or shared acquire's wait; -1 for other requests. */
+    /** An acquire's wait in whole seconds (an {@code M} of 1 to 999 ms counts as 1: it may queue); -1 for other requests. */
     private static int waitSeconds(Request r) {
         return r instanceof Request.Acquire q ? q.waitSeconds()
-                : r instanceof Request.SharedAcquire s ? s.waitSeconds() : -1;
+                : r instanceof Request.SharedAcquire s ? s.waitSeconds()
+                : r instanceof Request.MilliAcquire m ? (int) Math.min(255, (m.waitMillis() + 999) / 1000) : -1;
     }
 
     /**
@@ -130,7 +131,7 @@ class ServerLockSemanticsIntegrationTests implements LockSemanticsContract {
      * owner, the others by token or nonce).
      */
     private static boolean answers(Request r, Answer a) {
-        long owner = r instanceof Request.Acquire q ? q.owner() : r instanceof Request.SharedAcquire s ? s.owner() : -1;
+        long owner = r instanceof Request.Acquiring q ? q.owner() : -1;
         if (owner != -1) {
             return a instanceof Answer.Acquired g && g.owner() == owner
                     || a instanceof Answer.TimedOut t && t.owner() == owner

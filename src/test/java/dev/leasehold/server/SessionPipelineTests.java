@@ -132,11 +132,10 @@ class SessionPipelineTests {
         LockRegistry registry = new LockRegistry(new RegistryLimits(100, 1000, 100, 1000), clock,
                 tokens::incrementAndGet, LeaseHorizon.UNBOUNDED, new SessionNotifier(clock, RegistryObserver.NONE),
                 RegistryObserver.NONE);
-        RequestDecoder decoder = new RequestDecoder(512, TimeUnit.SECONDS.toNanos(10), clock, 1024, 300_000,
-                LeaseholdServer.MAX_VALUE_BYTES);
+        RequestDecoder decoder = new RequestDecoder(512, TimeUnit.SECONDS.toNanos(10), clock, 1024, 300_000, 0);
         EmbeddedChannel ch = new EmbeddedChannel(decoder, new SessionHandler(new SessionHandler.Shared(registry,
                 clock, new ServerStats(), null, new ProtocolErrorLog(clock), TimeUnit.SECONDS.toNanos(10),
-                Outboxes.direct(), 300_000), decoder));
+                Outboxes.direct(), 300_000, 0), decoder));
 
         assertThat(exchange(ch, "48 01 04 0A")).as("H: revision 1.4, max-wait 300000 ms, values off")
                 .isEqualTo("48 01 04 00 04 93 E0 00 00 0A");

@@ -540,6 +540,7 @@ public final class FaultProxy implements AutoCloseable {
                 case MILLI_ACQUIRE -> ((Request.MilliAcquire) r).owner();
                 case WITHDRAW -> ((Request.Withdraw) r).owner();
                 case HELLO -> ((Request.Hello) r).revision();
+                case SET_VALUE -> ((Request.SetValue) r).token();
             };
             if (r instanceof Request.Acquire a) {
                 acquires.add(new SeenAcquire(connection, a.waitSeconds(), a.leaseSeconds(), a.owner(), key, now,

@@ -322,6 +322,49 @@ public interface LockSemanticsContract {
         }
     }
 
+    private static Request.SetValue setValue(long token, String value, String key) {
+        return new Request.SetValue(token, key(value), key(key));
+    }
+
+    /**
+     * PROTOCOL.md 17.3: {@code V} answers {@code V} only for the key's active exclusive grant (one
+     * made by an {@code M} with a value, held with or without a queue), the same value again
+     * included, and {@code N} for every other token: on a FREE key, a wrong or 0 token, another key,
+     * a released grant, a shared grant. 14.3: an {@code M} with a value is granted as an {@code A}.
+     */
+    @Test
+    default void setValueAnswersVOnlyForTheActiveExclusiveGrant() throws Exception {
+        String key = newKey();
+        try (LockDriver.Conn c = driver().open(); LockDriver.Conn waiter = driver().open()) {
+            assertThat(c.call(setValue(1, "x", key))).as("FREE").isEqualTo(new Answer.NotHeld(1));
+            Answer granted = c.call(new Request.MilliAcquire(0, 0, 30, NEXT.getAndIncrement(), 0, key("n1"), key(key)));
+            assertThat(granted).isInstanceOf(Answer.Acquired.class);
+            long token = ((Answer.Acquired) granted).token();
+            assertThat(c.call(setValue(token, "n2", key))).isEqualTo(new Answer.ValueSet(token));
+            assertThat(c.call(setValue(token, "n2", key))).as("the same value: V").isEqualTo(new Answer.ValueSet(token));
+            assertThat(c.call(setValue(token, "", key))).as("vlen 0 clears").isEqualTo(new Answer.ValueSet(token));
+            assertThat(c.call(setValue(token - 1, "x", key))).isEqualTo(new Answer.NotHeld(token - 1));
+            assertThat(c.call(setValue(0, "x", key))).isEqualTo(new Answer.NotHeld(0));
+            assertThat(c.call(setValue(token, "x", "other/" + key))).isEqualTo(new Answer.NotHeld(token));
+            Request.MilliAcquire queued = new Request.MilliAcquire(0, 5_000, 30, NEXT.getAndIncrement(), 0, key("w"),
+                    key(key));
+            assertThat(waiter.call(queued)).as("an M with a value queues as an A").isNull();
+            assertThat(c.call(setValue(token, "n3", key))).as("QUEUED: the holder's still").isEqualTo(
+                    new Answer.ValueSet(token));
+            assertThat(c.call(new Request.Release(token, key(key)))).isEqualTo(new Answer.Released(token));
+            Answer.Acquired next = (Answer.Acquired) waiter.await(1000);
+            assertThat(next.owner()).isEqualTo(queued.owner());
+            assertThat(c.call(setValue(token, "x", key))).as("released").isEqualTo(new Answer.NotHeld(token));
+            assertThat(waiter.call(setValue(next.token(), "w2", key))).isEqualTo(new Answer.ValueSet(next.token()));
+            String readKey = newKey();
+            Answer.Acquired read = (Answer.Acquired) c.call(shared(readKey, 0, 30, 0));
+            assertThat(c.call(setValue(read.token(), "x", readKey))).as("a shared grant").isEqualTo(
+                    new Answer.NotHeld(read.token()));
+            waiter.call(new Request.Release(next.token(), key(key)));
+            c.call(new Request.Release(read.token(), key(readKey)));
+        }
+    }
+
     @Test
     default void tokensOnlyGrowAcrossKeys() throws Exception {
         try (LockDriver.Conn c = driver().open()) {

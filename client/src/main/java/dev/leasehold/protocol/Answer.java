@@ -5,7 +5,8 @@ package dev.leasehold.protocol;
  * answers by {@code token}, Pongs by {@code nonce}.
  */
 public sealed interface Answer permits Answer.Acquired, Answer.TimedOut, Answer.Busy, Answer.Released,
-        Answer.Extended, Answer.NotHeld, Answer.Current, Answer.Pong, Answer.Error, Answer.LimitMismatch, Answer.Hello {
+        Answer.Extended, Answer.NotHeld, Answer.Current, Answer.Pong, Answer.Error, Answer.LimitMismatch, Answer.Hello,
+        Answer.ValueSet {
 
     AnswerType type();
 
@@ -58,7 +59,10 @@ public sealed interface Answer permits Answer.Acquired, Answer.TimedOut, Answer.
         }
     }
 
-    /** The token is not the active grant of the key (released, expired, or never issued): Release, Extend, Check. */
+    /**
+     * The token is not the active grant of the key (released, expired, or never issued): Release,
+     * Extend, Check; for a set value ({@code V}), not its active exclusive grant.
+     */
     record NotHeld(long token) implements Answer {
         @Override
         public AnswerType type() {
@@ -71,6 +75,17 @@ public sealed interface Answer permits Answer.Acquired, Answer.TimedOut, Answer.
         @Override
         public AnswerType type() {
             return AnswerType.CURRENT;
+        }
+    }
+
+    /**
+     * The token of a {@code V} is the key's active exclusive grant, and its value is now the one
+     * sent (PROTOCOL.md 17.1).
+     */
+    record ValueSet(long token) implements Answer {
+        @Override
+        public AnswerType type() {
+            return AnswerType.VALUE_SET;
         }
     }
 

@@ -75,6 +75,7 @@ public final class AnswerDecoder {
             case NOT_HELD -> new Answer.NotHeld(first);
             case CURRENT -> new Answer.Current(first);
             case PONG -> new Answer.Pong(first);
+            case VALUE_SET -> new Answer.ValueSet(first);
             case LIMIT_MISMATCH -> new Answer.LimitMismatch(first, Short.toUnsignedInt(f.getShort()));
             case HELLO -> throw new IllegalStateException("decoded above");
             case ERROR -> throw new IllegalStateException("variable-length");

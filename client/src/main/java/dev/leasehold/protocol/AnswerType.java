@@ -17,7 +17,7 @@ public enum AnswerType {
     EXTENDED('E', 10),
     /** {@code C token:u64 \n}: the token of a Check is the key's active grant. */
     CURRENT('C', 10),
-    /** {@code N token:u64 \n}. */
+    /** {@code N token:u64 \n}: Release, Extend, Check or (1.4) set value of a token that is not the active grant. */
     NOT_HELD('N', 10),
     /** {@code P nonce:u64 \n}. */
     PONG('P', 10),
@@ -29,7 +29,12 @@ public enum AnswerType {
      * {@code H rev:u16 max_wait_ms:u32 max_value_bytes:u16 \n}: the server's revision and limits,
      * answering a Hello (PROTOCOL.md 14.1).
      */
-    HELLO('H', 10);
+    HELLO('H', 10),
+    /**
+     * {@code V token:u64 \n}: a {@code V}'s token is the key's active exclusive grant; its value is
+     * set (PROTOCOL.md 17.1).
+     */
+    VALUE_SET('V', 10);
 
     private static final AnswerType[] BY_BYTE = new AnswerType[256];
 

@@ -31,6 +31,10 @@ public final class FrameWriter {
                 yield RequestType.MILLI_ACQUIRE.headerBytes() + m.value().length + m.key().length + 1;
             }
             case WITHDRAW -> RequestType.WITHDRAW.headerBytes() + ((Request.Withdraw) request).key().length + 1;
+            case SET_VALUE -> {
+                Request.SetValue v = (Request.SetValue) request;
+                yield RequestType.SET_VALUE.headerBytes() + v.value().length + v.key().length + 1;
+            }
         };
     }
 
@@ -56,6 +60,7 @@ public final class FrameWriter {
             case HELLO -> out.putShort((short) ((Request.Hello) request).revision());
             case MILLI_ACQUIRE -> milliAcquireBody((Request.MilliAcquire) request, out);
             case WITHDRAW -> out.putLong(((Request.Withdraw) request).owner()).put(((Request.Withdraw) request).key());
+            case SET_VALUE -> setValueBody((Request.SetValue) request, out);
         };
         body.put(Wire.TERMINATOR);
     }
@@ -72,6 +77,10 @@ public final class FrameWriter {
     private static ByteBuffer milliAcquireBody(Request.MilliAcquire m, ByteBuffer out) {
         return out.put((byte) m.flags()).putInt((int) m.waitMillis()).put((byte) m.leaseSeconds()).putLong(m.owner())
                 .putShort((short) m.limit()).putShort((short) m.value().length).put(m.value()).put(m.key());
+    }
+
+    private static ByteBuffer setValueBody(Request.SetValue v, ByteBuffer out) {
+        return out.putLong(v.token()).putShort((short) v.value().length).put(v.value()).put(v.key());
     }
 
     private static ByteBuffer releaseBody(Request.Release r, ByteBuffer out) {

@@ -16,7 +16,7 @@ public sealed interface Request permits Request.Keyed, Request.Ping, Request.Hel
      * session's ACL (PROTOCOL.md section 4), and in cluster mode only the leader serves it
      * (section 10).
      */
-    sealed interface Keyed extends Request permits Acquiring, Release, Extend, Check, Withdraw {
+    sealed interface Keyed extends Request permits Acquiring, Release, Extend, Check, Withdraw, SetValue {
 
         /** The key, as the exact bytes received. */
         byte[] key();
@@ -203,6 +203,35 @@ public sealed interface Request permits Request.Keyed, Request.Ping, Request.Hel
         @Override
         public String toString() {
             return "Withdraw[owner=" + owner + ", key=" + Keys.printable(key) + "]";
+        }
+    }
+
+    /**
+     * Set the value of the key's active exclusive grant {@code token} (PROTOCOL.md section 17):
+     * answered {@code V token} when it is that grant, else {@code N token}. An empty value clears it.
+     *
+     * @param value any bytes, 0x0A included, at most the server's {@code max-value-bytes}; empty clears
+     */
+    record SetValue(long token, byte[] value, byte[] key) implements Keyed {
+        @Override
+        public RequestType type() {
+            return RequestType.SET_VALUE;
+        }
+
+        @Override
+        public boolean equals(Object o) {
+            return o instanceof SetValue v && v.token == token && Arrays.equals(v.value, value)
+                    && Arrays.equals(v.key, key);
+        }
+
+        @Override
+        public int hashCode() {
+            return Long.hashCode(token) * 31 + Arrays.hashCode(key);
+        }
+
+        @Override
+        public String toString() {
+            return "SetValue[token=" + token + ", vlen=" + value.length + ", key=" + Keys.printable(key) + "]";
         }
     }
 

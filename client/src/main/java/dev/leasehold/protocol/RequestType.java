@@ -36,7 +36,13 @@ public enum RequestType {
      * {@code W owner:u64 key \n}: withdraw this session's queued acquires of {@code owner} on the
      * key (PROTOCOL.md section 15). No answer of its own.
      */
-    WITHDRAW('W', 9, true);
+    WITHDRAW('W', 9, true),
+    /**
+     * {@code V token:u64 vlen:u16 value key \n}: set the value of the key's active exclusive grant
+     * {@code token} (PROTOCOL.md section 17); {@code vlen} 0 clears it. The {@code vlen} bytes of
+     * value follow the 11-byte header and are read by count, then the key.
+     */
+    SET_VALUE('V', 11, true);
 
     private static final RequestType[] BY_BYTE = new RequestType[256];
 

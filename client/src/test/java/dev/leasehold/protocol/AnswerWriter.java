@@ -33,6 +33,7 @@ public final class AnswerWriter {
             case NOT_HELD -> out.putLong(((Answer.NotHeld) answer).token());
             case CURRENT -> out.putLong(((Answer.Current) answer).token());
             case PONG -> out.putLong(((Answer.Pong) answer).nonce());
+            case VALUE_SET -> out.putLong(((Answer.ValueSet) answer).token());
             case ERROR -> out.put((byte) ((Answer.Error) answer).code()).put(message);
             case LIMIT_MISMATCH -> out.putLong(((Answer.LimitMismatch) answer).owner())
                     .putShort((short) ((Answer.LimitMismatch) answer).limit());

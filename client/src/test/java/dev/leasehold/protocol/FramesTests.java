@@ -112,6 +112,29 @@ class FramesTests {
     }
 
     /**
+     * PROTOCOL.md 17.7: set, clear and a value holding 0x0A, and both answers; the {@code M} with a
+     * value of 14.7 is above.
+     */
+    @Test
+    void setValueMatchesTheExamplesOfSection17() throws Exception {
+        assertFrame(new Request.SetValue(1042, Request.key("n2"), Request.key("lead")),
+                "56 00 00 00 00 00 00 04 12 00 02 6E 32 6C 65 61 64 0A");
+        assertFrame(new Request.SetValue(1042, new byte[0], Request.key("lead")),
+                "56 00 00 00 00 00 00 04 12 00 00 6C 65 61 64 0A");
+        assertFrame(new Request.SetValue(1042, new byte[] {'a', 0x0A, 'b'}, Request.key("lead")),
+                "56 00 00 00 00 00 00 04 12 00 03 61 0A 62 6C 65 61 64 0A");
+        byte[] set = HexFormat.ofDelimiter(" ").parseHex("56 00 00 00 00 00 00 04 12 0A");
+        byte[] notHeld = HexFormat.ofDelimiter(" ").parseHex("4E 00 00 00 00 00 00 04 12 0A");
+        for (int cut = 0; cut < set.length; cut++) {
+            AnswerDecoder d = new AnswerDecoder();
+            assertThat(d.next(ByteBuffer.wrap(set, 0, cut))).isNull();
+            assertThat(d.next(ByteBuffer.wrap(set, cut, set.length - cut))).isEqualTo(new Answer.ValueSet(1042));
+            assertThat(d.next(ByteBuffer.wrap(notHeld))).isEqualTo(new Answer.NotHeld(1042));
+        }
+        assertThat(AnswerWriter.encode(new Answer.ValueSet(1042))).isEqualTo(set);
+    }
+
+    /**
      * {@code request} encodes to {@code hexFrame}, and the test fixture {@link RequestReader} reads
      * it back from those bytes, whole and split at every byte.
      */
@@ -131,7 +154,7 @@ class FramesTests {
         Answer[] all = {new Answer.Acquired(1, 2, 4_000_000_000L), new Answer.TimedOut(3), new Answer.Busy(4),
                 new Answer.Released(5), new Answer.Extended(6), new Answer.NotHeld(7), new Answer.Current(9), new Answer.Pong(8),
                 new Answer.Error(2, "key of 3 bytes is not valid UTF-8"), new Answer.LimitMismatch(10, 65535),
-                new Answer.Hello(0x0104, 3_600_000, 0)};
+                new Answer.Hello(0x0104, 3_600_000, 0), new Answer.ValueSet(11)};
         ByteBuffer buf = ByteBuffer.allocate(1024);
         for (Answer a : all) {
             buf.put(AnswerWriter.encode(a));

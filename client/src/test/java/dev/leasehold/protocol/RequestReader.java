@@ -64,7 +64,7 @@ public final class RequestReader {
             int header = type.headerBytes();
             if (filled == header) {
                 // The value (PROTOCOL.md section 2, 1.4) is read by count: it may hold 0x0A too.
-                keyStart = header + (type == RequestType.MILLI_ACQUIRE
+                keyStart = header + (type == RequestType.MILLI_ACQUIRE || type == RequestType.SET_VALUE
                         ? ((frame[header - 2] & 0xFF) << 8 | frame[header - 1] & 0xFF) : 0);
             }
             if (filled <= Math.max(header, keyStart)) {
@@ -112,6 +112,7 @@ public final class RequestReader {
                     f.get() & 0xFF, f.getLong(), Short.toUnsignedInt(f.getShort()),
                     Arrays.copyOfRange(frame, header, keyStart), key);
             case WITHDRAW -> new Request.Withdraw(f.getLong(), key);
+            case SET_VALUE -> new Request.SetValue(f.getLong(), Arrays.copyOfRange(frame, header, keyStart), key);
         };
     }
 }

@@ -51,6 +51,26 @@ class CliInspectIntegrationTests {
         r2.release();
     }
 
+    /** PROTOCOL.md 17.2: the holder's value next to its token, as text (escaped as keys are) or hex. */
+    @Test
+    void inspectShowsTheHoldersValueAsTextOrHex() throws Exception {
+        CliProcess cli = new CliProcess(dir);
+        try (dev.leasehold.testing.RawClient raw = new dev.leasehold.testing.RawClient(server.port())) {
+            byte[] key = dev.leasehold.protocol.Request.key("lead/cli");
+            var granted = (dev.leasehold.protocol.Answer.Acquired) raw.send(new dev.leasehold.protocol.Request.MilliAcquire(
+                    0, 0, 60, 1, 0, "n1\tleader".getBytes(java.nio.charset.StandardCharsets.UTF_8), key)).next();
+            var inspect = cli.run(env(), "inspect", "lead/cli", "--http", http());
+            assertThat(inspect.exitCode()).as(inspect.err()).isZero();
+            assertThat(inspect.out()).contains("left (longest requested 60s)\n  value \"n1\\u0009leader\"\n  holder ");
+            var json = cli.run(env(), "inspect", "--key", "lead/cli", "--http", http(), "--json");
+            assertThat(json.out()).contains("\"value\":\"n1\\tleader\",\"valueEncoding\":\"utf-8\"");
+            raw.send(new dev.leasehold.protocol.Request.SetValue(granted.token(), new byte[] {(byte) 0xC3, 0x28}, key)).next();
+            var hex = cli.run(env(), "inspect", "lead/cli", "--http", http());
+            assertThat(hex.out()).contains("\n  value 0xc328 (hex)\n");
+            raw.send(new dev.leasehold.protocol.Request.Release(granted.token(), key)).next();
+        }
+    }
+
     @Test
     void inspectTopAndCheckForPeopleAndScripts() throws Exception {
         CliProcess cli = new CliProcess(dir);

@@ -166,6 +166,7 @@ final class Inspect {
      * <pre>
      * "orders/42" queued
      *   token 1000, granted 12.3s ago, lease 17.7s left (longest requested 30s)
+     *   value "n1"
      *   holder 10.0.0.7:51234 (CN=orders)
      *   2 waiters; oldest waits left: 19.8s, 5s
      * </pre>
@@ -176,6 +177,11 @@ final class Inspect {
             b.append("  token ").append(v.get("token")).append(", granted ").append(ms(v.get("grantedAgoMs")))
                     .append(" ago, lease ").append(ms(v.get("leaseRemainingMs"))).append(" left (longest requested ")
                     .append(v.get("longestLeaseSeconds")).append("s)\n");
+            if (v.get("value") != null) {
+                // PROTOCOL.md 17.2: text escaped as keys are, or hex when it is not UTF-8
+                b.append("  value ").append("hex".equals(v.get("valueEncoding")) ? "0x" + v.get("value") + " (hex)"
+                        : Context.quote(String.valueOf(v.get("value")))).append('\n');
+            }
             if (v.get("holder") instanceof Map<?, ?> h) {
                 b.append("  holder ").append(h.get("address"));
                 if (h.get("identity") != null) {
