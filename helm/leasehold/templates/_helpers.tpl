@@ -140,15 +140,21 @@ they render as integers whichever way they were given (values file or --set).
       "max-shared-holders-per-key" ($l.maxSharedHoldersPerKey | int64)
       "max-shared-total" ($l.maxSharedTotal | int64)
       "max-wait" (toString $l.maxWait)
+      "max-watches-per-session" ($l.maxWatchesPerSession | int64)
+      "max-watches-total" ($l.maxWatchesTotal | int64)
       "max-value-bytes" ($l.maxValueBytes | int64)
       "tls" (dict "bundle" $tlsBundle "client-auth" $clientAuth)
       "acl" $acl
+      "restore-from" (toString ($l.restoreFrom | default ""))
       "cluster" (include "leasehold.clusterConfig" . | fromYaml) }}
 {{- $owned := dict "leasehold" $leasehold "server" (dict "port" (.Values.management.port | int64) "address" (toString .Values.management.address)) }}
 {{- if .Values.cluster.enabled }}
 {{- /* The admin endpoint behind `bin/leasehold cluster ...`; it refuses callers not on loopback,
 so only `kubectl exec` into a pod reaches it. */}}
-{{- $_ := set $owned "management" (dict "endpoints" (dict "web" (dict "exposure" (dict "include" "health,info,prometheus,cluster")))) }}
+{{- $_ := set $owned "management" (dict "endpoints" (dict "web" (dict "exposure" (dict "include" "health,info,prometheus,cluster,snapshot")))) }}
+{{- else }}
+{{- /* The token-floor snapshot behind `bin/leasehold admin snapshot save`; loopback only too. */}}
+{{- $_ := set $owned "management" (dict "endpoints" (dict "web" (dict "exposure" (dict "include" "health,info,prometheus,snapshot")))) }}
 {{- end }}
 {{- with .Values.tls.secretName }}
 {{- $dir := trimSuffix "/" $.Values.tls.mountPath }}

@@ -14,7 +14,7 @@ import reactor.core.publisher.Mono;
 
 /**
  * The admin path's authentication (docs/security.md, "Changing members"): requests to the
- * {@code cluster} endpoint are answered only when they come from a loopback address, that is
+ * {@code cluster} and {@code snapshot} endpoints (one filter each) are answered only when they come from a loopback address, that is
  * from inside the pod ({@code kubectl exec <pod> -- bin/leasehold cluster ...}, which Kubernetes
  * RBAC already guards). Anyone else gets 403 with the reason and changes nothing. The rest of
  * the management port (health, metrics) is not affected.
@@ -38,10 +38,10 @@ public final class LoopbackOnlyFilter implements WebFilter {
         if (remote != null && remote.getAddress() != null && remote.getAddress().isLoopbackAddress()) {
             return chain.filter(exchange);
         }
-        byte[] body = ("{\"error\":\"cluster changes are accepted only from the node itself (a loopback address), "
+        byte[] body = ("{\"error\":\"" + path + " is answered only from the node itself (a loopback address), "
                 + "not from " + (remote == null ? "an unknown address" : remote.getAddress() == null
                         ? remote.getHostString() : remote.getAddress().getHostAddress())
-                + ": run leasehold cluster ... inside the pod (kubectl exec); docs/security.md\"}")
+                + ": run leasehold cluster ... or leasehold admin ... inside the pod (kubectl exec); docs/security.md\"}")
                 .getBytes(StandardCharsets.UTF_8);
         exchange.getResponse().setStatusCode(HttpStatus.FORBIDDEN);
         exchange.getResponse().getHeaders().setContentType(MediaType.APPLICATION_JSON);

@@ -1,8 +1,8 @@
 package dev.leasehold.cluster;
 
 import java.io.IOException;
+import java.time.Instant;
 import java.util.ArrayList;
-import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
@@ -12,7 +12,6 @@ import java.util.function.LongConsumer;
 
 import org.apache.ratis.client.RaftClient;
 import org.apache.ratis.conf.RaftProperties;
-import org.apache.ratis.proto.RaftProtos;
 import org.apache.ratis.protocol.RaftClientReply;
 import org.apache.ratis.protocol.RaftGroup;
 import org.apache.ratis.protocol.RaftGroupId;
@@ -28,6 +27,7 @@ import org.springframework.context.SmartLifecycle;
 
 import dev.leasehold.cluster.Formation.Storage;
 import dev.leasehold.cluster.tls.RaftTls;
+import dev.leasehold.protocol.TokenFloorSnapshot;
 import dev.leasehold.registry.DecisionLog;
 import dev.leasehold.registry.LockRegistry;
 import dev.leasehold.registry.NanoClock;
@@ -96,6 +96,9 @@ public final class ClusterNode implements ServingGate, SmartLifecycle, LockState
     private final ServingSwitch switcher;
     private final FormationRounds formation;
     private final RosterTender tender;
+    /** Whether this node was removed from the cluster, and the members a leader hint may name. */
+    private final Removal removal;
+    private final FloorSnapshots floorSnapshots;
     /** This node as its parts see it: the one view handed to each of them. */
     private final RaftHost host = new Host();
 
@@ -141,7 +144,10 @@ public final class ClusterNode implements ServingGate, SmartLifecycle, LockState
         this.switcher = new ServingSwitch(host, clock, proposer, roster, stateMachine::read, roles::schedule);
         this.formation = new FormationRounds(host, group, RaftConfig.clientParameters(tls), roster, clock, roles,
                 proposals);
-        this.tender = new RosterTender(host, stateMachine, roster, formation, switcher, tls);
+        this.removal = new Removal(settings.nodeId(), clock, roles::execute,
+                why -> switcher.stepDown("removed from the cluster (" + why + ")"));
+        this.tender = new RosterTender(host, stateMachine, roster, formation, switcher, removal, tls);
+        this.floorSnapshots = new FloorSnapshots(settings, stateMachine, proposer, switcher, removal);
     }
 
     /** The registry's decision log: every state change becomes a Raft entry. */
@@ -151,11 +157,15 @@ public final class ClusterNode implements ServingGate, SmartLifecycle, LockState
 
     /**
      * No token of this cluster that this node knows of is higher: the replicated counter, or the last
-     * token it issued as leader if that is not applied yet (metric {@code leasehold_token_high_water};
-     * an operator records it to set {@code leasehold.cluster.initial-token} after losing every disk).
+     * token it issued as leader if that is not applied yet (metric {@code leasehold_token_high_water}).
      */
     public long tokenHighWater() {
         return Math.max(Math.max(stateMachine.counter(), proposer.lastIssued()), settings.initialToken());
+    }
+
+    /** A token-floor snapshot, on the serving leader only ({@link FloorSnapshots}); else IllegalStateException. */
+    public TokenFloorSnapshot floorSnapshot(Instant now) {
+        return floorSnapshots.take(now, leaderHint());
     }
 
     /** The registry's token source: the replicated counter, continued by the serving leader. */
@@ -228,7 +238,7 @@ public final class ClusterNode implements ServingGate, SmartLifecycle, LockState
             long start = clock.nanoTime();
             try {
                 // An explicit target: with none, Ratis steps down and waits for an election timeout.
-                RaftPeerId target = handoverTarget();
+                RaftPeerId target = Handover.target(host.division(), selfId);
                 RaftClientReply reply = client.admin().transferLeadership(target,
                         settings.electionTimeoutMax().toMillis() * 2);
                 LOG.info("Drain: leadership handed over in {} ms ({})",
@@ -249,32 +259,6 @@ public final class ClusterNode implements ServingGate, SmartLifecycle, LockState
         } catch (IOException e) {
             LOG.warn("Closing the Raft server: {}", e.toString());
         }
-    }
-
-    /**
-     * The voter to hand leadership to on drain: of the current configuration's voters (a listener
-     * cannot lead), the one whose reported commit index is highest (so it has the most of the log
-     * and needs no catch-up); null if none (then Ratis steps down without a target).
-     */
-    private RaftPeerId handoverTarget() {
-        RaftServer.Division d = host.division();
-        if (d == null) {
-            return null;
-        }
-        Map<String, Long> commits = new HashMap<>();
-        for (RaftProtos.CommitInfoProto c : d.getCommitInfos()) {
-            commits.put(c.getServer().getId().toStringUtf8(), c.getCommitIndex());
-        }
-        RaftPeerId best = null;
-        long bestIndex = Long.MIN_VALUE;
-        for (RaftPeer p : d.getRaftConf().getCurrentPeers(RaftProtos.RaftPeerRole.FOLLOWER)) {
-            long index = commits.getOrDefault(p.getId().toString(), -1L);
-            if (!p.getId().equals(selfId) && index > bestIndex) {
-                best = p.getId();
-                bestIndex = index;
-            }
-        }
-        return best;
     }
 
     @Override
@@ -354,10 +338,7 @@ public final class ClusterNode implements ServingGate, SmartLifecycle, LockState
         String leader = l != null ? l.toString()
                 // a node that refuses to rejoin has no Raft group: name the leader its formation probes saw
                 : formation.storage() == Storage.REFUSED ? formation.leaderSeen() : null;
-        if (leader == null || leader.equals(selfId.toString())) {
-            return ""; // unknown, or this node (never name the node that answers)
-        }
-        return clientAddress(leader).map(a -> "leader=" + a).orElse("");
+        return removal.hint(leader, this::clientAddress);
     }
 
     /** A member's protocol address: from the settings, or, for a member added online, the roster. */
@@ -389,14 +370,22 @@ public final class ClusterNode implements ServingGate, SmartLifecycle, LockState
 
     /** What health and metrics show about this node. */
     public record Status(String nodeId, String role, boolean serving, long term, String leader, long commitIndex,
-            long appliedIndex, long leaderChanges, int replicatedHeldKeys, int proposerBacklog, Storage storage) {
+            long appliedIndex, long leaderChanges, int replicatedHeldKeys, int proposerBacklog, Storage storage,
+            String removed) {
+
+        /** Without why this node knows it was removed from the cluster: empty while it is a member. */
+        public Status(String nodeId, String role, boolean serving, long term, String leader, long commitIndex,
+                long appliedIndex, long leaderChanges, int replicatedHeldKeys, int proposerBacklog, Storage storage) {
+            this(nodeId, role, serving, term, leader, commitIndex, appliedIndex, leaderChanges, replicatedHeldKeys,
+                    proposerBacklog, storage, "");
+        }
 
         /**
-         * Readiness: joined (the division runs in a Raft role, not starting or stopping), and a
-         * serving leader is known (this node or another).
+         * Readiness: a member (not removed), joined (the division runs in a Raft role, not starting
+         * or stopping), and a serving leader is known (this node or another).
          */
         public boolean ready() {
-            return DivisionReading.isRaftRole(role) && !leader.isEmpty() && (serving || !"LEADER".equals(role));
+            return removed.isEmpty() && DivisionReading.isRaftRole(role) && !leader.isEmpty() && (serving || !"LEADER".equals(role));
         }
 
         /**
@@ -419,7 +408,7 @@ public final class ClusterNode implements ServingGate, SmartLifecycle, LockState
         RaftPeerId l = leaderId;
         return new Status(settings.nodeId(), r.role(), serving(), r.term(), l == null ? "" : l.toString(),
                 r.commitIndex(), r.appliedIndex(), leaderChanges.get(), stateMachine.heldKeys(),
-                proposer.backlog(), storage);
+                proposer.backlog(), storage, removal.reason() == null ? "" : removal.reason());
     }
 
     /**
@@ -478,6 +467,11 @@ public final class ClusterNode implements ServingGate, SmartLifecycle, LockState
         @Override
         public boolean running() {
             return running;
+        }
+
+        @Override
+        public boolean removed() {
+            return removal.reason() != null;
         }
 
         @Override

@@ -220,6 +220,16 @@ final class Proposer implements DecisionLog, TokenSource {
         append(new Check(key, token));
     }
 
+    /** A watch's no-op (PROTOCOL.md 16.8), refused as a token is: while not serving or the queue is full. */
+    @Override
+    public boolean observed(byte[] key) {
+        if (!open || appended - proposed > maxPending) {
+            return false;
+        }
+        append(new Check(key, 0));
+        return true;
+    }
+
     private void append(Command c) {
         lock.lock();
         try {

@@ -40,6 +40,11 @@ interface RaftHost {
     /** False before start and once the node stops: nothing new is started then. */
     boolean running();
 
+    /** True once this node knows it was removed from the cluster ({@link Removal}): it never serves again. */
+    default boolean removed() {
+        return false;
+    }
+
     /** Records this node as the known leader: the serving switch calls it just before it serves. */
     void markSelfLeader();
 

@@ -51,6 +51,8 @@ final class Roster {
     private static final byte REMOVED = 'D';
     /** First byte of a roster query (a read-only message). */
     private static final byte QUERY = 'Q';
+    /** First byte of "was this id removed?" (a read-only message; one byte back, 1 = removed). */
+    private static final byte REMOVED_QUERY = 'R';
     /** Marks the roster's part of a snapshot, after the table's. */
     private static final int SNAPSHOT_MAGIC = 0x524f5354; // "ROST"
     /** Marks the directory's part of a snapshot, after the stored ids. */
@@ -115,6 +117,24 @@ final class Roster {
         return q;
     }
 
+    /**
+     * A read-only message asking whether {@code memberId} was removed: how a node whose local
+     * configuration leaves it out learns that its removal committed ({@link Removal}).
+     */
+    static byte[] removedQuery(String memberId) {
+        byte[] q = query(memberId);
+        q[0] = REMOVED_QUERY;
+        return q;
+    }
+
+    /** Reads the one-byte answer to {@link #removedQuery}: true when the id was removed. */
+    static boolean parseRemoved(byte[] reply) {
+        if (reply.length != 1 || reply[0] > 1) {
+            throw new IllegalArgumentException("removal answer of " + reply.length + " bytes");
+        }
+        return reply[0] == 1;
+    }
+
     /** Reads the one-byte answer to {@link #query}. */
     static Answer parseAnswer(byte[] reply) {
         if (reply.length != 1) {
@@ -160,12 +180,16 @@ final class Roster {
         }
     }
 
-    /** The answer to a {@link #query} message, one byte. */
+    /** The answer to a {@link #query} or {@link #removedQuery} message, one byte. */
     byte[] answer(byte[] query) {
-        if (query.length < 1 || query[0] != QUERY) {
+        if (query.length < 1 || (query[0] != QUERY && query[0] != REMOVED_QUERY)) {
             throw new IllegalArgumentException("not a roster query");
         }
-        return new byte[] {(byte) answer(new String(query, 1, query.length - 1, StandardCharsets.UTF_8)).ordinal()};
+        String id = new String(query, 1, query.length - 1, StandardCharsets.UTF_8);
+        if (query[0] == REMOVED_QUERY) {
+            return new byte[] {(byte) (removed.contains(id) ? 1 : 0)};
+        }
+        return new byte[] {(byte) answer(id).ordinal()};
     }
 
     Answer answer(String memberId) {

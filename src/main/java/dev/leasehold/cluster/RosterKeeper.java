@@ -5,6 +5,9 @@ import java.util.ArrayList;
 import java.util.Collection;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.function.Function;
 
@@ -42,6 +45,12 @@ final class RosterKeeper {
     private final Function<byte[], CompletableFuture<?>> submitAsLeader;
 
     private RaftClient client;
+    /** Where {@link #askRemoved} waits for its answer: one daemon thread, never the roles thread. */
+    private final ExecutorService asker = Executors.newSingleThreadExecutor(r -> {
+        Thread t = new Thread(r, "leasehold-removal-query");
+        t.setDaemon(true);
+        return t;
+    });
     private volatile boolean inFlight;
     /** The start entry decided at promotion, until the roster is started. */
     private byte[] pendingStart;
@@ -149,19 +158,52 @@ final class RosterKeeper {
         }
     }
 
+    /**
+     * Asks the group, by a linearizable read at the leader, whether this node's id was removed
+     * ({@link Removal}): completes with true or false, or with null when there is no answer (no
+     * leader, no reply within the client's few tries). The question runs on its own thread with
+     * its own client, so the caller (the roles thread) never waits and a failed question leaves
+     * nothing behind.
+     */
+    CompletableFuture<Boolean> askRemoved() {
+        try {
+            return CompletableFuture.supplyAsync(() -> {
+                try (RaftClient c = newClient()) {
+                    RaftClientReply r = c.io().sendReadOnly(Message.valueOf(UnsafeByteOperations.unsafeWrap(
+                            Roster.removedQuery(selfId))));
+                    if (!r.isSuccess()) {
+                        LOG.debug("Removal query failed: {}", r.getException());
+                        return null;
+                    }
+                    return Roster.parseRemoved(r.getMessage().getContent().toByteArray());
+                } catch (IOException | RuntimeException e) {
+                    LOG.debug("Removal query failed: {}", e.toString());
+                    return null;
+                }
+            }, asker);
+        } catch (RejectedExecutionException e) {
+            return CompletableFuture.completedFuture(null); // stopping
+        }
+    }
+
     private RaftClient client() {
         if (client == null) {
-            RaftProperties p = new RaftProperties();
-            RaftClientConfigKeys.Rpc.setRequestTimeout(p, requestTimeout);
-            // A few tries: the first peer asked may be a follower that names the leader.
-            client = RaftClient.newBuilder().setProperties(p).setRaftGroup(others).setParameters(clientParameters)
-                    .setClientId(ClientId.randomId()).setRetryPolicy(RetryPolicies.retryUpToMaximumCountWithFixedSleep(
-                            3, TimeDuration.valueOf(100, TimeUnit.MILLISECONDS))).build();
+            client = newClient();
         }
         return client;
     }
 
+    private RaftClient newClient() {
+        RaftProperties p = new RaftProperties();
+        RaftClientConfigKeys.Rpc.setRequestTimeout(p, requestTimeout);
+        // A few tries: the first peer asked may be a follower that names the leader.
+        return RaftClient.newBuilder().setProperties(p).setRaftGroup(others).setParameters(clientParameters)
+                .setClientId(ClientId.randomId()).setRetryPolicy(RetryPolicies.retryUpToMaximumCountWithFixedSleep(
+                        3, TimeDuration.valueOf(100, TimeUnit.MILLISECONDS))).build();
+    }
+
     void close() {
+        asker.shutdownNow();
         RaftClient c = client;
         client = null;
         if (c != null) {

@@ -17,7 +17,7 @@ import dev.leasehold.cluster.tls.RaftTls;
 
 /**
  * The node's periodic checks on its roles thread: {@link #tend} (a few times a second: the join,
- * the certificates of members added online, a removal, and the roster of members with storage)
+ * the certificates of members added online, this node's own removal ({@link Removal}), and the roster of members with storage)
  * and {@link #checkMajorityHeartbeats} (every 100 ms: a leader cut off from its majority stops
  * serving early, see {@link MajorityHeartbeats}). Neither lets a failure end its periodic task.
  */
@@ -35,20 +35,21 @@ final class RosterTender {
     /** Mutual TLS on the Raft port and to the peers; null: plaintext. */
     private final RaftTls tls;
 
-    /** This node is no longer in the configuration (removed online); logged once. */
-    private volatile boolean removedLogged;
+    /** Whether this node was removed from the cluster, and which members a leader hint may name. */
+    private final Removal removal;
     /** Stopped serving for lack of majority heartbeats while Ratis still leads; roles thread only. */
     private boolean heartbeatsLost;
 
     /** @param tls mutual TLS on the Raft port and to the peers; null: plaintext */
     RosterTender(RaftHost host, LockStateMachine stateMachine, RosterKeeper roster, FormationRounds formation,
-            ServingSwitch serving, RaftTls tls) {
+            ServingSwitch serving, Removal removal, RaftTls tls) {
         this.host = host;
         this.settings = host.settings();
         this.stateMachine = stateMachine;
         this.roster = roster;
         this.formation = formation;
         this.serving = serving;
+        this.removal = removal;
         this.tls = tls;
     }
 
@@ -58,12 +59,9 @@ final class RosterTender {
             RaftServer.Division local = host.division();
             formation.joinedIf(local != null);
             admitAddedMembers();
-            if (local != null && formation.storage() == Storage.FORMED && !removedLogged
-                    && stateMachine.rosterRemoved(settings.nodeId())) {
-                removedLogged = true;
-                LOG.error("Node {} was removed from the cluster (leasehold cluster remove): it no longer votes or "
-                        + "serves. Stop it and delete its data directory; it can never rejoin under id {}",
-                        settings.nodeId(), settings.nodeId());
+            if (local != null && formation.storage() == Storage.FORMED) {
+                removal.check(local.getRaftConf(), local.getRaftLog().getLastCommittedIndex(),
+                        stateMachine.removedIds(), host.leader() != null, roster::askRemoved);
             }
             RaftServer.Division d = serving.serving() ? local : null;
             if (d != null) {

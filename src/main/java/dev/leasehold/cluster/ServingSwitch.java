@@ -102,7 +102,7 @@ final class ServingSwitch {
 
     /** Serve if this node is the ready leader and has applied its whole log. */
     void promoteIfReady() {
-        if (!host.running() || serving()) {
+        if (!host.running() || serving() || host.removed()) {
             return;
         }
         ReadyLeader leader = host.readyLeader();

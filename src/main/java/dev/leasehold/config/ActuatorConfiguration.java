@@ -1,6 +1,11 @@
 package dev.leasehold.config;
 
+import java.time.Instant;
+import java.util.List;
+
 import dev.leasehold.admin.ClusterEndpoint;
+import dev.leasehold.admin.SnapshotEndpoint;
+import dev.leasehold.protocol.TokenFloorSnapshot;
 import dev.leasehold.cluster.ClusterNode;
 import dev.leasehold.health.ClusterHealthIndicator;
 import dev.leasehold.cluster.tls.PeerRefusals;
@@ -86,7 +91,7 @@ public class ActuatorConfiguration {
         return new LocksEndpoint(registry, () -> {
             String hint = node.leaderHint();
             return new LocksEndpoint.Serving(node.servingEpoch() != 0,
-                    hint.startsWith("leader=") ? hint.substring("leader=".length()) : hint);
+                    hint.startsWith("leader=") ? hint.substring("leader=".length()) : "");
         });
     }
 
@@ -99,6 +104,22 @@ public class ActuatorConfiguration {
     @ConditionalOnClusterMode
     ClusterEndpoint clusterEndpoint(ClusterNode node) {
         return new ClusterEndpoint(node.membership());
+    }
+
+    /**
+     * The {@code snapshot} endpoint (a token-floor snapshot; in a cluster on the serving leader
+     * only), made only when it is exposed and answered from loopback only.
+     */
+    @Bean
+    @ConditionalOnAvailableEndpoint(SnapshotEndpoint.class)
+    SnapshotEndpoint snapshotEndpoint(ObjectProvider<ClusterNode> cluster, ObjectProvider<ReservedTokens> tokens) {
+        ClusterNode node = cluster.getIfAvailable();
+        if (node != null) {
+            return new SnapshotEndpoint(() -> node.floorSnapshot(Instant.now()));
+        }
+        ReservedTokens single = tokens.getObject();
+        return new SnapshotEndpoint(() -> new TokenFloorSnapshot("single", "single", Instant.now(), 0, 0,
+                single.highWater(), List.of()));
     }
 
     /** Cluster mode: the {@code cluster} health component. */

@@ -25,6 +25,7 @@ import dev.leasehold.server.Outboxes;
 import dev.leasehold.settings.SettingException;
 import dev.leasehold.store.DataDirectory;
 import dev.leasehold.store.ReservedTokens;
+import dev.leasehold.store.TokenFloorRestore;
 
 /**
  * Cluster mode ({@code leasehold.cluster.node-id} set, PROTOCOL.md section 10): the Raft node, its
@@ -46,8 +47,8 @@ public class ClusterConfiguration {
 
     @Bean
     ClusterNode clusterNode(LeaseholdProperties props, NanoClock clock, Path leaseholdDataDir, SslBundles bundles,
-            PeerRefusals refusals) {
-        ClusterSettings settings = settings(props.cluster(), leaseholdDataDir);
+            PeerRefusals refusals, TokenFloorRestore.Floor restored) {
+        ClusterSettings settings = settings(props.cluster(), leaseholdDataDir, restored.value());
         RaftTls tls = ClusterTlsConfiguration.raftTls(props.cluster().tls(), settings, bundles, refusals);
         return new ClusterNode(settings, clock, () -> Runtime.getRuntime().halt(70), tls);
     }
@@ -64,9 +65,10 @@ public class ClusterConfiguration {
      * tokens could fall below the single node's: start-up fails, naming
      * {@code leasehold.cluster.initial-token} and the value it needs, unless it is set that high.
      * The rule is checked where the file is, but the setting must be the same on every node: any
-     * of them may lead first (docs/cluster.md).
+     * of them may lead first (docs/cluster.md). A floor restored from a snapshot raises
+     * {@code initial-token} on this node ({@link TokenFloorRestore}; every founder is restored).
      */
-    static ClusterSettings settings(LeaseholdProperties.Cluster c, Path dataDir) {
+    static ClusterSettings settings(LeaseholdProperties.Cluster c, Path dataDir, long restoredFloor) {
         long previous;
         try {
             previous = ReservedTokens.previousHighWater(dataDir);
@@ -83,7 +85,7 @@ public class ClusterConfiguration {
         c.peers().forEach((id, p) -> peers.put(id, new ClusterSettings.Peer(p.raftAddress(), p.clientAddress(), p.identity())));
         return new ClusterSettings(c.nodeId(), peers, dataDir.resolve("raft"), c.electionTimeoutMin(),
                 c.electionTimeoutMax(), c.maxBatch(), c.maxInFlight(), c.maxPending(), c.snapshotEvery(),
-                c.initialToken(), c.join(), c.raftBindAddress() == null ? "" : c.raftBindAddress(), c.raftProperties());
+                Math.max(c.initialToken(), restoredFloor), c.join(), c.raftBindAddress() == null ? "" : c.raftBindAddress(), c.raftProperties());
     }
 
     /**

@@ -18,6 +18,7 @@ import dev.leasehold.server.RegistryTimer;
 import dev.leasehold.server.ServerSecurity;
 import dev.leasehold.server.ServerStats;
 import dev.leasehold.store.DataDirectory;
+import dev.leasehold.store.TokenFloorRestore;
 
 /**
  * Wires what both modes share: data directory, registry, timer, protocol port. What differs
@@ -38,6 +39,17 @@ public class LeaseholdConfiguration {
     @Bean
     Path leaseholdDataDir(LeaseholdProperties props) {
         return DataDirectory.prepare(props.dataDir());
+    }
+
+    /**
+     * {@code leasehold.restore-from}, applied before anything else touches the data directory
+     * (the stores of either mode depend on this bean), and the restored floor in force there.
+     */
+    @Bean
+    TokenFloorRestore.Floor restoredTokenFloor(Path leaseholdDataDir, LeaseholdProperties props) {
+        return new TokenFloorRestore.Floor(TokenFloorRestore.apply(leaseholdDataDir,
+                props.restoreFrom() == null ? null : Path.of(props.restoreFrom()),
+                props.tokenBlockSize()));
     }
 
     @Bean
@@ -73,7 +85,8 @@ public class LeaseholdConfiguration {
         }
         LeaseholdServer.Settings settings = new LeaseholdServer.Settings(props.address(), props.port(),
                 props.maxKeyBytes(), props.frameTimeout(), budget.effective(), props.effectiveIoThreads(),
-                props.drainTimeout(), props.listenBacklog(), props.maxWait(), props.maxValueBytes());
+                props.drainTimeout(), props.listenBacklog(), props.maxWait(), props.maxValueBytes(),
+                props.maxWatchesPerSession(), props.maxWatchesTotal());
         return NodeMode.server(mode, settings, registry, clock, stats, security);
     }
 }

@@ -24,6 +24,7 @@ import dev.leasehold.store.LeaseHorizonStore;
 import dev.leasehold.settings.SettingException;
 import dev.leasehold.store.RecoveryGrace;
 import dev.leasehold.store.ReservedTokens;
+import dev.leasehold.store.TokenFloorRestore;
 
 /**
  * Every {@code leasehold.*} setting, tuned in {@code application.yml}. Limits exist so that
@@ -90,6 +91,9 @@ import dev.leasehold.store.ReservedTokens;
  * @param maxWait the longest wait an {@code M} (revision 1.4's millisecond acquire) may ask for;
  *        a longer {@code wait_ms} is {@code X 3}, and a Hello reports it (PROTOCOL.md 14.4). From
  *        {@code 255s} (every {@code A} and {@code S} wait fits) to {@code 3600s}, to the millisecond.
+ * @param maxWatchesPerSession open watches (revision 1.4's {@code O}, PROTOCOL.md section 16) of one
+ *        session; one more {@code O} gets {@code B watch}. At least 0.
+ * @param maxWatchesTotal open watches over all sessions; one more {@code O} gets {@code B watch}.
  * @param maxValueBytes the longest value an {@code M} or a {@code V} may carry (PROTOCOL.md 17.5); a
  *        longer {@code vlen} is {@code X 3}, and a Hello reports it. 0..1024; 0 turns values off.
  * @param tls TLS on the protocol port from a Spring SSL bundle; off unless {@code tls.bundle} is set.
@@ -98,6 +102,10 @@ import dev.leasehold.store.ReservedTokens;
  *        brackets, {@code "[subject:CN=orders,O=Example]"}) to the key prefixes it may use. Empty: every
  *        client may use every key. Needs {@code tls.client-auth} want or need.
  * @param cluster three-node cluster mode (PROTOCOL.md section 10); off unless {@code cluster.node-id} is set.
+ * @param restoreFrom path of a token-floor snapshot ({@code leasehold admin snapshot save}) to start a new
+ *        data directory from ({@code ""}: none): tokens start above its floor plus {@code token-block-size}. Refused on
+ *        a data directory with state, or a snapshot that does not verify; accepted again on the
+ *        directory restored from it. See {@link TokenFloorRestore}.
  */
 @ConfigurationProperties(prefix = "leasehold", ignoreUnknownFields = false)
 public record LeaseholdProperties(
@@ -122,15 +130,19 @@ public record LeaseholdProperties(
         @DefaultValue("" + RegistryLimits.DEFAULT_MAX_SHARED_PER_KEY) int maxSharedHoldersPerKey,
         @DefaultValue("" + RegistryLimits.DEFAULT_MAX_SHARED_TOTAL) int maxSharedTotal,
         @DefaultValue(LeaseholdServer.Settings.DEFAULT_MAX_WAIT_SECONDS + "s") Duration maxWait,
+        @DefaultValue("" + LeaseholdServer.Settings.DEFAULT_MAX_WATCHES_PER_SESSION) int maxWatchesPerSession,
+        @DefaultValue("" + LeaseholdServer.Settings.DEFAULT_MAX_WATCHES_TOTAL) int maxWatchesTotal,
         @DefaultValue("" + LeaseholdServer.Settings.DEFAULT_MAX_VALUE_BYTES) int maxValueBytes,
         @DefaultValue Tls tls,
         Map<String, List<String>> acl,
-        @DefaultValue Cluster cluster) {
+        @DefaultValue Cluster cluster,
+        String restoreFrom) {
 
     /** The default of {@code leasehold.address}: loopback, as Redis and etcd do. */
     static final String DEFAULT_ADDRESS = "127.0.0.1";
 
     public LeaseholdProperties {
+        restoreFrom = restoreFrom == null || restoreFrom.isBlank() ? null : restoreFrom.trim();
         check(port >= 0 && port <= 65535, "leasehold.port", port, "must be 0..65535");
         check(address != null && !address.isBlank() && resolves(address), "leasehold.address", address,
                 "must be an address of this host, e.g. 127.0.0.1 (loopback) or 0.0.0.0 (every interface)");
@@ -170,6 +182,8 @@ public record LeaseholdProperties(
         check(maxWait != null && maxWait.compareTo(LeaseholdServer.Settings.MIN_MAX_WAIT) >= 0
                 && maxWait.compareTo(LeaseholdServer.Settings.MAX_MAX_WAIT) <= 0 && maxWait.toNanosPart() % 1_000_000 == 0,
                 "leasehold.max-wait", maxWait, "must be 255s..3600s, to the millisecond");
+        check(maxWatchesPerSession >= 0, "leasehold.max-watches-per-session", maxWatchesPerSession, "must be >= 0");
+        check(maxWatchesTotal >= 0, "leasehold.max-watches-total", maxWatchesTotal, "must be >= 0");
         check(maxValueBytes >= 0 && maxValueBytes <= LeaseholdServer.Settings.MAX_MAX_VALUE_BYTES,
                 "leasehold.max-value-bytes", maxValueBytes, "must be 0..1024 (0: values off)");
         tls = tls != null ? tls : new Tls(null, ClientAuth.NONE);

@@ -24,6 +24,7 @@ import dev.leasehold.store.PreviousRun;
 import dev.leasehold.store.RecoveryGrace;
 import dev.leasehold.store.RecoveryPlan;
 import dev.leasehold.store.ReservedTokens;
+import dev.leasehold.store.TokenFloorRestore;
 
 /**
  * Single-node mode ({@code leasehold.cluster.node-id} not set): tokens from the {@code tokens}
@@ -54,11 +55,11 @@ public class SingleNodeConfiguration {
      */
     @Bean(destroyMethod = "close")
     ReservedTokens reservedTokens(Path leaseholdDataDir, LeaseholdProperties props, ObjectProvider<DurableFiles> files,
-            LeaseHorizonStore horizonFirst) {
+            LeaseHorizonStore horizonFirst, TokenFloorRestore.Floor restored) {
         Path file = leaseholdDataDir.resolve("tokens");
         try {
             return ReservedTokens.open(files.getIfAvailable(() -> DurableFiles.REAL).open(file, "tokens"),
-                    props.tokenBlockSize());
+                    props.tokenBlockSize(), restored.value());
         } catch (IOException e) {
             throw DataDirectory.openFailure(file, "reserve fencing tokens", e);
         }
@@ -67,7 +68,7 @@ public class SingleNodeConfiguration {
     /** Closed after the protocol server has drained (beans are destroyed after lifecycle stop). */
     @Bean(destroyMethod = "close")
     LeaseHorizonStore leaseHorizonStore(Path leaseholdDataDir, LeaseholdProperties props,
-            ObjectProvider<DurableFiles> files) {
+            ObjectProvider<DurableFiles> files, TokenFloorRestore.Floor restoredFirst) {
         boolean firstStart = !DataDirectory.holdsState(leaseholdDataDir);
         if (firstStart) {
             // INFO: a first start is the normal case of every new installation; the line stays for

@@ -12,10 +12,15 @@ import dev.leasehold.cluster.Formation;
  * serves locks. UP while the node runs and knows a leader; OUT_OF_SERVICE while no leader is known
  * (an election, or no majority, or empty storage still waiting for the formation probe) and while
  * the Raft division starts (role {@code STARTING}, before its first role); DOWN
- * when the Raft server is not running or the node refuses to join because its storage was lost
- * ({@code storage: REFUSED}, docs/cluster.md "When a disk is lost").
+ * when the Raft server is not running, when the node refuses to join because its storage was lost
+ * ({@code storage: REFUSED}, docs/cluster.md "When a disk is lost"), and for good once the node
+ * knows it was removed from the cluster (detail {@code reason}).
  */
 public final class ClusterHealthIndicator implements HealthIndicator {
+
+    /** The reason DOWN gives on a node removed from the cluster (readiness gives the same). */
+    public static final String REMOVED = "removed from the cluster: not a member; stop this node and delete its "
+            + "data directory";
 
     private final ClusterNode node;
 
@@ -31,7 +36,9 @@ public final class ClusterHealthIndicator implements HealthIndicator {
 
     static Health health(ClusterNode.Status s) {
         Health.Builder b;
-        if (s.storage() == Formation.Storage.REFUSED || "STOPPED".equals(s.role())) {
+        if (!s.removed().isEmpty()) {
+            b = Health.down().withDetail("reason", REMOVED + " (" + s.removed() + ")");
+        } else if (s.storage() == Formation.Storage.REFUSED || "STOPPED".equals(s.role())) {
             b = Health.down();
         } else if (s.notYetRunning() != null) {
             b = Health.outOfService().withDetail("reason", s.notYetRunning());

@@ -16,7 +16,8 @@ import dev.leasehold.server.ServerStats;
  * sessions be sent here?
  * <ul>
  * <li>OUT_OF_SERVICE while draining (every Acquire gets B; the pod is going away);</li>
- * <li>DOWN when the protocol port is not bound;</li>
+ * <li>DOWN when the protocol port is not bound, and in cluster mode once the node knows it was
+ * removed from the cluster (it will never serve again);</li>
  * <li>UP otherwise. In particular UP during a recovery grace (queued Acquires are granted when
  * it ends, Release and Extend work) and UP while the data directory fails: Leasehold runs as one
  * replica, so taking it out of the Service would turn definitive B answers and working Releases
@@ -52,6 +53,10 @@ public final class LeaseholdReadinessHealthIndicator implements HealthIndicator 
         Health h = health(LeaseholdSnapshot.read(server, registry, stats, List.of()));
         if (cluster != null && h.getStatus().equals(Status.UP)) {
             ClusterNode.Status c = cluster.status();
+            if (!c.removed().isEmpty()) {
+                return Health.down().withDetails(h.getDetails())
+                        .withDetail("cluster", ClusterHealthIndicator.REMOVED + " (" + c.removed() + ")").build();
+            }
             if (!c.ready()) {
                 return Health.outOfService().withDetails(h.getDetails())
                         .withDetail("cluster", "no serving leader known (role " + c.role() + ")").build();

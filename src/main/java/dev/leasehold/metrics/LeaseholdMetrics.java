@@ -65,6 +65,15 @@ public final class LeaseholdMetrics implements MeterBinder {
                 .description("Open protocol sessions")
                 .baseUnit("sessions")
                 .register(meters);
+        Gauge.builder("leasehold.watches", stats, ServerStats::openWatches)
+                .description("Open watches (O, PROTOCOL.md section 16) over all sessions")
+                .register(meters);
+        FunctionCounter.builder("leasehold.watch.events", stats, ServerStats::eventsSent)
+                .description("Watch events written to sessions")
+                .register(meters);
+        FunctionCounter.builder("leasehold.watch.events.coalesced", stats, ServerStats::eventsCoalesced)
+                .description("Watch events folded into a later one before they were written (a slow observer)")
+                .register(meters);
         for (ErrorCode code : ErrorCode.values()) {
             FunctionCounter.builder("leasehold.protocol.errors", stats, s -> s.protocolErrors(code))
                     .description("X (error) frames sent, by error code; each closes its session")

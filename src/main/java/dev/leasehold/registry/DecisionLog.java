@@ -52,6 +52,17 @@ public interface DecisionLog {
      */
     void checked(byte[] key, long token);
 
+    /**
+     * A watch of {@code key} starts (PROTOCOL.md 16.8): a no-op entry, as for a Check, whose
+     * commit the watch's first event waits for.
+     *
+     * @return false if it could not be logged (the replication queue is full): the {@code O} gets {@code B}
+     */
+    default boolean observed(byte[] key) {
+        checked(key, 0);
+        return true;
+    }
+
     /** Single-node mode: nothing is replicated. */
     DecisionLog NONE = new DecisionLog() {
         @Override

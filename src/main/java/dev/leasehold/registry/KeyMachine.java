@@ -5,6 +5,7 @@ import java.util.Map;
 import java.util.concurrent.TimeUnit;
 import java.util.function.Consumer;
 
+import dev.leasehold.protocol.Answer;
 import dev.leasehold.protocol.HoldMode;
 
 /**
@@ -155,6 +156,8 @@ final class KeyMachine {
         }
         Hold h = s.addHold(mode);
         h.start(token, now, leaseSeconds, leaseNanos);
+        s.highestToken = token;
+        Watching.touched(lane, s, Answer.Event.CAUSE_GRANT);
         h.holder = holder;
         h.putValue(value);
         capacity.activeStarted(mode);
@@ -248,7 +251,7 @@ final class KeyMachine {
         }
         if (s.noHolds()) {
             capacity.uncountKeyIfFree(s);
-            if (s.head == null) {
+            if (s.head == null && s.watchFirst == null) { // a watched key stays known (Watching)
                 lane.keys.remove(s); // by identity: a no-op if s is not (or no longer) in the table
                 return false;
             }
@@ -270,6 +273,7 @@ final class KeyMachine {
             lane.wheel.cancel(h);
             long delay = limits.lockDelayNanos();
             decisions.expired(s.key, expiring, (int) TimeUnit.NANOSECONDS.toSeconds(delay));
+            Watching.touched(lane, s, Answer.Event.CAUSE_EXPIRY);
             if (delay > 0) {
                 h.delay(expiring, h.leaseEndNanos, delay); // from the lease's end, not from when the timer got to it
                 capacity.delayStarted(mode);
@@ -283,6 +287,7 @@ final class KeyMachine {
         if (h.endDelay(now)) {
             capacity.delayEnded(h.mode());
             decisions.delayEnded(s.key, delayed);
+            Watching.touched(lane, s, Answer.Event.CAUSE_DELAY_END);
             lane.wheel.cancel(h);
             free(s, h);
         }
@@ -321,6 +326,7 @@ final class KeyMachine {
 
     /** Ends the active grant {@code h} of {@code s} at once (a Release, a reset): no lock-delay. */
     void endGrant(Lane lane, KeyState s, Hold h) {
+        Watching.touched(lane, s, Answer.Event.CAUSE_RELEASE);
         lane.wheel.cancel(h);
         h.end();
         capacity.activeEnded(h.mode());
@@ -359,13 +365,17 @@ final class KeyMachine {
      *
      * @param value the new value; empty clears it
      */
-    ValueResult setValue(KeyState s, byte[] key, long token, byte[] value) {
+    ValueResult setValue(Lane lane, KeyState s, byte[] key, long token, byte[] value) {
         decisions.valueSet(key, token, value);
         Hold h = s == null ? null : s.activeHold(token);
         if (h == null || h.mode().isShared()) {
             return ValueResult.NOT_HELD; // values on shared grants are not in 1.4
         }
-        return h.putValue(value) ? ValueResult.SET_CHANGED : ValueResult.SET_UNCHANGED;
+        if (!h.putValue(value)) {
+            return ValueResult.SET_UNCHANGED; // the same value: no event (PROTOCOL.md 17.2 rule 4)
+        }
+        Watching.touched(lane, s, Answer.Event.CAUSE_VALUE);
+        return ValueResult.SET_CHANGED;
     }
 
     // ---------------------------------------------------------------- the queue (lane lock held)
@@ -422,6 +432,7 @@ final class KeyMachine {
             if (!lane.graceSettled && !lanes.inGrace(now)) {
                 lane.graceSettled = true;
                 for (KeyState s : lane.keys.snapshot()) {
+                    Watching.touched(lane, s, Answer.Event.CAUSE_GRACE_END); // G ends: F, or H/S (cause 1)
                     settle(lane, s, now, Waiter.NO_HANDOFF);
                 }
             }

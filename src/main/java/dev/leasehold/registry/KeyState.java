@@ -14,8 +14,8 @@ import dev.leasehold.protocol.HoldMode;
  * under one shared mode. One queue orders every mode, so a reader never overtakes a queued
  * writer; each mode contributes only its admission rule ({@link #admits}).
  *
- * <p>Present in its lane's table while the key has a hold or a waiter, removed when it becomes
- * FREE. Guarded by the lock of the lane (or table) that holds it.
+ * <p>Present in its lane's table while the key has a hold, a waiter or a watch, removed when it
+ * becomes FREE and unwatched. Guarded by the lock of the lane (or table) that holds it.
  */
 final class KeyState extends Hold {
 
@@ -51,6 +51,18 @@ final class KeyState extends Hold {
     SharedSlot sharedFirst;
     int sharedSlots;
     int sharedWaiters;
+
+    // Watches (PROTOCOL.md section 16), kept by Watching.
+    /** The key's watches, newest first; null when none (then a FREE key leaves the table). */
+    Watch watchFirst;
+    /** The last event told to the key's watches; null while it has none. */
+    KeyEvent lastEvent;
+    /** The highest token granted on the key while it was known to its lane (the token of {@code F} and {@code S}). */
+    long highestToken;
+    /** Changed by the lane operation in progress, with the cause to report; linked from {@link Lane#dirtyFirst}. */
+    boolean dirty;
+    int dirtyCause;
+    KeyState nextDirty;
 
     KeyState(byte[] key, int hash) {
         this.key = key;

@@ -22,6 +22,10 @@ final class Lane {
      * {@link #takeAnswers()} so the shell delivers them after unlocking.
      */
     private final List<Waiter> answers = new ArrayList<>(4);
+    /** Watched keys the operation holding the lock changed ({@link Watching#touched}); null when none. */
+    KeyState dirtyFirst;
+    /** Watches told an event by the operation holding the lock, to call {@link Watch#afterDecided} on. */
+    private final List<Watch> notified = new ArrayList<>(2);
 
     Lane(long tickNanos, long nowNanos) {
         this.wheel = new TimerWheel(tickNanos, nowNanos);
@@ -40,6 +44,27 @@ final class Lane {
     /** Owes {@code w} its answer (lock held). */
     void answer(Waiter w) {
         answers.add(w);
+    }
+
+    /** {@code w} was told an event (lock held): it hears {@link Watch#afterDecided} once the lock is let go. */
+    void notify(Watch w) {
+        if (!w.notified) {
+            w.notified = true;
+            notified.add(w);
+        }
+    }
+
+    /** The watches told an event so far, or null if none (lock held). */
+    List<Watch> takeNotified() {
+        if (notified.isEmpty()) {
+            return null;
+        }
+        List<Watch> out = new ArrayList<>(notified);
+        for (Watch w : notified) {
+            w.notified = false;
+        }
+        notified.clear();
+        return out;
     }
 
     /** The answers owed so far, or null if none (lock held): allocates only when there are some. */

@@ -57,18 +57,33 @@ final class Lanes {
         return lanes[hash & laneMask];
     }
 
-    /** Lock, read the lane's clock, run, unlock, then deliver the answers owed to waiters. */
+    /**
+     * Lock, read the lane's clock, run, publish the watched keys' events, unlock, then deliver the
+     * answers owed to waiters, then tell the watches that got an event ({@link Watch#afterDecided}:
+     * after the answers, so an event never overtakes its change's answer).
+     */
     <R> R inLane(Lane lane, LaneOp<R> op) {
         R result;
         List<Waiter> answers;
+        List<Watch> watches;
         lane.lock.lock();
         try {
-            result = op.apply(lane, lane.now(clock));
+            long now = lane.now(clock);
+            result = op.apply(lane, now);
+            if (lane.dirtyFirst != null) {
+                Watching.publish(lane, inGrace(now));
+            }
             answers = lane.takeAnswers();
+            watches = lane.takeNotified();
         } finally {
             lane.lock.unlock();
         }
         deliver(answers);
+        if (watches != null) {
+            for (Watch w : watches) {
+                w.afterDecided();
+            }
+        }
         return result;
     }
 

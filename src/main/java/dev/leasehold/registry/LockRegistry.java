@@ -186,7 +186,7 @@ public final class LockRegistry {
      * @param value at most {@code max-value-bytes}; empty clears it
      */
     public ValueResult setValue(byte[] key, long token, byte[] value) {
-        return machine.onKey(key, (lane, s, hash, now) -> machine.setValue(s, key, token, value));
+        return machine.onKey(key, (lane, s, hash, now) -> machine.setValue(lane, s, key, token, value));
     }
 
     /**
@@ -232,6 +232,47 @@ public final class LockRegistry {
         });
         observer.checked(current);
         return current;
+    }
+
+    /**
+     * Starts watch {@code w} on {@code key} (PROTOCOL.md section 16): {@code w} is told its first
+     * event (the key's state now, cause 0) and then every change of the key, each through
+     * {@link Watch#decided} under the key's lane lock. In cluster mode a no-op is logged first
+     * ({@link DecisionLog#observed}), whose commit the first event waits for (16.8).
+     *
+     * @return false if nothing was started: the cluster's replication queue is full ({@code B})
+     */
+    public boolean watch(byte[] key, Watch w) {
+        return machine.onKey(key, (lane, s, hash, now) -> {
+            if (!decisions.observed(key)) {
+                return false;
+            }
+            KeyState k = s != null ? s : new KeyState(key, hash);
+            lane.keys.putIfAbsent(k);
+            Watching.add(lane, k, w, lanes.inGrace(now));
+            return true;
+        });
+    }
+
+    /**
+     * Ends watch {@code w}: it is told nothing more. A FREE key whose last watch this was is
+     * forgotten. Harmless for a watch that has ended, or whose key a {@link #reset} forgot.
+     */
+    public void unwatch(Watch w) {
+        KeyState k = w.key; // set under the lane lock by watch(), on the thread that now ends it
+        if (k == null) {
+            return;
+        }
+        lanes.inLane(lanes.laneOf(k.hash), (lane, now) -> {
+            if (w.key == k) {
+                Watching.remove(w);
+                if (k.watchFirst == null && k.isFree()) {
+                    capacity.uncountKeyIfFree(k);
+                    lane.keys.remove(k); // by identity: a no-op if a reset forgot it
+                }
+            }
+            return null;
+        });
     }
 
     /**

@@ -10,7 +10,7 @@ import io.netty.buffer.ByteBufAllocator;
 
 /**
  * The server's answer encoder, the only one that ships: every answer layout of PROTOCOL.md
- * (sections 3, 11, 13 and 14) is written here and nowhere else in main code. The client reads them
+ * (sections 3, 11, 13, 14 and 16) is written here and nowhere else in main code. The client reads them
  * with {@code AnswerDecoder}; the JDK test doubles write them with the test fixture
  * {@code AnswerWriter}, and {@code AnswersTests} holds both to the same golden bytes.
  *
@@ -59,6 +59,12 @@ final class Answers {
                 Answer.Error e = (Answer.Error) answer;
                 yield appendError(b, e.code(), e.message());
             }
+            case EVENT -> {
+                Answer.Event e = (Answer.Event) answer;
+                yield appendEvent(b, e.watch(), e.state(), e.cause(), e.flags(), e.token(), e.count(), e.limit(),
+                        e.value());
+            }
+            case UNOBSERVED -> appendWithLong(b, AnswerType.UNOBSERVED, ((Answer.Unobserved) answer).watch());
         };
     }
 
@@ -80,6 +86,21 @@ final class Answers {
     static ByteBuf appendHello(ByteBuf b, int revision, long maxWaitMillis, int maxValueBytes) {
         return b.writeByte(AnswerType.HELLO.op()).writeShort(revision).writeInt((int) maxWaitMillis)
                 .writeShort(maxValueBytes).writeByte(Wire.TERMINATOR);
+    }
+
+    /**
+     * {@code O watch state cause flags token count limit vlen value}: one event of a watch
+     * (PROTOCOL.md 16.1), 27 + {@code value.length} bytes; {@code value} null or empty for none.
+     */
+    static ByteBuf appendEvent(ByteBuf b, long watch, int state, int cause, int flags, long token, int count,
+            int limit, byte[] value) {
+        int vlen = value == null ? 0 : value.length;
+        b.writeByte(AnswerType.EVENT.op()).writeLong(watch).writeByte(state).writeByte(cause).writeByte(flags)
+                .writeLong(token).writeShort(count).writeShort(limit).writeShort(vlen);
+        if (vlen > 0) {
+            b.writeBytes(value);
+        }
+        return b.writeByte(Wire.TERMINATOR);
     }
 
     /**

@@ -19,8 +19,8 @@ import io.netty.channel.ChannelHandlerContext;
  * <h2>X 8 or X 9</h2>
  * A session is <em>served as leader</em> from the first request read while this node serves,
  * a Ping or Hello included (its answer came from the leader). Lock requests are the keyed ones:
- * {@code A R E C S}, and from 1.4 {@code M}, {@code W} and {@code V} (a follower answers them
- * {@code X 8}). A lock request this node does not serve gets
+ * {@code A R E C S}, and from 1.4 {@code M}, {@code W}, {@code V} and {@code O} (a follower answers them
+ * {@code X 8}; every node answers {@code U}, PROTOCOL.md 16.8). A lock request this node does not serve gets
  * {@code X 9} on a session served as leader, {@code X 8} on any other (nothing of it was
  * executed). The epoch is read once per request ({@link ServingGate#servingEpoch()}), so a
  * request read in the instant the node stops serving is either served in the epoch that ends
@@ -67,7 +67,7 @@ final class CommitGatedOutbox implements Outbox {
             return null;
         }
         if (!lock) {
-            return null; // every node answers Ping and Hello (PROTOCOL.md 14.5)
+            return null; // every node answers Ping, Hello and Unobserve (PROTOCOL.md 14.5, 16.8)
         }
         return new ProtocolError(epoch == 0 ? ErrorCode.NOT_LEADER : ErrorCode.LEADERSHIP_LOST, gate.leaderHint());
     }

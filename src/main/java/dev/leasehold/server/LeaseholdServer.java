@@ -78,9 +78,25 @@ public final class LeaseholdServer implements SmartLifecycle {
      *        above it), which a Hello reports (PROTOCOL.md 14.4); 255 s to 3600 s
      * @param maxValueBytes {@code leasehold.max-value-bytes}: the longest value of an {@code M} or a
      *        {@code V} ({@code X 3} above it), which a Hello reports (PROTOCOL.md 17.5); 0 to 1024, 0 = values off
+     * @param maxWatchesPerSession {@code leasehold.max-watches-per-session}: open watches of one
+     *        session ({@code B watch} beyond, PROTOCOL.md 16.6)
+     * @param maxWatchesTotal {@code leasehold.max-watches-total}: open watches of all sessions
      */
     public record Settings(String host, int port, int maxKeyBytes, Duration frameTimeout, int maxConnections,
-            int ioThreads, Duration drainTimeout, int listenBacklog, Duration maxWait, int maxValueBytes) {
+            int ioThreads, Duration drainTimeout, int listenBacklog, Duration maxWait, int maxValueBytes,
+            int maxWatchesPerSession, int maxWatchesTotal) {
+
+        /** Default of {@code leasehold.max-watches-per-session}. */
+        public static final int DEFAULT_MAX_WATCHES_PER_SESSION = 1024;
+        /** Default of {@code leasehold.max-watches-total}. */
+        public static final int DEFAULT_MAX_WATCHES_TOTAL = 100_000;
+
+        /** As the canonical constructor, with the default watch limits. */
+        public Settings(String host, int port, int maxKeyBytes, Duration frameTimeout, int maxConnections,
+                int ioThreads, Duration drainTimeout, int listenBacklog, Duration maxWait, int maxValueBytes) {
+            this(host, port, maxKeyBytes, frameTimeout, maxConnections, ioThreads, drainTimeout, listenBacklog,
+                    maxWait, maxValueBytes, DEFAULT_MAX_WATCHES_PER_SESSION, DEFAULT_MAX_WATCHES_TOTAL);
+        }
 
         /** Default of {@code leasehold.max-key-bytes}: the protocol's default, which the client assumes. */
         public static final int DEFAULT_MAX_KEY_BYTES = Wire.DEFAULT_MAX_KEY_BYTES;
@@ -159,7 +175,7 @@ public final class LeaseholdServer implements SmartLifecycle {
         long frameTimeoutNanos = settings.frameTimeout().toNanos();
         SessionHandler.Shared shared = new SessionHandler.Shared(registry, clock, stats, security.acl(),
                 new ProtocolErrorLog(clock), frameTimeoutNanos, outboxes, settings.maxWait().toMillis(),
-                settings.maxValueBytes());
+                settings.maxValueBytes(), settings.maxWatchesPerSession(), settings.maxWatchesTotal());
         ServerTls tls = security.tls();
         TcpServer tcp = TcpServer.create()
                 .doOnChannelInit((observer, channel, remote) -> {
@@ -237,8 +253,19 @@ public final class LeaseholdServer implements SmartLifecycle {
         // 3. Flush every session, close it once its answers are out.
         List<ChannelFuture> closing = new ArrayList<>();
         for (Channel ch : sessions) {
-            ch.writeAndFlush(Unpooled.EMPTY_BUFFER).addListener(ChannelFutureListener.CLOSE);
             closing.add(ch.closeFuture());
+            try {
+                ch.eventLoop().execute(() -> {
+                    var ctx = ch.pipeline().context(SESSION);
+                    if (ctx != null && ctx.handler() instanceof SessionHandler h) {
+                        h.draining(ctx); // kept watch events first (PROTOCOL.md 16.8), then flush and close
+                    } else {
+                        ch.writeAndFlush(Unpooled.EMPTY_BUFFER).addListener(ChannelFutureListener.CLOSE);
+                    }
+                });
+            } catch (RejectedExecutionException e) {
+                ch.close();
+            }
         }
         int stuck = 0;
         for (ChannelFuture f : closing) {

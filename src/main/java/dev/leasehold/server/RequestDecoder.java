@@ -3,6 +3,7 @@ package dev.leasehold.server;
 import java.util.List;
 import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.TimeUnit;
+import java.util.function.LongPredicate;
 
 import dev.leasehold.protocol.ErrorCode;
 import dev.leasehold.registry.NanoClock;
@@ -84,6 +85,8 @@ final class RequestDecoder extends ByteToMessageDecoder {
     private long readingSinceNanos;
     private boolean paused;
     private ScheduledFuture<?> frameTimer;
+    /** Watch ids open on this session ({@link #watchOpen}); none until told. */
+    private LongPredicate watchOpen = id -> false;
 
     private static final byte[] NO_VALUE = new byte[0];
 
@@ -225,7 +228,7 @@ final class RequestDecoder extends ByteToMessageDecoder {
                 yield token;
             }
             case HELLO -> in.readUnsignedShort();
-            case RELEASE, CHECK, PING, WITHDRAW -> in.readLong();
+            case RELEASE, CHECK, PING, WITHDRAW, OBSERVE, UNOBSERVE -> in.readLong();
         };
         String bad = type == RequestType.MILLI_ACQUIRE ? milliHeaderProblem(vlen)
                 : type == RequestType.SET_VALUE ? valueTooLong("V", vlen) : headerProblem();
@@ -255,7 +258,23 @@ final class RequestDecoder extends ByteToMessageDecoder {
             return "limit " + limit + " in Shared acquire is above leasehold.max-shared-holders-per-key ("
                     + maxSharedLimit + ")";
         }
+        if (type == RequestType.OBSERVE && watchOpen.test(number)) {
+            return watchOpenMessage(number); // PROTOCOL.md 16.7: from the header, before the key
+        }
         return null;
+    }
+
+    /** The {@code X 3} message of an {@code O} naming a watch open on its session. */
+    static String watchOpenMessage(long watch) {
+        return "watch " + Long.toUnsignedString(watch) + " in O is already open on this session";
+    }
+
+    /**
+     * Tells the decoder which watch ids are open on its session, so an {@code O} naming one is
+     * {@code X 3} from its header (PROTOCOL.md 16.7). Event loop only.
+     */
+    void watchOpen(LongPredicate isOpen) {
+        this.watchOpen = isOpen;
     }
 
     /**
@@ -344,8 +363,9 @@ final class RequestDecoder extends ByteToMessageDecoder {
             case RELEASE -> new Request.Release(number, key);
             case EXTEND -> new Request.Extend(lease, number, key);
             case CHECK -> new Request.Check(number, key);
+            case OBSERVE -> new Request.Observe(number, key);
             case SET_VALUE -> new Request.SetValue(number, value, key);
-            case PING, HELLO -> throw new IllegalStateException(name(type) + " has no key");
+            case PING, HELLO, UNOBSERVE -> throw new IllegalStateException(name(type) + " has no key");
         });
         value = NO_VALUE;
         state = State.OP;
@@ -361,7 +381,11 @@ final class RequestDecoder extends ByteToMessageDecoder {
                     String.format("expected 0x0A after the %s header, found 0x%02X", name(type), b));
             return;
         }
-        out.add(type == RequestType.HELLO ? new Request.Hello((int) number) : new Request.Ping(number));
+        out.add(switch (type) {
+            case HELLO -> new Request.Hello((int) number);
+            case UNOBSERVE -> new Request.Unobserve(number);
+            default -> new Request.Ping(number);
+        });
         state = State.OP;
     }
 
@@ -428,6 +452,8 @@ final class RequestDecoder extends ByteToMessageDecoder {
             case HELLO -> "Hello";
             case MILLI_ACQUIRE -> "M";
             case WITHDRAW -> "Withdraw";
+            case OBSERVE -> "Observe";
+            case UNOBSERVE -> "Unobserve";
             case SET_VALUE -> "V";
         };
     }

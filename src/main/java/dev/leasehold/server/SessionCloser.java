@@ -15,7 +15,8 @@ import io.netty.handler.ssl.SslHandler;
 /**
  * Closes one session after an {@code X} (bad input, a denied key, leadership lost), in this order:
  * <ol>
- * <li>The session's waiters are dropped, so none can be granted any more.</li>
+ * <li>The session's waiters are dropped, so none can be granted any more, and its watches are
+ * told no more changes (PROTOCOL.md 16.7).</li>
  * <li>The answers owed to earlier frames go out first: an {@code A} still waiting for the lease
  * horizon, or in cluster mode for its commit, included. The {@code X} waits behind them.</li>
  * <li>{@code X} is written. From then on nothing the client sends is executed, but the session is
@@ -38,12 +39,14 @@ final class SessionCloser {
 
     private final SessionHandler.Shared shared;
     private final ServerSession session;
+    private final SessionWatches watches;
     private boolean errorFlushed;
     private ScheduledFuture<?> forceClose;
 
-    SessionCloser(SessionHandler.Shared shared, ServerSession session) {
+    SessionCloser(SessionHandler.Shared shared, ServerSession session, SessionWatches watches) {
         this.shared = shared;
         this.session = session;
+        this.watches = watches;
     }
 
     /**
@@ -53,6 +56,7 @@ final class SessionCloser {
      */
     void close(ChannelHandlerContext ctx, ProtocolError error, String detail) {
         shared.registry().closeSession(session);
+        watches.stopDeciding(); // PROTOCOL.md 16.7: no event decided from now on
         shared.stats().protocolError(error.code());
         session.outbox().flush(ctx); // answers to the frames before the bad one go first
         shared.errorLog().closing(ctx.channel().remoteAddress(), error, detail);
@@ -63,8 +67,17 @@ final class SessionCloser {
         // to this event loop as a task queued before it reports the callback finished, so an X
         // written inline (the horizon already durable by then) could overtake it; a task queued
         // now runs after it.
-        session.outbox().after(ctx, () -> shared.registry().whenLeasesDurable(
-                onDisk -> ctx.executor().execute(() -> sendError(ctx, error))));
+        // A session with watches waits for what makes their events showable (PROTOCOL.md 16.7:
+        // events decided before the X are written before it): on a single node the same horizon
+        // write, in a cluster the commit of everything decided so far. Without watches, no commit
+        // is waited for beyond the answers'.
+        if (watches.size() > 0) {
+            session.outbox().after(ctx, () -> shared.outboxes().whenShowable(shared.registry(),
+                    showable -> ctx.executor().execute(() -> sendError(ctx, error, showable))));
+        } else {
+            session.outbox().after(ctx, () -> shared.registry().whenLeasesDurable(
+                    onDisk -> ctx.executor().execute(() -> sendError(ctx, error, false))));
+        }
     }
 
     /** The channel closed: the bound is no longer needed. */
@@ -75,10 +88,12 @@ final class SessionCloser {
         }
     }
 
-    private void sendError(ChannelHandlerContext ctx, ProtocolError error) {
+    private void sendError(ChannelHandlerContext ctx, ProtocolError error, boolean eventsShowable) {
         if (!ctx.channel().isActive()) {
             return;
         }
+        watches.showDecided(eventsShowable);
+        watches.flushAndEnd(); // a kept event goes out before the X, nothing of a watch after it
         ctx.writeAndFlush(Answers.error(ctx.alloc(), error.code(), error.message())).addListener(f -> {
             if (f.isSuccess()) {
                 errorFlushed = true;

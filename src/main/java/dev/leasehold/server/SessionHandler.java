@@ -55,11 +55,22 @@ final class SessionHandler extends ChannelInboundHandlerAdapter {
      * @param outboxes single node or cluster: how sessions are served and answered
      * @param maxWaitMillis {@code leasehold.max-wait}, which a Hello reports (the decoder enforces it)
      * @param maxValueBytes {@code leasehold.max-value-bytes}, which a Hello reports (the decoder enforces it)
+     * @param maxWatchesPerSession {@code leasehold.max-watches-per-session} (PROTOCOL.md 16.6)
+     * @param maxWatchesTotal {@code leasehold.max-watches-total}
      */
     record Shared(LockRegistry registry, NanoClock clock, ServerStats stats, KeyAcl acl, ProtocolErrorLog errorLog,
-            long closeBoundNanos, Outboxes outboxes, long maxWaitMillis, int maxValueBytes) {
+            long closeBoundNanos, Outboxes outboxes, long maxWaitMillis, int maxValueBytes, int maxWatchesPerSession,
+            int maxWatchesTotal) {
 
-        /** With the default {@code leasehold.max-wait} and {@code max-value-bytes} (tests). */
+        /** With the default watch limits. */
+        Shared(LockRegistry registry, NanoClock clock, ServerStats stats, KeyAcl acl, ProtocolErrorLog errorLog,
+                long closeBoundNanos, Outboxes outboxes, long maxWaitMillis, int maxValueBytes) {
+            this(registry, clock, stats, acl, errorLog, closeBoundNanos, outboxes, maxWaitMillis, maxValueBytes,
+                    LeaseholdServer.Settings.DEFAULT_MAX_WATCHES_PER_SESSION,
+                    LeaseholdServer.Settings.DEFAULT_MAX_WATCHES_TOTAL);
+        }
+
+        /** With the default {@code leasehold.max-wait}, {@code max-value-bytes} and watch limits (tests). */
         Shared(LockRegistry registry, NanoClock clock, ServerStats stats, KeyAcl acl, ProtocolErrorLog errorLog,
                 long closeBoundNanos, Outboxes outboxes) {
             this(registry, clock, stats, acl, errorLog, closeBoundNanos, outboxes,
@@ -73,6 +84,7 @@ final class SessionHandler extends ChannelInboundHandlerAdapter {
     private final RequestDecoder decoder;
     private KeyAcl.Grant grant;
     private ServerSession session;
+    private SessionWatches watches;
     private SessionCloser closer;
     /** An X was decided: nothing more is executed, input is discarded, the session is closing. */
     private boolean failed;
@@ -91,7 +103,9 @@ final class SessionHandler extends ChannelInboundHandlerAdapter {
     public void handlerAdded(ChannelHandlerContext ctx) {
         // Added by doOnConnection, when the channel is already active: channelActive won't come.
         session = new ServerSession(ctx.channel(), shared.outboxes());
-        closer = new SessionCloser(shared, session);
+        watches = new SessionWatches(shared, session);
+        decoder.watchOpen(watches::isOpen);
+        closer = new SessionCloser(shared, session, watches);
         shared.stats().sessionOpened();
     }
 
@@ -138,6 +152,8 @@ final class SessionHandler extends ChannelInboundHandlerAdapter {
             case CHECK -> check((Request.Check) request);
             case SET_VALUE -> setValue((Request.SetValue) request);
             case PING -> ping((Request.Ping) request);
+            case OBSERVE -> observe(ctx, (Request.Observe) request);
+            case UNOBSERVE -> unobserve((Request.Unobserve) request);
         };
         if (!waitsForHorizon && session.batchFull()) {
             session.outbox().batchFull(ctx);
@@ -264,6 +280,42 @@ final class SessionHandler extends ChannelInboundHandlerAdapter {
         return false;
     }
 
+    /**
+     * Observe (PROTOCOL.md section 16): {@code B watch}, or the watch starts and its first event
+     * follows. An id still open is {@code X 3}; the decoder refuses it from the header already,
+     * this catches an {@code O} that was decoded while an earlier one of the same id waited
+     * behind an Extend.
+     */
+    private boolean observe(ChannelHandlerContext ctx, Request.Observe o) {
+        if (watches.isOpen(o.watch())) {
+            reject(ctx, new ProtocolError(ErrorCode.BAD_ARGUMENT, RequestDecoder.watchOpenMessage(o.watch())), null);
+            return false;
+        }
+        watches.observe(o);
+        return false;
+    }
+
+    /** Unobserve: {@code U watch} at once, open or not (16.1). */
+    private boolean unobserve(Request.Unobserve u) {
+        watches.unobserve(u);
+        return false;
+    }
+
+    /**
+     * The server drains (shutdown, 16.8): kept watch events are written, every watch ends, and
+     * the session closes once everything before is flushed. Event loop only.
+     */
+    void draining(ChannelHandlerContext ctx) {
+        watches.flushAndEnd();
+        ctx.channel().writeAndFlush(io.netty.buffer.Unpooled.EMPTY_BUFFER)
+                .addListener(io.netty.channel.ChannelFutureListener.CLOSE);
+    }
+
+    /** Watch events kept while this session's output is full: at most one per open watch (tests). */
+    int keptWatchEvents() {
+        return watches.keptEvents();
+    }
+
     /** This session's later requests wait until the lease horizon covers the Extend of {@code token}. */
     private void waitForHorizon(ChannelHandlerContext ctx, long token) {
         behindExtend = new ArrayDeque<>();
@@ -321,6 +373,9 @@ final class SessionHandler extends ChannelInboundHandlerAdapter {
 
     @Override
     public void channelWritabilityChanged(ChannelHandlerContext ctx) {
+        if (ctx.channel().isWritable() && !failed) {
+            watches.writable(); // kept watch events first (16.4)
+        }
         if (behindExtend != null) {
             ctx.fireChannelWritabilityChanged(); // reading resumes when the waiting Extend is answered
             return;
@@ -354,6 +409,7 @@ final class SessionHandler extends ChannelInboundHandlerAdapter {
     @Override
     public void channelInactive(ChannelHandlerContext ctx) {
         behindExtend = null;
+        watches.endAll();
         closer.closed();
         session.discardBatch();
         registry.closeSession(session);

@@ -74,7 +74,15 @@ public final class ReservedTokens implements TokenSource, StorageStatus, AutoClo
 
     /** As {@link #open(Path, long)}, on a given durable value (tests inject failures here). */
     public static ReservedTokens open(DurableValue file, long blockSize) throws IOException {
-        long previous = highWaterIn(file);
+        return open(file, blockSize, 0);
+    }
+
+    /**
+     * As {@link #open(DurableValue, long)}, never issuing a token at or below {@code floor} (a
+     * floor restored from a snapshot, {@link TokenFloorRestore}).
+     */
+    public static ReservedTokens open(DurableValue file, long blockSize, long floor) throws IOException {
+        long previous = Math.max(highWaterIn(file), floor);
         long reserved = previous + blockSize;
         file.write(reserved);
         ReservedTokens tokens = new ReservedTokens(file, blockSize, previous, reserved);

@@ -267,6 +267,19 @@ class ProposerTests {
                     .isEqualTo(new AcquireResult.Busy(BusyReason.REPLICATION));
             assertThat(counted).containsExactly(BusyReason.REPLICATION);
             assertThat(small.backlog()).as("nothing of the refused Acquire was appended").isEqualTo(4);
+            // PROTOCOL.md 16.6: an O whose no-op cannot be logged either starts no watch (B watch).
+            dev.leasehold.registry.Watch refused = new dev.leasehold.registry.Watch() {
+                @Override
+                protected void decided(dev.leasehold.registry.KeyEvent event) {
+                    throw new AssertionError("a refused watch is told nothing: " + event);
+                }
+
+                @Override
+                protected void afterDecided() {
+                }
+            };
+            assertThat(registry.watch(key("k0"), refused)).as("the O's no-op: the queue is full").isFalse();
+            assertThat(small.backlog()).isEqualTo(4);
 
             batch1.complete("ok");
             assertThat(inFlight.poll(5, TimeUnit.SECONDS)).as("the waiting decisions go out as the next batch")

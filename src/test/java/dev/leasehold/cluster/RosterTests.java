@@ -47,6 +47,17 @@ class RosterTests {
     }
 
     @Test
+    void aRemovedIdIsAnsweredAsRemovedAndNoOtherIs() {
+        roster.apply(Roster.startEntry(List.of("n1", "n2")));
+        roster.apply(Roster.removedEntry("n2"));
+        assertThat(Roster.parseRemoved(roster.answer(Roster.removedQuery("n2")))).isTrue();
+        assertThat(Roster.parseRemoved(roster.answer(Roster.removedQuery("n1")))).isFalse();
+        assertThat(Roster.parseRemoved(roster.answer(Roster.removedQuery("n7")))).isFalse();
+        assertThat(Roster.parseAnswer(roster.answer(Roster.query("n2")))).as("never formats again")
+                .isEqualTo(Roster.Answer.STORED);
+    }
+
+    @Test
     void entriesAreToldApartFromCommandBatchesByTheirFirstByte() {
         assertThat(Roster.storedEntry("n1")[0]).isEqualTo(Roster.ENTRY).isNotEqualTo(CommandCodec.VERSION);
         assertThat(CommandCodec.encode(List.of())[0]).isEqualTo(CommandCodec.VERSION);

@@ -91,7 +91,7 @@ class ConfigurationDefaultsTests {
                 .isEqualTo(RegistryLimits.defaults());
         assertThat(new LeaseholdServer.Settings(props.address(), props.port(), props.maxKeyBytes(), props.frameTimeout(),
                 props.maxConnections(), props.effectiveIoThreads(), props.drainTimeout(), props.listenBacklog(),
-                props.maxWait(), props.maxValueBytes()))
+                props.maxWait(), props.maxValueBytes(), props.maxWatchesPerSession(), props.maxWatchesTotal()))
                 .isEqualTo(LeaseholdServer.Settings.defaults(props.address(), props.port()));
         assertThat(props.port()).isEqualTo(Wire.DEFAULT_PORT);
         LeaseholdProperties.Cluster c = props.cluster();

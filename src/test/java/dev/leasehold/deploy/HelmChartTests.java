@@ -188,6 +188,12 @@ class HelmChartTests {
         assertThat(defaults.maxWait()).isEqualTo(Duration.ofSeconds(255));
         assertThat(bind(render(t -> t.set("leasehold.maxWait", "3600s"))).maxWait()).isEqualTo(Duration.ofHours(1));
         assertThat(bind(render(t -> t.set("leasehold.maxWait", "300500ms"))).maxWait()).isEqualTo(Duration.ofMillis(300_500));
+        assertThat(defaults.maxWatchesPerSession()).isEqualTo(1024);
+        assertThat(defaults.maxWatchesTotal()).isEqualTo(100_000);
+        LeaseholdProperties watches = bind(render(t -> t.set("leasehold.maxWatchesPerSession", 8)
+                .set("leasehold.maxWatchesTotal", 50)));
+        assertThat(watches.maxWatchesPerSession()).isEqualTo(8);
+        assertThat(watches.maxWatchesTotal()).isEqualTo(50);
         assertThat(defaults.maxValueBytes()).isEqualTo(256);
         assertThat(bind(render(t -> t.set("leasehold.maxValueBytes", 0))).maxValueBytes()).isZero();
         assertThat(bind(render(t -> t.set("leasehold.maxValueBytes", 1024))).maxValueBytes()).isEqualTo(1024);

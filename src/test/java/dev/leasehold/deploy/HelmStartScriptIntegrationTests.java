@@ -34,7 +34,7 @@ class HelmStartScriptIntegrationTests {
             assertThat(map(map(map(app, "leasehold"), "cluster"), "peers")).as("peers are the founders only")
                     .containsOnlyKeys(FULLNAME + "-0", FULLNAME + "-1", FULLNAME + "-2");
             assertThat(map(map(map(app, "management"), "endpoints"), "web")).extracting(w -> map(w, "exposure"))
-                    .extracting(e -> e.get("include")).isEqualTo("health,info,prometheus,cluster");
+                    .extracting(e -> e.get("include")).isEqualTo("health,info,prometheus,cluster,snapshot");
             List<String> command = (List<String>) container(sts).get("command");
             for (int i = 0; i < replicas; i++) {
                 assertThat(joinEnv(command, FULLNAME + "-" + i)).as("pod %d of %d", i, replicas).isEqualTo(i >= 3);

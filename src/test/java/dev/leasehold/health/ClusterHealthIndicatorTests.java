@@ -25,6 +25,17 @@ class ClusterHealthIndicatorTests {
     }
 
     @Test
+    void aRemovedNodeIsDownWithWhyAndIsNeverReadyEvenWithALeaderKnown() {
+        ClusterNode.Status s = new ClusterNode.Status("n2", "FOLLOWER", false, 3, "n1", 10, 10, 1, 0, 0,
+                Formation.Storage.FORMED, "the committed configuration [n1, n3] leaves it out");
+        Health h = ClusterHealthIndicator.health(s);
+        assertThat(h.getStatus()).isEqualTo(Status.DOWN);
+        assertThat((String) h.getDetails().get("reason")).startsWith("removed from the cluster: not a member")
+                .contains("[n1, n3] leaves it out");
+        assertThat(s.ready()).isFalse();
+    }
+
+    @Test
     void anUnreadableDivisionIsOutOfService() {
         Health h = ClusterHealthIndicator.health(status("UNKNOWN", "n1", Formation.Storage.FORMED));
         assertThat(h.getStatus()).isEqualTo(Status.OUT_OF_SERVICE);

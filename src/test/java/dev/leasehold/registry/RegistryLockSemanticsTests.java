@@ -104,6 +104,8 @@ class RegistryLockSemanticsTests implements LockSemanticsContract {
                 yield null;
             }
             case HELLO -> new Answer.Hello(Wire.REVISION_1_4, Wire.MIN_MAX_WAIT_MILLIS, 0);
+            // Watches are tested by RegistryWatchTests and ObserveIntegrationTests.
+            case OBSERVE, UNOBSERVE -> throw new IllegalArgumentException("not driven here: " + r);
             case SET_VALUE -> {
                 Request.SetValue v = (Request.SetValue) r;
                 yield h.registry.setValue(v.key(), v.token(), v.value()).isSet() ? new Answer.ValueSet(v.token())

@@ -53,6 +53,11 @@ class AnswersTests {
             case LIMIT_MISMATCH -> new Golden(new Answer.LimitMismatch(1, 4), "4C 00 00 00 00 00 00 00 01 00 04 0A");
             // PROTOCOL.md 14.7: "a 1.4 server's answer (max-wait 255000 ms, max-value-bytes 256)"
             case HELLO -> new Golden(new Answer.Hello(0x0104, 255_000, 256), "48 01 04 00 03 E4 18 01 00 0A");
+            // PROTOCOL.md 16.9: "Granted to token 1042 with the value n1 (cause 1, count 1, vlen 2)"
+            case EVENT -> new Golden(new Answer.Event(5, 'H', 1, 0, 1042, 1, 0, new byte[] {0x6E, 0x31}),
+                    "4F 00 00 00 00 00 00 00 05 48 01 00 00 00 00 00 00 00 04 12 00 01 00 00 00 02 6E 31 0A");
+            // PROTOCOL.md 16.9: "unobserve watch 5 and its answer (the same bytes)"
+            case UNOBSERVED -> new Golden(new Answer.Unobserved(5), "55 00 00 00 00 00 00 00 05 0A");
             // PROTOCOL.md 17.7: "Value set" of token 1042
             case VALUE_SET -> new Golden(new Answer.ValueSet(1042), "56 00 00 00 00 00 00 04 12 0A");
         };

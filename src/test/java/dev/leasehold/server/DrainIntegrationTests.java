@@ -53,12 +53,18 @@ class DrainIntegrationTests {
                 assertThat(c.next()).isEqualTo(new Answer.Pong(s)); // all four are queued by now
             }
             assertThat(server.bean(dev.leasehold.registry.LockRegistry.class).waiters()).isEqualTo(12);
+            // A watch of the key (PROTOCOL.md 16.8): its session closes with the others, its watch ends.
+            RawClient observer = new RawClient(port);
+            clients.add(observer);
+            assertThat(observer.send(new Request.Observe(1, key)).next()).isInstanceOf(Answer.Event.class);
+            ServerStats stats = server.bean(ServerStats.class);
+            assertThat(stats.openWatches()).isEqualTo(1);
 
             long start = System.nanoTime();
             CompletableFuture<Void> stopped = CompletableFuture.runAsync(server::close);
 
             Set<Long> busy = new HashSet<>();
-            for (RawClient c : clients.subList(1, clients.size())) {
+            for (RawClient c : clients.subList(1, clients.size() - 1)) { // the waiters' sessions
                 for (int i = 0; i < 4; i++) {
                     Answer a = c.next(3000);
                     assertThat(a).isInstanceOf(Answer.Busy.class);
@@ -71,6 +77,7 @@ class DrainIntegrationTests {
                 assertThat(c.closedByServer(3000)).as("session closed by the server").isTrue();
             }
             stopped.get(10, TimeUnit.SECONDS);
+            assertThat(stats.openWatches()).as("the drain ended the watch").isZero();
             long stopMillis = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - start);
             assertThat(bMillis).as("B to every waiter").isLessThan(2000);
             assertThat(stopMillis).as("whole stop").isLessThan(5000);

@@ -20,6 +20,15 @@ final class EmbeddedWire {
         ch.writeInbound(Unpooled.wrappedBuffer(HEX.parseHex(requestHex)));
     }
 
+    /** The bytes of {@code b} as this class writes them (released). */
+    static String hexOf(ByteBuf b) {
+        try {
+            return HEX.withUpperCase().formatHex(ByteBufUtil.getBytes(b));
+        } finally {
+            b.release();
+        }
+    }
+
     /** Every byte the session has written back since the last call, one space between writes. */
     static String written(EmbeddedChannel ch) {
         StringBuilder out = new StringBuilder();

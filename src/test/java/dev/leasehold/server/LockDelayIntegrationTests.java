@@ -34,6 +34,38 @@ class LockDelayIntegrationTests {
         server.close();
     }
 
+    /**
+     * A watch sees the expiry into the delay ({@code D}, cause 3) and the delay's end: free (cause 4)
+     * when nobody waits, the waiter's grant (cause 1) when one does (PROTOCOL.md 16.3.2). Real time
+     * passes: a 1 s lease and the 2 s delay.
+     */
+    @Test
+    void aWatchSeesTheExpiryIntoTheDelayAndItsEnd() throws Exception {
+        byte[] idle = Request.key("delay/watched/idle");
+        byte[] busy = Request.key("delay/watched/busy");
+        try (RawClient observer = new RawClient(server.port()); RawClient holder = new RawClient(server.port());
+                RawClient waiter = new RawClient(server.port())) {
+            long t1 = ((Answer.Acquired) holder.send(new Request.Acquire(0, 1, 1, idle)).next()).token();
+            long t2 = ((Answer.Acquired) holder.send(new Request.Acquire(0, 1, 2, busy)).next()).token();
+            waiter.send(new Request.Acquire(10, 30, 3, busy));
+            assertThat(observer.send(new Request.Observe(1, idle)).next()).isEqualTo(event(1, 'H', 0, t1, 1));
+            assertThat(observer.send(new Request.Observe(2, busy)).next()).isEqualTo(event(2, 'H', 0, t2, 1));
+            java.util.List<Answer> events = new java.util.ArrayList<>();
+            for (int i = 0; i < 4; i++) {
+                events.add(observer.next(10_000));
+            }
+            long t3 = ((Answer.Acquired) waiter.next(10_000)).token();
+            assertThat(events).as("per watch in order; the two watches interleave freely").containsExactlyInAnyOrder(
+                    event(1, 'D', 3, t1, 0), event(1, 'F', 4, t1, 0), event(2, 'D', 3, t2, 0), event(2, 'H', 1, t3, 1));
+            assertThat(events.indexOf(event(1, 'D', 3, t1, 0))).isLessThan(events.indexOf(event(1, 'F', 4, t1, 0)));
+            assertThat(events.indexOf(event(2, 'D', 3, t2, 0))).isLessThan(events.indexOf(event(2, 'H', 1, t3, 1)));
+        }
+    }
+
+    private static Answer.Event event(long watch, int state, int cause, long token, int count) {
+        return new Answer.Event(watch, state, cause, 0, token, count, 0, new byte[0]);
+    }
+
     @Test
     void anExpiredLeaseKeepsTheKeyFromAWaiterForTheDelay() throws Exception {
         byte[] key = Request.key("delay/expired");

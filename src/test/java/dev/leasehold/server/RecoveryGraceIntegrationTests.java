@@ -62,6 +62,31 @@ class RecoveryGraceIntegrationTests {
         }
     }
 
+    /**
+     * PROTOCOL.md 16.2: during the grace a watch's key is {@code G}; when the grace ends it is free
+     * (cause 6), or granted to the acquire that waited (cause 1). Real time passes: an 8 s grace.
+     */
+    @Test
+    void aWatchSeesTheGraceAndItsEnd() throws Exception {
+        try (TestServer server = TestServer.start(Map.of("leasehold.recovery-grace", "8s"));
+                RawClient observer = new RawClient(server.port()); RawClient waiter = new RawClient(server.port())) {
+            dev.leasehold.registry.LockRegistry registry = server.bean(dev.leasehold.registry.LockRegistry.class);
+            org.junit.jupiter.api.Assumptions.assumeTrue(registry.graceRemainingNanos() > 2_000_000_000L,
+                    "the start took most of the grace: a machine too slow for this test");
+            byte[] idle = "grace/idle".getBytes(UTF_8);
+            byte[] busy = "grace/busy".getBytes(UTF_8);
+            assertThat(observer.send(new Request.Observe(1, idle)).next())
+                    .isEqualTo(new Answer.Event(1, 'G', 0, 0, 0, 0, 0, new byte[0]));
+            assertThat(observer.send(new Request.Observe(2, busy)).next())
+                    .isEqualTo(new Answer.Event(2, 'G', 0, 0, 0, 0, 0, new byte[0]));
+            waiter.send(new Request.Acquire(30, 10, 1, busy));
+            long token = ((Answer.Acquired) waiter.next(15_000)).token();
+            java.util.List<Answer> ends = java.util.List.of(observer.next(15_000), observer.next(15_000));
+            assertThat(ends).containsExactlyInAnyOrder(new Answer.Event(1, 'F', 6, 0, 0, 0, 0, new byte[0]),
+                    new Answer.Event(2, 'H', 1, 0, token, 1, 0, new byte[0]));
+        }
+    }
+
     @Test
     void aBadFrameAfterAGrantWaitingForTheHorizonStillGetsTheGrantFirst() throws Exception {
         try (TestServer server = TestServer.start(AUTO); RawClient c = new RawClient(server.port())) {

@@ -53,7 +53,11 @@ class RequestDecoderTests {
                 // section 15.7
                 new Object[] {"57 00 00 00 00 00 00 00 01 6F 72 64 65 72 73 2F 34 32 0A",
                         new Request.Withdraw(1, Request.key("orders/42"))},
-                new Object[] {"57 00 00 00 00 00 00 00 0A 6B 0A", new Request.Withdraw(10, Request.key("k"))});
+                new Object[] {"57 00 00 00 00 00 00 00 0A 6B 0A", new Request.Withdraw(10, Request.key("k"))},
+                // section 16.9
+                new Object[] {"4F 00 00 00 00 00 00 00 05 6C 65 61 64 0A", new Request.Observe(5, Request.key("lead"))},
+                new Object[] {"4F 00 00 00 00 00 00 00 0A 6C 65 61 64 0A", new Request.Observe(10, Request.key("lead"))},
+                new Object[] {"55 00 00 00 00 00 00 00 05 0A", new Request.Unobserve(5)});
     }
 
     @ParameterizedTest
@@ -125,13 +129,6 @@ class RequestDecoderTests {
         assertError("5A", ErrorCode.UNKNOWN_OP, "0x5A");
     }
 
-    /** This build serves H, M, W and V of revision 1.4, not O and U (section 16): X 1 at their op byte. */
-    @Test
-    void observeAndUnobserveAreUnknownOpsInThisBuild() {
-        assertError("4F 00 00 00 00 00 00 00 01 6B 0A", ErrorCode.UNKNOWN_OP, "0x4F");
-        assertError("55 00 00 00 00 00 00 00 01 0A", ErrorCode.UNKNOWN_OP, "0x55");
-    }
-
     /**
      * PROTOCOL.md 17.7: each {@code V} example, whole and split at every byte, its value read by
      * count (0x0A included) before the key.
@@ -191,6 +188,30 @@ class RequestDecoderTests {
         byte[] out = new byte[n];
         java.util.Arrays.fill(out, b);
         return out;
+    }
+
+    /** PROTOCOL.md 16.7: U has no key, the byte after its header must be 0x0A; an O needs a key. */
+    @Test
+    void anUnobserveWithoutItsTerminatorIsX6AndAnObserveWithoutAKeyIsX2() {
+        assertError("55 00 00 00 00 00 00 00 05 41", ErrorCode.MISSING_TERMINATOR, "Unobserve");
+        assertError("4F 00 00 00 00 00 00 00 05 0A", ErrorCode.BAD_KEY, "empty key");
+    }
+
+    /** PROTOCOL.md 16.7: an O naming a watch open on the session is X 3 from its header, before any key byte. */
+    @Test
+    void anObserveNamingAnOpenWatchIsX3FromTheHeaderAlone() {
+        EmbeddedChannel ch = channel(512);
+        ch.pipeline().get(RequestDecoder.class).watchOpen(id -> id == 5);
+        ch.writeInbound(buf(bytes("4F 00 00 00 00 00 00 00 05")));
+        ProtocolError e = ch.readInbound();
+        assertThat(e.code()).isEqualTo(ErrorCode.BAD_ARGUMENT);
+        assertThat(e.message()).contains("watch 5");
+        ch.finishAndReleaseAll();
+        EmbeddedChannel other = channel(512);
+        other.pipeline().get(RequestDecoder.class).watchOpen(id -> id == 5);
+        other.writeInbound(buf(bytes("4F 00 00 00 00 00 00 00 06 6B 0A")));
+        assertThat((Object) other.readInbound()).isEqualTo(new Request.Observe(6, Request.key("k")));
+        other.finishAndReleaseAll();
     }
 
     @Test

@@ -221,6 +221,19 @@ class TlsIntegrationTests {
         }
     }
 
+    /** PROTOCOL.md 16.7: an Observe is checked as an Acquire (an observer sees holders and values). */
+    @Test
+    void anObserveIsCheckedAsAnAcquire() throws IOException {
+        try (RawClient c = new RawClient(connect(mtls, ca.sslContext(billing)))) {
+            assertThat(c.send(new Request.Observe(1, key("orders/watched"))).next())
+                    .isEqualTo(new Answer.Error(ErrorCode.FORBIDDEN.code(), "forbidden key \"orders/watched\""));
+        }
+        try (RawClient c = new RawClient(connect(mtls, ca.sslContext(orders)))) {
+            assertThat(c.send(new Request.Observe(1, key("orders/watched"))).next())
+                    .isEqualTo(new Answer.Event(1, 'F', 0, 0, 0, 0, 0, new byte[0]));
+        }
+    }
+
     /** Inspect names the holder's client certificate. */
     @Test
     void theHoldersCertificateSubjectIsRecordedForInspect() throws IOException {

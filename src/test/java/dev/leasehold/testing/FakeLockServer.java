@@ -177,7 +177,7 @@ public final class FakeLockServer implements AutoCloseable {
             // The fake speaks revision 1.2: it knows no S, as a 1.2 server answers it (PROTOCOL.md 13.9).
             case SHARED_ACQUIRE -> new Answer.Error(1, "unknown op 0x53");
             // Nor any frame of 1.4 (PROTOCOL.md 14.1: a 1.3 server answers H with X 1).
-            case HELLO, MILLI_ACQUIRE, WITHDRAW, SET_VALUE -> new Answer.Error(1,
+            case HELLO, MILLI_ACQUIRE, WITHDRAW, SET_VALUE, OBSERVE, UNOBSERVE -> new Answer.Error(1,
                     String.format("unknown op 0x%02X", r.type().op()));
         };
         if (now != null) {

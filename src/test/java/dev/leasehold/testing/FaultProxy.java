@@ -540,6 +540,8 @@ public final class FaultProxy implements AutoCloseable {
                 case MILLI_ACQUIRE -> ((Request.MilliAcquire) r).owner();
                 case WITHDRAW -> ((Request.Withdraw) r).owner();
                 case HELLO -> ((Request.Hello) r).revision();
+                case OBSERVE -> ((Request.Observe) r).watch();
+                case UNOBSERVE -> ((Request.Unobserve) r).watch();
                 case SET_VALUE -> ((Request.SetValue) r).token();
             };
             if (r instanceof Request.Acquire a) {

@@ -6,7 +6,7 @@ package dev.leasehold.protocol;
  */
 public sealed interface Answer permits Answer.Acquired, Answer.TimedOut, Answer.Busy, Answer.Released,
         Answer.Extended, Answer.NotHeld, Answer.Current, Answer.Pong, Answer.Error, Answer.LimitMismatch, Answer.Hello,
-        Answer.ValueSet {
+        Answer.ValueSet, Answer.Event, Answer.Unobserved {
 
     AnswerType type();
 
@@ -104,6 +104,77 @@ public sealed interface Answer permits Answer.Acquired, Answer.TimedOut, Answer.
         @Override
         public AnswerType type() {
             return AnswerType.HELLO;
+        }
+    }
+
+    /**
+     * An event of watch {@code watch} (PROTOCOL.md 16.2): the key's {@code state} (one of the
+     * {@code STATE_} bytes), what decided it ({@code cause}, one of the {@code CAUSE_} values),
+     * {@code flags} (bit 0: {@link #COALESCED}), the token, the shared slots in use ({@code count},
+     * 1 for {@code H}), the key's shared limit and, for {@code H}, the grant's value (empty for none).
+     */
+    record Event(long watch, int state, int cause, int flags, long token, int count, int limit, byte[] value)
+            implements Answer {
+        /** Free. */
+        public static final int STATE_FREE = 'F';
+        /** Held by one exclusive grant. */
+        public static final int STATE_HELD = 'H';
+        /** In lock-delay after an exclusive grant's expiry (section 12). */
+        public static final int STATE_DELAYED = 'D';
+        /** Held shared: one or more shared slots, delayed ones included (section 13). */
+        public static final int STATE_SHARED = 'S';
+        /** Recovery grace after a restart (section 8): who may hold it is unknown. */
+        public static final int STATE_GRACE = 'G';
+        /** A first event: the key's state when the watch began. */
+        public static final int CAUSE_CURRENT = 0;
+        /** A grant, whatever freed the key before it. */
+        public static final int CAUSE_GRANT = 1;
+        /** A Release, nothing granted. */
+        public static final int CAUSE_RELEASE = 2;
+        /** A lease expiry, nothing granted. */
+        public static final int CAUSE_EXPIRY = 3;
+        /** The end of a lock-delay, nothing granted. */
+        public static final int CAUSE_DELAY_END = 4;
+        /** A {@code V} changed the holder's value (section 17). */
+        public static final int CAUSE_VALUE = 5;
+        /** The end of the recovery grace, nothing granted. */
+        public static final int CAUSE_GRACE_END = 6;
+        /** Flags bit 0: at least one change since the watch's previous event is not reported (16.4). */
+        public static final int COALESCED = 1;
+
+        @Override
+        public AnswerType type() {
+            return AnswerType.EVENT;
+        }
+
+        /** True if flags bit 0 is set: changes were folded into this event. */
+        public boolean coalesced() {
+            return (flags & COALESCED) != 0;
+        }
+
+        @Override
+        public boolean equals(Object o) {
+            return o instanceof Event e && e.watch == watch && e.state == state && e.cause == cause && e.flags == flags
+                    && e.token == token && e.count == count && e.limit == limit && java.util.Arrays.equals(e.value, value);
+        }
+
+        @Override
+        public int hashCode() {
+            return Long.hashCode(watch) * 31 + Long.hashCode(token) * 7 + state;
+        }
+
+        @Override
+        public String toString() {
+            return "Event[watch=" + watch + ", state=" + (char) state + ", cause=" + cause + ", flags=" + flags
+                    + ", token=" + token + ", count=" + count + ", limit=" + limit + ", vlen=" + value.length + "]";
+        }
+    }
+
+    /** Watch {@code watch} is closed: its last frame (PROTOCOL.md 16.1). */
+    record Unobserved(long watch) implements Answer {
+        @Override
+        public AnswerType type() {
+            return AnswerType.UNOBSERVED;
         }
     }
 

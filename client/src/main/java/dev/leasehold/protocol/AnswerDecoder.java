@@ -11,7 +11,11 @@ import java.nio.charset.StandardCharsets;
  */
 public final class AnswerDecoder {
 
-    private final byte[] frame = new byte[2 + Wire.MAX_ERROR_MESSAGE_BYTES + 1];
+    /** The longest {@code X} frame: op, code, message, terminator. */
+    private static final int MAX_ERROR_FRAME = 2 + Wire.MAX_ERROR_MESSAGE_BYTES + 1;
+
+    /** The frame being read; grows for an event with a long value (never shrinks). */
+    private byte[] frame = new byte[Math.max(MAX_ERROR_FRAME, AnswerType.EVENT_HEADER_BYTES + 1)];
     private int filled;
 
     /**
@@ -36,9 +40,16 @@ public final class AnswerDecoder {
                     filled = 0;
                     return a;
                 }
-                if (filled == frame.length) {
+                if (filled == MAX_ERROR_FRAME) {
                     filled = 0;
                     throw new ProtocolException("error message longer than " + Wire.MAX_ERROR_MESSAGE_BYTES + " bytes");
+                }
+                continue;
+            }
+            if (type == AnswerType.EVENT) {
+                Answer event = eventByte(b);
+                if (event != null) {
+                    return event;
                 }
                 continue;
             }
@@ -56,6 +67,40 @@ public final class AnswerDecoder {
     /** True while a frame has started but not finished. */
     public boolean hasPartialFrame() {
         return filled > 0;
+    }
+
+    /**
+     * One more byte of an event (PROTOCOL.md 16.1): its 26-byte header, then {@code vlen} bytes of
+     * value read by count (they may hold 0x0A), then 0x0A. The frame buffer grows to the event's
+     * length once its {@code vlen} is known (at most 26 + 65535 + 1 bytes).
+     */
+    private Answer eventByte(byte b) throws ProtocolException {
+        int header = AnswerType.EVENT_HEADER_BYTES;
+        if (filled < header) {
+            return null;
+        }
+        int vlen = ((frame[header - 2] & 0xFF) << 8) | (frame[header - 1] & 0xFF);
+        int length = header + vlen + 1;
+        if (filled == header && frame.length < length) {
+            frame = java.util.Arrays.copyOf(frame, length);
+        }
+        if (filled < length) {
+            return null;
+        }
+        filled = 0;
+        if (b != Wire.TERMINATOR) {
+            throw new ProtocolException("answer EVENT not terminated by 0x0A");
+        }
+        ByteBuffer f = ByteBuffer.wrap(frame, 1, header - 1);
+        long watch = f.getLong();
+        int state = f.get() & 0xFF;
+        int cause = f.get() & 0xFF;
+        int flags = f.get() & 0xFF;
+        long token = f.getLong();
+        int count = Short.toUnsignedInt(f.getShort());
+        int limit = Short.toUnsignedInt(f.getShort());
+        byte[] value = java.util.Arrays.copyOfRange(frame, header, header + vlen);
+        return new Answer.Event(watch, state, cause, flags, token, count, limit, value);
     }
 
     private Answer fixed(AnswerType type) {
@@ -77,8 +122,9 @@ public final class AnswerDecoder {
             case PONG -> new Answer.Pong(first);
             case VALUE_SET -> new Answer.ValueSet(first);
             case LIMIT_MISMATCH -> new Answer.LimitMismatch(first, Short.toUnsignedInt(f.getShort()));
+            case UNOBSERVED -> new Answer.Unobserved(first);
             case HELLO -> throw new IllegalStateException("decoded above");
-            case ERROR -> throw new IllegalStateException("variable-length");
+            case ERROR, EVENT -> throw new IllegalStateException("variable-length");
         };
     }
 }

@@ -2,7 +2,7 @@ package dev.leasehold.protocol;
 
 /**
  * The answer opcodes a server sends, with the fixed length of each (op byte and terminator
- * included). {@link #ERROR} is the only variable-length answer.
+ * included). {@link #ERROR} and {@link #EVENT} are the variable-length answers.
  */
 public enum AnswerType {
     /** {@code A owner:u64 token:u64 queued_ms:u32 \n}. */
@@ -34,7 +34,18 @@ public enum AnswerType {
      * {@code V token:u64 \n}: a {@code V}'s token is the key's active exclusive grant; its value is
      * set (PROTOCOL.md 17.1).
      */
-    VALUE_SET('V', 10);
+    VALUE_SET('V', 10),
+    /**
+     * {@code O watch:u64 state:u8 cause:u8 flags:u8 token:u64 count:u16 limit:u16 vlen:u16 value \n}:
+     * an event of a watch (PROTOCOL.md 16.1), {@link #EVENT_HEADER_BYTES} then {@code vlen} bytes
+     * then 0x0A; variable length.
+     */
+    EVENT('O', -1),
+    /** {@code U watch:u64 \n}: the watch is closed; its last frame (PROTOCOL.md 16.1). */
+    UNOBSERVED('U', 10);
+
+    /** The fixed part of an {@link #EVENT}, op byte included: 26 bytes, then the value and 0x0A. */
+    public static final int EVENT_HEADER_BYTES = 26;
 
     private static final AnswerType[] BY_BYTE = new AnswerType[256];
 
@@ -61,7 +72,7 @@ public enum AnswerType {
         return op;
     }
 
-    /** Whole frame length for fixed-size answers; -1 for {@link #ERROR}. */
+    /** Whole frame length for fixed-size answers; -1 for {@link #ERROR} and {@link #EVENT}. */
     public int frameBytes() {
         return frameBytes;
     }

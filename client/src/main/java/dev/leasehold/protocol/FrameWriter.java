@@ -31,6 +31,8 @@ public final class FrameWriter {
                 yield RequestType.MILLI_ACQUIRE.headerBytes() + m.value().length + m.key().length + 1;
             }
             case WITHDRAW -> RequestType.WITHDRAW.headerBytes() + ((Request.Withdraw) request).key().length + 1;
+            case OBSERVE -> RequestType.OBSERVE.headerBytes() + ((Request.Observe) request).key().length + 1;
+            case UNOBSERVE -> RequestType.UNOBSERVE.headerBytes() + 1;
             case SET_VALUE -> {
                 Request.SetValue v = (Request.SetValue) request;
                 yield RequestType.SET_VALUE.headerBytes() + v.value().length + v.key().length + 1;
@@ -60,6 +62,8 @@ public final class FrameWriter {
             case HELLO -> out.putShort((short) ((Request.Hello) request).revision());
             case MILLI_ACQUIRE -> milliAcquireBody((Request.MilliAcquire) request, out);
             case WITHDRAW -> out.putLong(((Request.Withdraw) request).owner()).put(((Request.Withdraw) request).key());
+            case OBSERVE -> out.putLong(((Request.Observe) request).watch()).put(((Request.Observe) request).key());
+            case UNOBSERVE -> out.putLong(((Request.Unobserve) request).watch());
             case SET_VALUE -> setValueBody((Request.SetValue) request, out);
         };
         body.put(Wire.TERMINATOR);

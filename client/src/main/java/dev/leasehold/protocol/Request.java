@@ -7,7 +7,7 @@ import java.util.Arrays;
  * A decoded client request. Keys are kept as the exact bytes received: the protocol compares
  * keys byte for byte, with no Unicode normalisation.
  */
-public sealed interface Request permits Request.Keyed, Request.Ping, Request.Hello {
+public sealed interface Request permits Request.Keyed, Request.Ping, Request.Hello, Request.Unobserve {
 
     RequestType type();
 
@@ -16,7 +16,7 @@ public sealed interface Request permits Request.Keyed, Request.Ping, Request.Hel
      * session's ACL (PROTOCOL.md section 4), and in cluster mode only the leader serves it
      * (section 10).
      */
-    sealed interface Keyed extends Request permits Acquiring, Release, Extend, Check, Withdraw, SetValue {
+    sealed interface Keyed extends Request permits Acquiring, Release, Extend, Check, Withdraw, SetValue, Observe {
 
         /** The key, as the exact bytes received. */
         byte[] key();
@@ -326,6 +326,45 @@ public sealed interface Request permits Request.Keyed, Request.Ping, Request.Hel
         @Override
         public RequestType type() {
             return RequestType.HELLO;
+        }
+    }
+
+    /**
+     * Observe {@code key} as watch {@code watch} (PROTOCOL.md section 16): answered with the
+     * watch's first event (the key's state now, cause 0) or {@code B watch}; its events follow
+     * until {@link Unobserve}. {@code watch} is the client's id, unique among its session's open
+     * watches.
+     */
+    record Observe(long watch, byte[] key) implements Keyed {
+        @Override
+        public RequestType type() {
+            return RequestType.OBSERVE;
+        }
+
+        @Override
+        public boolean equals(Object o) {
+            return o instanceof Observe w && w.watch == watch && Arrays.equals(w.key, key);
+        }
+
+        @Override
+        public int hashCode() {
+            return Long.hashCode(watch) * 31 + Arrays.hashCode(key);
+        }
+
+        @Override
+        public String toString() {
+            return "Observe[watch=" + watch + ", key=" + Keys.printable(key) + "]";
+        }
+    }
+
+    /**
+     * End watch {@code watch} (PROTOCOL.md 16.1): answered {@code U watch} at once, also for an id
+     * that is not open; nothing of that watch follows its answer. Every node answers it.
+     */
+    record Unobserve(long watch) implements Request {
+        @Override
+        public RequestType type() {
+            return RequestType.UNOBSERVE;
         }
     }
 

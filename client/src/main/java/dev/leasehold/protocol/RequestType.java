@@ -42,7 +42,15 @@ public enum RequestType {
      * {@code token} (PROTOCOL.md section 17); {@code vlen} 0 clears it. The {@code vlen} bytes of
      * value follow the 11-byte header and are read by count, then the key.
      */
-    SET_VALUE('V', 11, true);
+    SET_VALUE('V', 11, true),
+    /**
+
+     * {@code O watch:u64 key \n}: observe the key as watch {@code watch}, chosen by the client
+     * (PROTOCOL.md section 16). Answered with the watch's first event or {@code B watch}.
+     */
+    OBSERVE('O', 9, true),
+    /** {@code U watch:u64 \n}: end watch {@code watch}; answered {@code U watch} (PROTOCOL.md 16.1). */
+    UNOBSERVE('U', 9, false);
 
     private static final RequestType[] BY_BYTE = new RequestType[256];
 

@@ -21,7 +21,9 @@ public final class AnswerWriter {
      */
     public static byte[] encode(Answer answer) {
         byte[] message = answer instanceof Answer.Error e ? FrameWriter.errorMessageBytes(e.message()) : null;
-        int len = message != null ? 2 + message.length + 1 : answer.type().frameBytes();
+        int len = message != null ? 2 + message.length + 1
+                : answer instanceof Answer.Event e ? AnswerType.EVENT_HEADER_BYTES + e.value().length + 1
+                : answer.type().frameBytes();
         ByteBuffer out = ByteBuffer.allocate(len);
         out.put(answer.type().op());
         ByteBuffer body = switch (answer.type()) {
@@ -40,9 +42,17 @@ public final class AnswerWriter {
             case HELLO -> out.putShort((short) ((Answer.Hello) answer).revision())
                     .putInt((int) ((Answer.Hello) answer).maxWaitMillis())
                     .putShort((short) ((Answer.Hello) answer).maxValueBytes());
+            case EVENT -> eventBody((Answer.Event) answer, out);
+            case UNOBSERVED -> out.putLong(((Answer.Unobserved) answer).watch());
         };
         body.put(Wire.TERMINATOR);
         return out.array();
+    }
+
+    private static ByteBuffer eventBody(Answer.Event e, ByteBuffer out) {
+        return out.putLong(e.watch()).put((byte) e.state()).put((byte) e.cause()).put((byte) e.flags())
+                .putLong(e.token()).putShort((short) e.count()).putShort((short) e.limit())
+                .putShort((short) e.value().length).put(e.value());
     }
 
     private static ByteBuffer acquiredBody(Answer.Acquired a, ByteBuffer out) {

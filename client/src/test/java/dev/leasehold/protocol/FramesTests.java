@@ -1,6 +1,7 @@
 package dev.leasehold.protocol;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import java.nio.ByteBuffer;
 import java.util.HexFormat;
@@ -135,6 +136,50 @@ class FramesTests {
     }
 
     /**
+     * PROTOCOL.md 16.9: the Observe and Unobserve frames, and the events of the examples read whole
+     * and split at every byte, a value holding 0x0A included (read by count).
+     */
+    @Test
+    void observeUnobserveAndEventsMatchTheExamplesOfSection16() throws Exception {
+        assertFrame(new Request.Observe(5, Request.key("lead")), "4F 00 00 00 00 00 00 00 05 6C 65 61 64 0A");
+        assertFrame(new Request.Observe(10, Request.key("lead")), "4F 00 00 00 00 00 00 00 0A 6C 65 61 64 0A");
+        assertFrame(new Request.Unobserve(5), "55 00 00 00 00 00 00 00 05 0A");
+        Object[][] answers = {
+            {"4F 00 00 00 00 00 00 00 05 46 00 00 00 00 00 00 00 00 00 00 00 00 00 00 00 00 0A",
+                new Answer.Event(5, 'F', 0, 0, 0, 0, 0, new byte[0])},
+            {"4F 00 00 00 00 00 00 00 05 48 01 00 00 00 00 00 00 00 04 12 00 01 00 00 00 02 6E 31 0A",
+                new Answer.Event(5, 'H', 1, 0, 1042, 1, 0, Request.key("n1"))},
+            {"4F 00 00 00 00 00 00 00 05 48 01 01 00 00 00 00 00 00 04 14 00 01 00 00 00 00 0A",
+                new Answer.Event(5, 'H', 1, Answer.Event.COALESCED, 1044, 1, 0, new byte[0])},
+            {"4F 00 00 00 00 00 00 00 06 53 01 00 00 00 00 00 00 00 00 07 00 03 00 04 00 00 0A",
+                new Answer.Event(6, 'S', 1, 0, 7, 3, 4, new byte[0])},
+            {"4F 00 00 00 00 00 00 00 05 48 05 00 00 00 00 00 00 00 04 12 00 01 00 00 00 02 0A 0A 0A",
+                new Answer.Event(5, 'H', 5, 0, 1042, 1, 0, new byte[] {0x0A, 0x0A})},
+            {"55 00 00 00 00 00 00 00 05 0A", new Answer.Unobserved(5)},
+        };
+        for (Object[] a : answers) {
+            byte[] frame = HexFormat.ofDelimiter(" ").parseHex((String) a[0]);
+            assertThat(AnswerWriter.encode((Answer) a[1])).isEqualTo(frame);
+            for (int cut = 0; cut < frame.length; cut++) {
+                AnswerDecoder d = new AnswerDecoder();
+                assertThat(d.next(ByteBuffer.wrap(frame, 0, cut))).as("%s cut at %d", a[0], cut).isNull();
+                assertThat(d.next(ByteBuffer.wrap(frame, cut, frame.length - cut))).as("%s cut at %d", a[0], cut)
+                        .isEqualTo(a[1]);
+                assertThat(d.hasPartialFrame()).isFalse();
+            }
+        }
+        byte[] unterminated = HexFormat.ofDelimiter(" ").parseHex(
+                "4F 00 00 00 00 00 00 00 05 46 00 00 00 00 00 00 00 00 00 00 00 00 00 00 00 00 41");
+        assertThatThrownBy(() -> new AnswerDecoder().next(ByteBuffer.wrap(unterminated)))
+                .isInstanceOf(ProtocolException.class);
+        // A 1024-byte value: the frame buffer grows to it.
+        byte[] big = new byte[1024];
+        java.util.Arrays.fill(big, (byte) 0x0A);
+        Answer.Event large = new Answer.Event(1, 'H', 1, 0, 1, 1, 0, big);
+        assertThat(new AnswerDecoder().next(ByteBuffer.wrap(AnswerWriter.encode(large)))).isEqualTo(large);
+    }
+
+    /**
      * {@code request} encodes to {@code hexFrame}, and the test fixture {@link RequestReader} reads
      * it back from those bytes, whole and split at every byte.
      */
@@ -154,7 +199,8 @@ class FramesTests {
         Answer[] all = {new Answer.Acquired(1, 2, 4_000_000_000L), new Answer.TimedOut(3), new Answer.Busy(4),
                 new Answer.Released(5), new Answer.Extended(6), new Answer.NotHeld(7), new Answer.Current(9), new Answer.Pong(8),
                 new Answer.Error(2, "key of 3 bytes is not valid UTF-8"), new Answer.LimitMismatch(10, 65535),
-                new Answer.Hello(0x0104, 3_600_000, 0), new Answer.ValueSet(11)};
+                new Answer.Hello(0x0104, 3_600_000, 0), new Answer.ValueSet(11),
+                new Answer.Event(12, 'H', 5, 1, 13, 1, 0, new byte[] {0x0A, 'v'}), new Answer.Unobserved(14)};
         ByteBuffer buf = ByteBuffer.allocate(1024);
         for (Answer a : all) {
             buf.put(AnswerWriter.encode(a));

@@ -112,6 +112,8 @@ public final class RequestReader {
                     f.get() & 0xFF, f.getLong(), Short.toUnsignedInt(f.getShort()),
                     Arrays.copyOfRange(frame, header, keyStart), key);
             case WITHDRAW -> new Request.Withdraw(f.getLong(), key);
+            case OBSERVE -> new Request.Observe(f.getLong(), key);
+            case UNOBSERVE -> new Request.Unobserve(f.getLong());
             case SET_VALUE -> new Request.SetValue(f.getLong(), Arrays.copyOfRange(frame, header, keyStart), key);
         };
     }

@@ -17,12 +17,13 @@ import java.util.Set;
 final class CommandLine {
 
     static final List<String> COMMANDS = List.of("run", "acquire", "release", "extend", "ping", "check", "inspect",
-            "top", "cluster");
+            "top", "cluster", "admin");
     /** Commands that also take their options as plain arguments, in this order ({@code check KEY TOKEN}). */
     private static final Map<String, List<String>> POSITIONAL = Map.of(
             "check", List.of("--key", "--token"),
             "inspect", List.of("--key"),
-            "cluster", List.of("--action", "--id", "--new-id"));
+            "cluster", List.of("--action", "--id", "--new-id"),
+            "admin", List.of("--what", "--action", "--file"));
 
     private static final Set<String> GLOBAL_VALUED = Set.of("--server", "--timeout", "--cacert", "--cert",
             "--cert-key");
@@ -36,10 +37,11 @@ final class CommandLine {
             "check", Set.of("--key", "--token"),
             "inspect", Set.of("--key", "--http"),
             "top", Set.of("--n", "--http"),
-            "cluster", Set.of("--action", "--id", "--new-id", "--raft-address", "--client-address", "--identity", "--http"));
+            "cluster", Set.of("--action", "--id", "--new-id", "--raft-address", "--client-address", "--identity", "--http"),
+            "admin", Set.of("--what", "--action", "--file", "--http"));
     /** {@code --json} is for the commands whose output is a result; {@code run}'s output is its command's. */
     private static final Set<String> JSON_COMMANDS = Set.of("acquire", "release", "extend", "ping", "check",
-            "inspect", "top", "cluster");
+            "inspect", "top", "cluster", "admin");
 
     private final String command;
     private final Map<String, String> values;

@@ -48,6 +48,7 @@ final class Help {
               inspect  show who holds a key, since when, its lease and its waiters
               top      show the keys with the longest queues and the oldest grants
               cluster  list, add, remove or replace cluster members (run on a member)
+              admin    snapshot save FILE: save the token floor (run on the node; the leader in a cluster)
 
             Run 'leasehold COMMAND --help' for a command's options.
 
@@ -217,6 +218,26 @@ final class Help {
 
             """ + EXIT_CODES;
 
+    static final String ADMIN = """
+            usage: leasehold admin snapshot save FILE
+                   leasehold admin snapshot verify FILE
+
+            save    asks the node's management port for a token-floor snapshot (the highest token
+                    issued or reserved, the roster, when, which node, term and index), checks its
+                    sha256 and writes it to FILE (fsync'd, then moved over FILE; - = stdout). In a
+                    cluster run it on the leader (another member answers which node leads: exit 68).
+            verify  checks FILE (format version and sha256) and prints what it holds.
+            Restore: start a node (each founder of a new cluster) on an EMPTY data directory with
+            leasehold.restore-from=FILE; its tokens start above the floor plus token-block-size.
+
+            Options:
+              --http URL         the node's management port, default http://127.0.0.1:7421; the
+                                 snapshot endpoint must be exposed (the Helm chart does)
+              --timeout DUR      how long to wait for the answer (default 5s)
+              --json             one JSON object on stdout
+
+            """ + EXIT_CODES;
+
     private Help() {
     }
 
@@ -241,6 +262,8 @@ final class Help {
                 return TOP;
             case "cluster":
                 return CLUSTER;
+            case "admin":
+                return ADMIN;
             default:
                 return PING;
         }

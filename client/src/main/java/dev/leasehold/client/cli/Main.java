@@ -55,6 +55,8 @@ public final class Main {
                     return Inspect.top(ctx);
                 case "cluster":
                     return ClusterCommand.execute(ctx);
+                case "admin":
+                    return AdminCommand.execute(ctx);
                 default:
                     return Commands.ping(ctx);
             }

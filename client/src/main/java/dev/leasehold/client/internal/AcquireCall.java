@@ -152,7 +152,7 @@ public final class AcquireCall extends Outbound<AcquireOutcome> {
                 // Definitive, like B (PROTOCOL.md 13.1): names both limits, never Indeterminate.
                 case LIMIT_MISMATCH -> new AcquireOutcome.LimitMismatch(mode.isShared() ? mode.limit() : 0,
                         ((Answer.LimitMismatch) a).limit());
-                case RELEASED, EXTENDED, NOT_HELD, CURRENT, PONG, HELLO, VALUE_SET, ERROR ->
+                case RELEASED, EXTENDED, NOT_HELD, CURRENT, PONG, HELLO, VALUE_SET, ERROR, EVENT, UNOBSERVED ->
                         throw new IllegalArgumentException("not an answer to an Acquire: " + a);
             };
         });

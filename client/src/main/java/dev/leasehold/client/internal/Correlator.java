@@ -92,6 +92,8 @@ final class Correlator {
             case PONG -> pong(((Answer.Pong) a).nonce(), receivedAt);
             // The Hello is sent only to open a session, and its answer read by the Connector.
             case HELLO -> false;
+            // This client sends no O or U yet (PROTOCOL.md section 16): nothing to correlate.
+            case EVENT, UNOBSERVED -> false;
             // This client sends no V yet (values are served, not yet used by this client): nothing waits for one.
             case VALUE_SET -> false;
             case ERROR -> throw new IllegalArgumentException("not a correlated answer: " + a);

@@ -200,7 +200,7 @@ public final class TokenCall<R> extends Outbound<R> {
                 case CURRENT -> outcomes.current();
                 case EXTENDED -> extended(receivedAt);
                 case NOT_HELD -> outcomes.notHeld();
-                case ACQUIRED, TIMED_OUT, BUSY, LIMIT_MISMATCH, PONG, HELLO, VALUE_SET, ERROR ->
+                case ACQUIRED, TIMED_OUT, BUSY, LIMIT_MISMATCH, PONG, HELLO, VALUE_SET, ERROR, EVENT, UNOBSERVED ->
                         throw new IllegalArgumentException("not an answer to a Release, Extend or Check: " + a);
             };
         });

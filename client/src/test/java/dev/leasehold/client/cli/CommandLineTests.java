@@ -68,7 +68,7 @@ class CommandLineTests {
         assertUsage("--key goes after the command", "--key", "k", "run");
         // the example names a command that takes the option
         assertUsage("--http goes after the command, as in leasehold inspect --http ... (commands that take it: "
-                + "inspect, top, cluster)", "--http", "http://x", "ping");
+                + "inspect, top, cluster, admin)", "--http", "http://x", "ping");
         assertUsage("--kill-grace goes after the command, as in leasehold run --kill-grace ...", "--kill-grace", "5s", "ping");
         assertUsage("'--' is only for run", "acquire", "--key", "k", "--", "x");
         assertUsage("put the command to run after '--'", "run", "--key", "k", "./job.sh");
@@ -106,7 +106,7 @@ class CommandLineTests {
     void usageErrorsAreOneLineOnStderrWithExitCode64() {
         Object[][] cases = {
             {new String[] {}, "leasehold: missing command; commands are run, acquire, release, extend, ping,"
-                    + " check, inspect, top, cluster (see leasehold --help)"},
+                    + " check, inspect, top, cluster, admin (see leasehold --help)"},
             {new String[] {"cluster"},
                 "leasehold cluster: missing what to do: members, add, remove or replace (see leasehold cluster --help)"},
             {new String[] {"cluster", "grow"}, "leasehold cluster: unknown cluster action 'grow': members, add, remove"

@@ -230,7 +230,7 @@ public final class StubWire implements AutoCloseable {
             case NOT_HELD -> ((Answer.NotHeld) a).token();
             case CURRENT -> ((Answer.Current) a).token();
             case PONG -> ((Answer.Pong) a).nonce();
-            case HELLO, VALUE_SET, ERROR -> throw new IllegalArgumentException("not correlated: " + a);
+            case HELLO, VALUE_SET, ERROR, EVENT, UNOBSERVED -> throw new IllegalArgumentException("not correlated: " + a);
         };
         for (Iterator<Outbound<?>> it = link.registered.iterator(); it.hasNext();) {
             Outbound<?> o = it.next();
