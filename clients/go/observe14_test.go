@@ -164,3 +164,25 @@ func TestAnObservationAcrossABrokenSessionIsUnknownThenResubscribed(t *testing.T
 		t.Fatalf("want a second O with a new watch id, got %v", observes)
 	}
 }
+
+// 9.15.3: an O answered B (the session's watch limit) subscribes nothing: Unknown, then tried
+// again (50 ms doubling to 500 ms) until a watch is free. A server of its own: one watch per session.
+func TestABusyObserveIsUnknownUntilAWatchIsFree(t *testing.T) {
+	t.Parallel()
+	srv := startServer(t, "", "--leasehold.max-watches-per-session=1")
+	t.Cleanup(srv.close)
+	key := keyOf(t)
+	c := newClient(t, Options{Servers: []string{srv.addr}, PoolSize: 1})
+	first := mustObserve(t, c, key)
+	wantEvent(t, nextEvent(t, first), StateFree, 0, "", CauseCurrent)
+	second := mustObserve(t, c, key)
+	ev := nextEvent(t, second)
+	if ev.State != StateUnknown || ev.Err == nil {
+		t.Fatalf("an O answered B: want Unknown with its reason, got %+v", ev)
+	}
+	tk := mustAcquire(t, c, key, 0, 30*time.Second) // the session stays up for everything else
+	defer tk.Release(context.Background())
+	wantEvent(t, nextEvent(t, first), StateHeld, tk.Token(), "", CauseGrant)
+	first.Close()
+	wantEvent(t, nextEvent(t, second), StateHeld, tk.Token(), "", CauseCurrent)
+}
