@@ -168,7 +168,9 @@ func (c *Client) acquireAnswered(r *request, a answer) {
 			c.compensate(r.key, a.token, leaseEnd)
 			return
 		}
-		r.concludeLocked(result{ticket: newTicket(c, r.key, a.token, validUntil, leaseEnd)})
+		t := newTicket(c, r.key, a.token, validUntil, leaseEnd)
+		t.shared = r.shared
+		r.concludeLocked(result{ticket: t})
 	}
 	r.mu.Unlock()
 }

@@ -14,6 +14,12 @@ var errGaveUp = errors.New("no answer before the retry deadline")
 // nonce) and are safe to send again. It returns the answer and the send start of the attempt
 // that was answered. stop (optional) ends the retries early.
 func (c *Client) tokenCall(stop context.Context, op byte, key string, token uint64, lease uint8, giveUp time.Time) (answer, time.Time, error) {
+	return c.tokenCallValue(stop, op, key, token, lease, nil, giveUp)
+}
+
+// tokenCallValue is tokenCall with a value (a V, 9.16.4: retried like an Extend). A session
+// that cannot carry the request refuses it unsent (its *Error is returned, not retried).
+func (c *Client) tokenCallValue(stop context.Context, op byte, key string, token uint64, lease uint8, value []byte, giveUp time.Time) (answer, time.Time, error) {
 	backoff := 50 * time.Millisecond
 	giveUpTimer := time.NewTimer(giveUp.Sub(c.now()))
 	defer giveUpTimer.Stop()
@@ -22,7 +28,7 @@ func (c *Client) tokenCall(stop context.Context, op byte, key string, token uint
 			return answer{}, time.Time{}, errGaveUp
 		}
 		r := newRequest(op, key, giveUp)
-		r.token, r.lease = token, lease
+		r.token, r.lease, r.value = token, lease, value
 		if op == opPing {
 			r.nonce = c.nextID()
 		}
@@ -57,6 +63,9 @@ func (c *Client) tokenCall(stop context.Context, op byte, key string, token uint
 		}
 		if res.err == errDeadlineUnsent {
 			return answer{}, time.Time{}, errGaveUp
+		}
+		if !res.retry { // refused before sending (a session that cannot carry it, 9.13)
+			return answer{}, time.Time{}, res.err
 		}
 		wait := time.NewTimer(backoff)
 		select {

@@ -91,8 +91,14 @@ func (c *Client) nextID() uint64 { return atomic.AddUint64(&c.ids, 1) }
 // ErrIndeterminate, both matching context.Canceled). On a 1.4 session an acquire waiting in the
 // server's queue is also withdrawn (W, 9.14): the server drops the waiter, and a grant that
 // came first is released by its exact token, without the caller.
-func (c *Client) Acquire(ctx context.Context, key string, wait, lease time.Duration) (*Ticket, error) {
-	return c.acquire(ctx, key, wait, lease, false, 0)
+//
+// WithValue gives the grant a value (PROTOCOL.md section 17), shown to observers with its token.
+func (c *Client) Acquire(ctx context.Context, key string, wait, lease time.Duration, opts ...AcquireOption) (*Ticket, error) {
+	value, err := acquireValue(opNameAcquire, key, false, opts)
+	if err != nil {
+		return nil, err
+	}
+	return c.acquire(ctx, key, wait, lease, false, 0, value)
 }
 
 // AcquireShared asks for one of key's shared holds (PROTOCOL.md section 13). limit 0 makes the
@@ -110,15 +116,18 @@ func (c *Client) Acquire(ctx context.Context, key string, wait, lease time.Durat
 // (definitive, no grant exists, never retried; errors.As gives a *LimitMismatchError with both
 // limits). A limit above the server's max-shared-holders-per-key is answered X 3, which closes
 // the session: ErrIndeterminate with a *ServerError of Code 3 as its cause. The deadlines are
-// Acquire's.
-func (c *Client) AcquireShared(ctx context.Context, key string, limit int, wait, lease time.Duration) (*Ticket, error) {
+// Acquire's. A shared grant has no value: WithValue is ErrInvalidArgument here.
+func (c *Client) AcquireShared(ctx context.Context, key string, limit int, wait, lease time.Duration, opts ...AcquireOption) (*Ticket, error) {
 	if limit < 0 || limit > 65535 {
 		return nil, newError(ErrInvalidArgument, opNameShared, key, fmt.Sprintf("limit %d is not within 0 to 65535", limit), nil)
 	}
-	return c.acquire(ctx, key, wait, lease, true, uint16(limit))
+	if _, err := acquireValue(opNameShared, key, true, opts); err != nil {
+		return nil, err
+	}
+	return c.acquire(ctx, key, wait, lease, true, uint16(limit), nil)
 }
 
-func (c *Client) acquire(ctx context.Context, key string, wait, lease time.Duration, shared bool, limit uint16) (*Ticket, error) {
+func (c *Client) acquire(ctx context.Context, key string, wait, lease time.Duration, shared bool, limit uint16, value []byte) (*Ticket, error) {
 	name := opNameAcquire
 	if shared {
 		name = opNameShared
@@ -139,7 +148,7 @@ func (c *Client) acquire(ctx context.Context, key string, wait, lease time.Durat
 		r.op, r.shared, r.limit = opShared, true, limit
 	}
 	r.owner = c.nextID()
-	r.lease = leaseSec
+	r.lease, r.value = leaseSec, value
 	if wait == 0 {
 		r.waitZero = true
 		r.deadline = start.Add(c.opts.TransportDeadline)

@@ -185,6 +185,9 @@ func TestClusterFailover(t *testing.T) {
 	cl.awaitEveryMemberStored(t, 120*time.Second)
 
 	b := mustAcquire(t, c, "cluster/b", 0, 30*time.Second)
+	// an observer of cluster/b (9.15): on the leader, across its kill
+	o := mustObserve(t, c, "cluster/b")
+	wantEvent(t, nextEvent(t, o), StateHeld, b.Token(), "", CauseCurrent)
 	queued := make(chan error, 1)
 	go func() {
 		_, err := c.Acquire(ctx, "cluster/b", 30*time.Second, 5*time.Second)
@@ -202,6 +205,9 @@ func TestClusterFailover(t *testing.T) {
 	case <-time.After(5 * time.Second):
 		t.Fatal("the acquire queued on the killed leader did not end within 5 s")
 	}
+	if ev := nextEvent(t, o); ev.State != StateUnknown {
+		t.Fatalf("the observer of the killed leader: want Unknown, got %+v", ev)
+	}
 
 	// the next acquire finds the new leader within its deadline
 	// (the wait is generous: on a shared 2-core machine at load 30 an election took up to 28 s)
@@ -214,6 +220,9 @@ func TestClusterFailover(t *testing.T) {
 	if next.Token() <= b.Token() {
 		t.Fatalf("tokens went back across the failover: %d after %d", next.Token(), b.Token())
 	}
+	// the observer subscribed again on the new leader: b's grant, from the replicated table
+	wantEvent(t, nextEventWithin(t, o, 30*time.Second), StateHeld, b.Token(), "", CauseCurrent)
+	t.Logf("the observer resubscribed on the new leader %v after the kill", time.Since(killed))
 	// the grants made before the failover are still the keys' grants on the new leader
 	if _, err := c.Acquire(ctx, "cluster/b", 0, 5*time.Second); !errors.Is(err, ErrTimedOut) {
 		t.Fatalf("cluster/b must still be held: %v", err)

@@ -49,6 +49,9 @@ type faultProxy struct {
 	hellos      int
 	withdraws   []uint64 // the owners of the W frames forwarded
 	timeouts    []uint64 // the owners of the T answers forwarded
+	observes    []uint64 // the watch ids of the O frames forwarded
+	unobserves  []uint64 // the watch ids of the U frames forwarded
+	values      []uint64 // the tokens of the V frames forwarded
 
 	// parsers and idle count the parser goroutines, and those blocked reading for more bytes
 	// (every complete frame they were given is recorded): see caughtUp.
@@ -443,7 +446,7 @@ func (p *faultProxy) parseRequests() *io.PipeWriter {
 			if err != nil {
 				return
 			}
-			header := map[byte]int{'A': 10, 'R': 8, 'E': 9, 'C': 8, 'P': 8, 'S': 12, 'H': 2, 'M': 18, 'W': 8}[op]
+			header := map[byte]int{'A': 10, 'R': 8, 'E': 9, 'C': 8, 'P': 8, 'S': 12, 'H': 2, 'M': 18, 'W': 8, 'V': 10, 'O': 8, 'U': 8}[op]
 			if op == 'A' || op == 'S' || op == 'M' {
 				p.set(func(p *faultProxy) { p.acquireStarts++ })
 			}
@@ -456,8 +459,8 @@ func (p *faultProxy) parseRequests() *io.PipeWriter {
 				r.ReadByte() // its terminator
 				continue
 			}
-			if op == 'M' { // its value, by count (vlen), before the key
-				if _, err := io.CopyN(io.Discard, r, int64(binary.BigEndian.Uint16(h[16:18]))); err != nil {
+			if op == 'M' || op == 'V' { // its value, by count (vlen), before the key
+				if _, err := io.CopyN(io.Discard, r, int64(binary.BigEndian.Uint16(h[len(h)-2:]))); err != nil {
 					return
 				}
 			}
@@ -485,6 +488,15 @@ func (p *faultProxy) parseRequests() *io.PipeWriter {
 			case 'R':
 				tok := binary.BigEndian.Uint64(h[0:8])
 				p.set(func(p *faultProxy) { p.releases = append(p.releases, tok) })
+			case 'O':
+				id := binary.BigEndian.Uint64(h[0:8])
+				p.set(func(p *faultProxy) { p.observes = append(p.observes, id) })
+			case 'U':
+				id := binary.BigEndian.Uint64(h[0:8])
+				p.set(func(p *faultProxy) { p.unobserves = append(p.unobserves, id) })
+			case 'V':
+				tok := binary.BigEndian.Uint64(h[0:8])
+				p.set(func(p *faultProxy) { p.values = append(p.values, tok) })
 			}
 		}
 	}()
@@ -515,6 +527,14 @@ func (p *faultProxy) parseAnswers() *io.PipeWriter {
 		}
 	}()
 	return pw
+}
+
+// watchFrames is what the proxy forwarded of observing and proclaiming: O and U watch ids, V tokens.
+func (p *faultProxy) watchFrames() (observes, unobserves, values []uint64) {
+	p.caughtUp()
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return append([]uint64(nil), p.observes...), append([]uint64(nil), p.unobserves...), append([]uint64(nil), p.values...)
 }
 
 // eventually waits (bounded) for cond, failing with what was waited for.

@@ -1,6 +1,7 @@
 package leasehold
 
 import (
+	"fmt"
 	"sync"
 	"time"
 )
@@ -39,6 +40,10 @@ type request struct {
 	limit  uint16
 	// waitZero: one immediate attempt (wire wait 0) under the transport deadline.
 	waitZero bool
+	// value: an exclusive Acquire's value (sent in its M) or a Proclaim's (V), section 17.
+	value []byte
+	// obs: the Observation whose subscription (O, owner = the watch id) this is (section 16).
+	obs *Observation
 	// deadline is D for an Acquire; for other requests the time after which it is not sent.
 	deadline time.Time
 
@@ -103,6 +108,19 @@ const (
 	encodedOverMax         // the wire wait would pass the session's max-wait (9.13): not sent
 )
 
+// cannotCarry says why a session of revision 1.4 or not (rev14) with maxValue (its H's
+// max_value_bytes) cannot carry r (9.13: never send what a session rules out), or "".
+func (r *request) cannotCarry(rev14 bool, maxValue int) string {
+	needs14 := r.op == opValue || r.op == opObserve || len(r.value) > 0
+	switch {
+	case needs14 && !rev14:
+		return "it needs a revision 1.4 session and this server speaks 1.3 (or ProtocolRevision is 1.3)"
+	case len(r.value) > maxValue:
+		return fmt.Sprintf("its value of %d bytes passes this session's max_value_bytes %d (the server's leasehold.max-value-bytes; 0 = values off)", len(r.value), maxValue)
+	}
+	return ""
+}
+
 // encode appends r's frame for a session of revision 1.4 (milli: an Acquire goes out as M) or
 // 1.3 (A or S in whole seconds, 9.5); an Acquire's wire wait may be at most the session's
 // maxWait: it is never cut short to fit (9.13).
@@ -123,7 +141,7 @@ func (r *request) encode(b []byte, now time.Time, milli bool, maxWait time.Durat
 			} else if !now.Before(r.deadline) {
 				return b, encodedLate
 			}
-			return appendMilli(b, r.shared, waitMs, r.lease, r.owner, r.limit, r.key), encodedOK
+			return appendMilli(b, r.shared, waitMs, r.lease, r.owner, r.limit, r.value, r.key), encodedOK
 		}
 		var wait uint8
 		if !r.waitZero {
@@ -141,6 +159,15 @@ func (r *request) encode(b []byte, now time.Time, milli bool, maxWait time.Durat
 		return appendAcquire(b, wait, r.lease, r.owner, r.key), encodedOK
 	case opWithdraw:
 		return appendWithdraw(b, r.owner, r.key), encodedOK
+	case opObserve: // no deadline: a subscription lasts as long as its observation (9.15.1)
+		return appendObserve(b, r.owner, r.key), encodedOK
+	case opUnobserve:
+		return appendUnobserve(b, r.owner), encodedOK
+	case opValue:
+		if !now.Before(r.deadline) {
+			return b, encodedLate
+		}
+		return appendValue(b, r.token, r.value, r.key), encodedOK
 	case opPing:
 		if !now.Before(r.deadline) {
 			return b, encodedLate

@@ -30,13 +30,15 @@ type session struct {
 	acquires map[uint64]*request
 	tokens   map[uint64][]*request
 	pings    map[uint64]*request
+	watches  map[uint64]*watchEntry // by watch id: the subscriptions (O) written on this session
 	inflight int
 	// rev14: the session's Hello was answered with revision 1.4 or above (9.13): acquires go
 	// out as M, Withdraw is possible; maxWait is the server's max-wait then (255 s on 1.3).
-	rev14   bool
-	maxWait time.Duration
-	wake    chan struct{}
-	gone    chan struct{} // closed when the session is dead
+	rev14    bool
+	maxWait  time.Duration
+	maxValue int // the H's max_value_bytes (0 on 1.3: values off, 17.5)
+	wake     chan struct{}
+	gone     chan struct{} // closed when the session is dead
 }
 
 func newSession(c *Client, slot int, addr string, delay time.Duration) *session {
@@ -45,6 +47,7 @@ func newSession(c *Client, slot int, addr string, delay time.Duration) *session 
 		acquires: map[uint64]*request{},
 		tokens:   map[uint64][]*request{},
 		pings:    map[uint64]*request{},
+		watches:  map[uint64]*watchEntry{},
 		wake:     make(chan struct{}, 1),
 		gone:     make(chan struct{}),
 	}
@@ -166,8 +169,9 @@ func (s *session) prepare(r *request, buf []byte) ([]byte, bool) {
 	}
 	now := s.c.now()
 	out, enc := r.encode(buf, now, s.rev14, s.maxWait)
-	if r.op == opWithdraw {
-		// never answered itself and never registered: the Acquire's answer is the outcome
+	if r.op == opWithdraw || r.op == opUnobserve {
+		// never answered itself and never registered: the Acquire's answer is the outcome (W);
+		// a U's answer ends a watch the client already forgot (16.1)
 		s.dequeued()
 		if s.isDead() {
 			return buf, false
@@ -187,6 +191,11 @@ func (s *session) prepare(r *request, buf []byte) ([]byte, bool) {
 		}
 		return buf, false
 	}
+	if why := r.cannotCarry(s.rev14, s.maxValue); why != "" { // 9.13: never sent, so no X 1 or X 3
+		s.dequeued()
+		s.refuseLocked(r, why)
+		return buf, false
+	}
 	s.mu.Lock()
 	if s.dead {
 		s.mu.Unlock()
@@ -200,6 +209,8 @@ func (s *session) prepare(r *request, buf []byte) ([]byte, bool) {
 		s.acquires[r.owner] = r
 	case opPing:
 		s.pings[r.nonce] = r
+	case opObserve:
+		s.watches[r.owner] = &watchEntry{r: r}
 	default:
 		s.tokens[r.token] = append(s.tokens[r.token], r)
 	}
@@ -302,9 +313,10 @@ func (s *session) open(hello bool) (net.Conn, *bufio.Reader, error) {
 		return nil, nil, fmt.Errorf("%w: unexpected answer %q to the opening %s", errProtocol, a.op, what)
 	}
 	s.mu.Lock()
-	s.rev14, s.maxWait = hello && a.rev >= revision14, maxWait13
+	s.rev14, s.maxWait, s.maxValue = hello && a.rev >= revision14, maxWait13, 0
 	if s.rev14 {
 		s.maxWait = time.Duration(a.maxWaitMs) * time.Millisecond
+		s.maxValue = int(a.maxValueBytes)
 	}
 	s.mu.Unlock()
 	conn.SetDeadline(time.Time{})
@@ -355,6 +367,10 @@ func leaderHint(message string) string {
 }
 
 func (s *session) dispatch(a answer) {
+	if a.op == opObserve || a.op == opUnobserve || (a.op == opBusy && s.isWatch(a.id)) {
+		s.watchAnswered(a)
+		return
+	}
 	var r *request
 	s.mu.Lock()
 	switch a.op {
@@ -414,17 +430,23 @@ func (s *session) fail(cause error, notExecuted bool, hint, refused string) {
 	for _, r := range s.pings {
 		pending = append(pending, r)
 	}
-	s.queue, s.acquires, s.tokens, s.pings = nil, nil, nil, nil
+	watches := s.watches
+	s.queue, s.acquires, s.tokens, s.pings, s.watches = nil, nil, nil, nil, nil
 	s.mu.Unlock()
 	if conn != nil {
 		conn.Close()
 	}
 	s.c.sessionEnded(s, notExecuted, hint, cause)
 	for _, r := range queue {
-		if r.op != opWithdraw { // a W names its own session's waiters: never sent elsewhere
+		switch r.op {
+		case opWithdraw, opUnobserve: // they name this session's waiters and watches only
+		case opObserve: // a subscription that failed: its observation is told (9.15.3)
+			s.subscriptionFailed(r, cause, notExecuted)
+		default:
 			s.c.route(r)
 		}
 	}
+	s.watchesEnded(watches, cause, notExecuted, refused)
 	for _, r := range pending {
 		s.settleBroken(r, cause, notExecuted, refused)
 	}

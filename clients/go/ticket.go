@@ -14,6 +14,10 @@ type Ticket struct {
 	c     *Client
 	key   string
 	token uint64
+	// shared: a shared grant (AcquireShared), which has no value (Proclaim refuses it)
+	shared bool
+	// proclaims: one V of this ticket in flight at a time, in call order (9.16.3)
+	proclaims fifoTurn
 
 	mu         sync.Mutex
 	validUntil time.Time // safe end of the lease on this client's monotonic clock

@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"encoding/hex"
 	"io"
+	"reflect"
 	"strings"
 	"testing"
 	"testing/iotest"
@@ -79,7 +80,7 @@ func decodeAll(t *testing.T, r *bufio.Reader) {
 	}
 	for i, w := range want {
 		a, err := readAnswer(r)
-		if err != nil || a != w {
+		if err != nil || !reflect.DeepEqual(a, w) {
 			t.Fatalf("answer %d: got %+v, %v; want %+v", i, a, err, w)
 		}
 	}
@@ -125,11 +126,11 @@ func TestRevision14RequestsEncodeAsTheProtocolExamples(t *testing.T) {
 		want string
 	}{
 		{"hello", appendHello(nil, revision14), "48 01 04 0A"},
-		{"M exclusive 200 ms", appendMilli(nil, false, 200, 30, 1, 0, "orders/42"),
+		{"M exclusive 200 ms", appendMilli(nil, false, 200, 30, 1, 0, nil, "orders/42"),
 			"4D 00 00 00 00 C8 1E 00 00 00 00 00 00 00 01 00 00 00 00 6F 72 64 65 72 73 2F 34 32 0A"},
-		{"M read lock, lease byte 0x0A", appendMilli(nil, true, 1500, 10, 2, 0, "cfg"),
+		{"M read lock, lease byte 0x0A", appendMilli(nil, true, 1500, 10, 2, 0, nil, "cfg"),
 			"4D 01 00 00 05 DC 0A 00 00 00 00 00 00 00 02 00 00 00 00 63 66 67 0A"},
-		{"M semaphore of 4, wait 0", appendMilli(nil, true, 0, 5, 3, 4, "api"),
+		{"M semaphore of 4, wait 0", appendMilli(nil, true, 0, 5, 3, 4, nil, "api"),
 			"4D 01 00 00 00 00 05 00 00 00 00 00 00 00 03 00 04 00 00 61 70 69 0A"},
 		{"withdraw", appendWithdraw(nil, 1, "orders/42"), "57 00 00 00 00 00 00 00 01 6F 72 64 65 72 73 2F 34 32 0A"},
 		{"withdraw owner 10", appendWithdraw(nil, 10, "k"), "57 00 00 00 00 00 00 00 0A 6B 0A"},
@@ -162,7 +163,7 @@ func TestRevision14AnswersDecodeAsTheProtocolExamples(t *testing.T) {
 		}
 		r := bufio.NewReader(src)
 		for i, w := range want {
-			if a, err := readAnswer(r); err != nil || a != w {
+			if a, err := readAnswer(r); err != nil || !reflect.DeepEqual(a, w) {
 				t.Fatalf("answer %d (split %v): got %+v, %v; want %+v", i, split, a, err, w)
 			}
 		}
