@@ -246,6 +246,29 @@ class LeaseholdLockRegistryIntegrationTests {
         assertThat(probe.acquire("si/" + registryKey + "/ms", 0, 1)).isInstanceOf(AcquireOutcome.Acquired.class);
     }
 
+    /**
+     * The loop Spring's {@code LockRegistryLeaderInitiator} runs: {@code tryLock(200 ms)} again and
+     * again on a key another instance holds. On 1.3 each call left its request queued for the
+     * whole second the wire could carry (up to six at once before parking, issue 50); on 1.4 the
+     * server's wait is the call's, so after each call returns nothing of it stays queued.
+     */
+    @Test
+    void aPollingTryLockLoopLeavesNoWaiterBehind() throws Exception {
+        LeaseholdLock held = registry().obtain("polled");
+        held.lockInterruptibly();
+        LeaseholdLock poller = otherRegistry().obtain("polled");
+        long before = server.waiters();
+        long most = 0;
+        for (int i = 0; i < 10; i++) {
+            assertThat(poller.tryLock(200, TimeUnit.MILLISECONDS)).isFalse();
+            most = Math.max(most, server.waiters() - before);
+        }
+        System.out.println("a 200 ms tryLock polling loop, 10 calls: at most " + most
+                + " waiter(s) left queued after a call returned");
+        assertThat(most).as("waiters left behind by calls that returned").isZero();
+        held.unlock();
+    }
+
     @Test
     void anInterruptedLockInterruptiblyIsWithdrawnAndLeavesNoWaiter() throws Exception {
         LeaseholdLock lock1 = registry().obtain("withdrawn");
