@@ -37,7 +37,8 @@ import dev.leasehold.testing.support.Seeds;
  */
 class Protocol14ModelIntegrationTests {
 
-    private static final int STEPS = 400;
+    /** Steps of the schedule: 400 (about 2 s here), or {@code -Dleasehold.model.steps=N} for a longer hunt. */
+    private static final int STEPS = Integer.getInteger("leasehold.model.steps", 400);
     private static final int LEASE_SECONDS = 30; // longer than the run: grants end only by Release
 
     /** One acquire sent and not yet answered. */
@@ -68,12 +69,8 @@ class Protocol14ModelIntegrationTests {
     private record Actor(int id, RawClient client, Map<Long, Pending> pending) {
     }
 
-    private record Observer(int id, RawClient client) {
-    }
-
     private final List<AutoCloseable> closeables = new ArrayList<>();
-    private final Deque<String> trace = new ArrayDeque<>();
-    private final Map<String, Integer> counts = new LinkedHashMap<>();
+    private final Protocol14Trace trace = new Protocol14Trace();
     private final List<Held> held = new ArrayList<>();
     private final List<Held> released = new ArrayList<>();
     private final Deque<Held> racedGrants = new ArrayDeque<>();
@@ -113,14 +110,15 @@ class Protocol14ModelIntegrationTests {
         for (int i = 0; i < 4; i++) {
             actors.add(new Actor(i, open(server.port()), new LinkedHashMap<>()));
         }
-        Observer steady = new Observer(0, open(server.port()));
-        Observer churn = new Observer(1, open(server.port()));
+        Protocol14Observer steady = new Protocol14Observer(0, open(server.port()), watches, trace);
+        Protocol14Observer churn = new Protocol14Observer(1, open(server.port()), watches, trace);
         for (Protocol14KeyModel key : keys) {
-            observe(steady, key, true); // the reference watch of each key, open for the whole run
+            steady.observe(nextWatch++, key, true); // the reference watch of each key, open for the whole run
         }
-        observe(steady, keys[2], false); // a second watch on one key, same session
-        observe(churn, keys[0], false);
-        observe(churn, keys[3], false);
+        steady.observe(nextWatch++, keys[2], false); // a second watch on one key, same session
+        churn.observe(nextWatch++, keys[0], false);
+        churn.observe(nextWatch++, keys[3], false);
+        long scheduleStarted = System.nanoTime();
 
         for (int step = 0; step < STEPS; step++) {
             releaseRacedGrants(actors.get(0));
@@ -139,16 +137,17 @@ class Protocol14ModelIntegrationTests {
             } else if (roll < 96) {
                 observeOrUnobserve(churn);
             } else {
-                barrier(random.nextBoolean() ? steady : churn);
+                (random.nextBoolean() ? steady : churn).ping(); // reads the events that came so far
             }
         }
 
         quiet(actors);
-        settle(steady);
-        settle(churn);
+        steady.settle();
+        churn.settle();
         checkWatches();
-        System.out.printf("Protocol14ModelIntegrationTests seed %d: %d steps in %d ms, %s, %d watches%n", seed, STEPS,
-                (System.nanoTime() - started) / 1_000_000, counts, watches.size());
+        System.out.printf("Protocol14ModelIntegrationTests seed %d: server up in %d ms, %d steps and checks in %d ms, %s,"
+                + " %d watches%n", seed, (scheduleStarted - started) / 1_000_000, STEPS,
+                (System.nanoTime() - scheduleStarted) / 1_000_000, trace.counts(), watches.size());
     }
 
     private RawClient open(int port) throws IOException {
@@ -261,30 +260,14 @@ class Protocol14ModelIntegrationTests {
         count("W");
     }
 
-    private void observeOrUnobserve(Observer observer) throws IOException {
+    private void observeOrUnobserve(Protocol14Observer observer) throws IOException {
         List<Protocol14WatchLog> open = watches.values().stream()
-                .filter(w -> w.observer == observer.id() && !w.permanent && !w.unobserved).toList();
+                .filter(w -> w.observer == observer.id && !w.permanent && !w.unobserved).toList();
         if (open.size() > 2 && random.nextBoolean()) {
-            Protocol14WatchLog w = open.get(random.nextInt(open.size()));
-            note("observer %d: U %d", observer.id(), w.id);
-            observer.client().send(new Request.Unobserve(w.id));
-            readObserverUntil(observer, new Answer.Unobserved(w.id));
-            w.unobserved = true;
-            count("U");
+            observer.unobserve(open.get(random.nextInt(open.size())));
         } else {
-            observe(observer, pick(keys), false);
+            observer.observe(nextWatch++, pick(keys), false);
         }
-    }
-
-    private void observe(Observer observer, Protocol14KeyModel key, boolean permanent) throws IOException {
-        Protocol14WatchLog w = new Protocol14WatchLog(nextWatch++, observer.id(), key, permanent);
-        watches.put(w.id, w);
-        note("observer %d: O %d %s", observer.id(), w.id, key.name);
-        observer.client().send(new Request.Observe(w.id, key.bytes));
-        // Not a Ping: section 1 orders no Pong after an O's first event, and this server writes
-        // that event once it is showable, after the Pong of the same read.
-        readObserverUntil(observer, a -> !w.events.isEmpty());
-        count("O");
     }
 
     private void releaseRacedGrants(Actor actor) throws IOException {
@@ -349,68 +332,6 @@ class Protocol14ModelIntegrationTests {
             }
         }
         return true;
-    }
-
-    /** A Ping on the observer's session, reading its events up to the Pong. */
-    private void barrier(Observer observer) throws IOException {
-        long nonce = nextNonce++;
-        observer.client().send(new Request.Ping(nonce));
-        readObserverUntil(observer, new Answer.Pong(nonce));
-    }
-
-    private void readObserverUntil(Observer observer, Answer until) throws IOException {
-        readObserverUntil(observer, until::equals);
-    }
-
-    /** Reads the observer's frames, checking and recording events, until {@code done} holds after one. */
-    private void readObserverUntil(Observer observer, java.util.function.Predicate<Answer> done) throws IOException {
-        while (true) {
-            Answer a = observer.client().next(10_000);
-            if (a instanceof Answer.Pong || a instanceof Answer.Unobserved) {
-                check(done.test(a), "observer " + observer.id() + " got " + a + " unasked");
-                return;
-            }
-            check(a instanceof Answer.Event, "observer " + observer.id() + " got " + a + " while reading its events");
-            Answer.Event e = (Answer.Event) a;
-            Protocol14WatchLog w = watches.get(e.watch());
-            check(w != null, "an event of a watch never opened: " + e);
-            String problem = w.add(e);
-            check(problem == null, "watch " + w.id + " on " + w.key.name + ": " + problem);
-            count("events");
-            if (done.test(a)) {
-                return;
-            }
-        }
-    }
-
-    /**
-     * Once quiet, 6.8 (4): every open watch's last event becomes the key's state. A Ping is no
-     * barrier for events (section 1 orders Pongs only among Pings), so the observer is read until
-     * every watch shows it, for at most 5 s; then nothing more may come.
-     */
-    private void settle(Observer observer) throws IOException {
-        barrier(observer);
-        long deadline = System.nanoTime() + 5_000_000_000L;
-        while (!showsTheModel(observer) && System.nanoTime() < deadline) {
-            Answer a = observer.client().poll(50);
-            if (a != null) {
-                check(a instanceof Answer.Event, "observer " + observer.id() + " got " + a);
-                Answer.Event e = (Answer.Event) a;
-                Protocol14WatchLog w = watches.get(e.watch());
-                check(w != null, "an event of a watch never opened: " + e);
-                String problem = w.add(e);
-                check(problem == null, "watch " + w.id + " on " + w.key.name + ": " + problem);
-                count("events");
-            }
-        }
-        Answer late = observer.client().poll(150);
-        check(late == null, "observer " + observer.id() + " got " + late + " after the keys went quiet");
-    }
-
-    private boolean showsTheModel(Observer observer) {
-        return watches.values().stream().filter(w -> w.observer == observer.id() && !w.unobserved)
-                .allMatch(w -> !w.events.isEmpty() && Protocol14KeyModel.shown(w.events.get(w.events.size() - 1))
-                        .equals(w.key.expectedShown()));
     }
 
     /** Stops acting: gives back raced grants and some holds, and reads every acquire's answer. */
@@ -484,19 +405,14 @@ class Protocol14ModelIntegrationTests {
     }
 
     private void count(String what) {
-        counts.merge(what, 1, Integer::sum);
+        trace.count(what);
     }
 
     private void note(String format, Object... args) {
-        trace.addLast(String.format(format, args));
-        if (trace.size() > 40) {
-            trace.removeFirst();
-        }
+        trace.note(format, args);
     }
 
     private void check(boolean ok, String message) {
-        if (!ok) {
-            throw new AssertionError(message + "\nlast steps:\n  " + String.join("\n  ", trace));
-        }
+        trace.check(ok, message);
     }
 }

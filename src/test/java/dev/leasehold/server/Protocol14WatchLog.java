@@ -4,7 +4,6 @@ import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
 
-import dev.leasehold.protocol.Answer;
 import dev.leasehold.protocol.Answer.Event;
 
 /**
@@ -159,9 +158,5 @@ final class Protocol14WatchLog {
             }
         }
         return "watch " + id + " on " + key.name + " shows " + mine + ", not a part of watch " + reference.id + "'s " + all;
-    }
-
-    static Answer.Event asEvent(Answer a) {
-        return (Answer.Event) a;
     }
 }
