@@ -53,6 +53,8 @@ class Protocol14ModelIntegrationTests {
         boolean withdrawn;
         /** Still unanswered when the Pong after its W came: the W found nothing queued, so it was granted. */
         boolean grantedBeforeWithdraw;
+        /** When that Pong came: the grant was decided before it. */
+        long withdrawPongNanos;
 
         Pending(long owner, Protocol14KeyModel key, boolean shared, long waitMillis, byte[] value) {
             this.owner = owner;
@@ -256,6 +258,7 @@ class Protocol14ModelIntegrationTests {
             // No T before the Pong: the W found nothing queued, so the grant was decided first
             // (its A may still wait for the lease-horizon fsync), unless its wait ran out just before.
             p.grantedBeforeWithdraw = true;
+            p.withdrawPongNanos = System.nanoTime();
         }
         count("W");
     }
@@ -323,6 +326,13 @@ class Protocol14ModelIntegrationTests {
             String problem = p.key.grant(g.token(), p.shared, p.value);
             check(problem == null, p.key.name + ": " + problem);
             Held h = new Held(g.token(), p.key, p.shared);
+            if (p.grantedBeforeWithdraw) {
+                // Decided before the W arrived, which was before the Pong came; received after it was
+                // sent: a grant the W let through would be queued for longer than that.
+                long bound = (p.withdrawPongNanos - p.sentNanos) / 1_000_000;
+                check(g.queuedMs() <= bound, "owner " + owner + " granted after its W: queued " + g.queuedMs()
+                        + " ms, but sent only " + bound + " ms before the Pong after the W");
+            }
             if (p.withdrawn) {
                 racedGrants.add(h); // a grant decided before the W: the test gives it back (9.14)
                 count("A raced with W");
