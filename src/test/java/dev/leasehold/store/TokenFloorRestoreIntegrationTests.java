@@ -61,7 +61,7 @@ class TokenFloorRestoreIntegrationTests {
         CliProcess.Result saved = cli.run("admin", "snapshot", "save", file.toString(), "--http",
                 "http://127.0.0.1:" + http);
         assertThat(saved.exitCode()).as(saved.out() + saved.err()).isZero();
-        assertThat(saved.out()).contains("saved " + file).contains("single snapshot");
+        assertThat(saved.out()).contains("saved " + file).contains("single-node snapshot");
         TokenFloorSnapshot snapshot = TokenFloorSnapshot.decode(Files.readString(file));
         assertThat(snapshot.tokenFloor()).as("the reserved high-water mark").isGreaterThanOrEqualTo(maxSeen);
         maxSeen = Math.max(maxSeen, grants(node.port(), 30, 100)); // issued after the snapshot

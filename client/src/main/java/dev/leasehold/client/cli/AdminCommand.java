@@ -94,8 +94,7 @@ final class AdminCommand {
         if (file.toString().equals("-")) { // to stdout (kubectl exec ... > FILE): the summary goes to stderr
             ctx.out().print(response.body());
             ctx.out().flush();
-            ctx.warn("saved a token floor of " + s.tokenFloor() + " (" + s.mode() + " snapshot of " + s.node()
-                    + ", term " + s.term() + ", index " + s.index() + ") to stdout");
+            ctx.warn("saved a token floor of " + s.tokenFloor() + " (" + origin(s) + ") to stdout");
             return ExitCode.OK.code();
         }
         try {
@@ -143,9 +142,7 @@ final class AdminCommand {
             m.put("roster", String.join(",", s.roster()));
             ctx.out().println(Json.object(m));
         } else {
-            ctx.out().printf("%s %s: token floor %d (%s snapshot of %s, term %d, index %d, roster [%s], taken %s)%n",
-                    what, file, s.tokenFloor(), s.mode(), s.node(), s.term(), s.index(), String.join(",", s.roster()),
-                    s.takenAt());
+            ctx.out().printf("%s %s: token floor %d (%s, taken %s)%n", what, file, s.tokenFloor(), origin(s), s.takenAt());
         }
         ctx.out().flush();
         return ExitCode.OK.code();
@@ -155,5 +152,14 @@ final class AdminCommand {
         Map<String, Object> m = Context.fields(code == ExitCode.REFUSED ? "refused" : "unavailable");
         m.put("reason", why);
         return ctx.report(code, why, m);
+    }
+
+    /** Where a snapshot came from, for the summary line: a single node has no term, index or roster. */
+    private static String origin(TokenFloorSnapshot s) {
+        if (!"cluster".equals(s.mode())) {
+            return "single-node snapshot";
+        }
+        return "cluster snapshot of " + s.node() + ", term " + s.term() + ", index " + s.index() + ", roster ["
+                + String.join(",", s.roster()) + "]";
     }
 }
