@@ -54,6 +54,15 @@ final class ThreeNodeProcesses {
         return nodes[i];
     }
 
+    /** Stops every node still running (a test's clean-up). */
+    void closeAll() {
+        for (ServerProcess p : nodes) {
+            if (p != null) {
+                p.close();
+            }
+        }
+    }
+
     /** What a node logs once the roster records all three founders as having stored the log. */
     static final String EVERY_MEMBER_STORED = "Roster (members that have stored the log): [n1, n2, n3]";
 

@@ -51,11 +51,7 @@ class TotalLossRestoreIntegrationTests {
             cli.killAll();
         }
         if (cluster != null) {
-            for (var p : cluster.nodes) {
-                if (p != null) {
-                    p.close();
-                }
-            }
+            cluster.closeAll();
         }
     }
 

@@ -22,7 +22,7 @@ import dev.leasehold.testing.TestServer;
 import dev.leasehold.testing.support.Seeds;
 
 /**
- * A randomized model test of revision 1.4 (issue 50): a real server on port 0 (lock-delay off),
+ * A randomized model test of revision 1.4 (PROTOCOL.md sections 14 to 17): a real server on port 0 (lock-delay off),
  * four keys, four actor sessions and two observer sessions, and a seeded schedule of exclusive
  * {@code M} (wait 0 or a few ms, with or without a value), shared {@code M} (a read/write key and
  * a semaphore of 2, with limit mismatches where the model proves an {@code L}), {@code W} of

@@ -333,7 +333,7 @@ public final class AcquireCall extends Outbound<AcquireOutcome> {
      * that session is closed, so the server drops the waiter.
      */
     private void withdraw(Link s) {
-        WithdrawCall w = new WithdrawCall(engine, owner, key);
+        SessionOnlyCall w = SessionOnlyCall.withdraw(engine, owner, key);
         if (!s.sendHere(w)) {
             return; // the session closed: the server dropped the waiter with it
         }

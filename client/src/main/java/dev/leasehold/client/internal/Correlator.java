@@ -49,7 +49,7 @@ final class Correlator {
             pings.put(c.nonce(), c);
         } else if (o instanceof ObserveCall c) {
             watches.put(c.watch(), c);
-        } else if (o instanceof WithdrawCall || o instanceof UnobserveCall) {
+        } else if (o instanceof SessionOnlyCall) {
             return true; // no answer of its own: the withdrawn acquire's (9.14), the watch's U (16.1)
         } else {
             throw new IllegalArgumentException("unknown request " + o);

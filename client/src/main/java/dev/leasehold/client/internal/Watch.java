@@ -223,7 +223,7 @@ public final class Watch implements ObserveCall.Sink {
             return;
         }
         Link s = call.link();
-        if (s == null || !s.sendHere(new UnobserveCall(engine, call.watch()))) {
+        if (s == null || !s.sendHere(SessionOnlyCall.unobserve(engine, call.watch()))) {
             call.abandon("the observation was closed");
         }
     }

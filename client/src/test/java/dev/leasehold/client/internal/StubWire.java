@@ -45,7 +45,7 @@ public final class StubWire implements AutoCloseable {
             if (closed) {
                 return false;
             }
-            if (!(o instanceof WithdrawCall) && !(o instanceof UnobserveCall)) { // no answer of its own, as in the Correlator
+            if (!(o instanceof SessionOnlyCall)) { // no answer of its own, as in the Correlator
                 registered.add(o);
             }
             return true;

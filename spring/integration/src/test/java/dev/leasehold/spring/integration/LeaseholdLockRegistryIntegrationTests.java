@@ -249,7 +249,7 @@ class LeaseholdLockRegistryIntegrationTests {
     /**
      * The loop Spring's {@code LockRegistryLeaderInitiator} runs: {@code tryLock(200 ms)} again and
      * again on a key another instance holds. On 1.3 each call left its request queued for the
-     * whole second the wire could carry (up to six at once before parking, issue 50); on 1.4 the
+     * whole second the wire could carry (up to six at once before the registry parked timed-out requests); on 1.4 the
      * server's wait is the call's, so after each call returns nothing of it stays queued.
      */
     @Test
