@@ -16,6 +16,8 @@ final class LeaderTracker implements ObservationListener {
     private long lastTerm;
     /** Null: nobody leads or it is not known. Guarded by {@code this}. */
     private Leader current;
+    /** The listener was last told unknown: the next event ends the gap with a call. Guarded by {@code this}. */
+    private boolean gap = true;
 
     LeaderTracker(LeaderListener listener, Executor calls) {
         this.listener = listener;
@@ -40,6 +42,8 @@ final class LeaderTracker implements ObservationListener {
 
     /** Under the monitor: the listener call this event makes, or null. */
     private Runnable decide(KeyEvent e) {
+        boolean endsGap = gap;
+        gap = false;
         switch (e.state()) {
             case HELD -> {
                 Leader seen = new Leader(e.token(), e.valueText());
@@ -56,7 +60,7 @@ final class LeaderTracker implements ObservationListener {
                 return unknownNow("the server is in its recovery grace");
             }
             default -> {
-                boolean had = current != null || e.cause() == KeyEvent.Cause.CURRENT;
+                boolean had = current != null || endsGap;
                 lastTerm = Math.max(lastTerm, e.token());
                 current = null;
                 return had ? listener::onNoLeader : null;
@@ -75,6 +79,7 @@ final class LeaderTracker implements ObservationListener {
 
     private Runnable unknownNow(String reason) {
         current = null;
+        gap = true;
         return () -> listener.onLeaderUnknown(reason);
     }
 }
