@@ -59,7 +59,7 @@ public final class Campaign implements AutoCloseable {
 
     /** Observes the key and queues the first acquire. */
     Campaign start() {
-        observation = election.client().observe(election.key(), election.tracking(tracker));
+        observation = election.observe(tracker);
         queue();
         return this;
     }
@@ -154,8 +154,7 @@ public final class Campaign implements AutoCloseable {
         lastStartedTerm = ticket.token();
         leading = l;
         backoffNanos = 0;
-        keepAlive = election.client().keepAlive(ticket, options.leaseSeconds(),
-                (t, reason, detail) -> endTerm(l, StopReason.LEASE_LOST));
+        keepAlive = election.keepAlive(ticket, (t, reason, detail) -> endTerm(l, StopReason.LEASE_LOST));
         checkTermAt(l);
         return l;
     }

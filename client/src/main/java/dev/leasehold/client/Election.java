@@ -25,8 +25,8 @@ import dev.leasehold.client.internal.Engine;
  */
 public final class Election {
 
-    private final LeaseholdClient client;
     private final Engine engine;
+    private final KeepAliveTimer keepAlives;
     private final String key;
     private final String identity;
     private final byte[] identityBytes;
@@ -34,9 +34,9 @@ public final class Election {
     /** The tracker that last heard an event, for {@link #leader()}; guarded by {@code this}. */
     private LeaderTracker latest;
 
-    Election(LeaseholdClient client, Engine engine, String key, String identity, ElectionOptions options) {
-        this.client = client;
+    Election(Engine engine, KeepAliveTimer keepAlives, String key, String identity, ElectionOptions options) {
         this.engine = engine;
+        this.keepAlives = keepAlives;
         Arguments.key(key);
         this.key = key;
         this.identity = Arguments.notNull(identity, "identity");
@@ -81,7 +81,7 @@ public final class Election {
      */
     public Observation observe(LeaderListener listener) {
         LeaderTracker t = new LeaderTracker(Arguments.notNull(listener, "listener"), new SerialExecutor(Runnable::run));
-        return client.observe(key, tracking(t));
+        return observe(t);
     }
 
     /**
@@ -118,8 +118,14 @@ public final class Election {
         latest = tracker;
     }
 
-    LeaseholdClient client() {
-        return client;
+    /** Observes the key for {@code tracker}, as {@link LeaseholdClient#observe} does. */
+    Observation observe(LeaderTracker tracker) {
+        return new Observation(engine.observe(key, Arguments.key(key), Observation.adapter(key, tracking(tracker))));
+    }
+
+    /** Keeps a term's ticket alive, as {@link LeaseholdClient#keepAlive} does. */
+    KeepAlive keepAlive(Ticket ticket, LeaseListener listener) {
+        return keepAlives.keep(ticket, options.leaseSeconds(), listener);
     }
 
     byte[] identityBytes() {

@@ -472,7 +472,7 @@ public final class LeaseholdClient implements AutoCloseable {
 
     /** A leader election on {@code key} as {@code identity}, the term a fencing token (docs/election.md; {@link Election}). */
     public Election election(String key, String identity, ElectionOptions options) {
-        return new Election(this, engine, key, identity, options);
+        return new Election(engine, keepAlive, key, identity, options);
     }
 
     /** The mechanics, for tests in this module. */
