@@ -41,6 +41,8 @@ public final class Campaign implements AutoCloseable {
     private AcquireCall queued;
     private Leadership leading;
     private KeepAlive keepAlive;
+    /** A term whose release is under way: its answer ends a stop, or queues again. */
+    private Leadership releasing;
     /** The back-off pause before the next attempt, or the end-of-term check while leading. */
     private Scheduler.Timer timer;
     private long backoffNanos;
@@ -114,7 +116,7 @@ public final class Campaign implements AutoCloseable {
             if (o instanceof AcquireOutcome.Acquired a && a.ticket().token() > lastStartedTerm) {
                 started = lead(a.ticket());
             } else if (o instanceof AcquireOutcome.Acquired a) {
-                a.ticket().releaseAsync(); // a term is started at most once (tokens increase: a guard)
+                release(a.ticket()); // a term is started at most once (tokens increase: a guard)
                 queue();
             } else if (o instanceof AcquireOutcome.TimedOut) {
                 backoffNanos = 0;
@@ -138,7 +140,7 @@ public final class Campaign implements AutoCloseable {
     private void stoppedWith(AcquireOutcome o) {
         if (o instanceof AcquireOutcome.Acquired a) {
             // The gate passed before the withdrawal took: nobody was told of this grant, release it.
-            a.ticket().releaseAsync().whenComplete((r, e) -> end.complete(new CampaignEnd.Withdrawn(
+            release(a.ticket()).whenComplete((r, e) -> end.complete(new CampaignEnd.Withdrawn(
                     new AcquireOutcome.Cancelled("stopped; the grant came first and its token is released"))));
         } else if (o.isDefinitiveRefusal()) {
             end.complete(new CampaignEnd.Withdrawn(o));
@@ -203,6 +205,7 @@ public final class Campaign implements AutoCloseable {
         synchronized (this) {
             if (leading == l) {
                 leading = null;
+                releasing = l;
                 k = keepAlive;
                 keepAlive = null;
                 if (timer != null) {
@@ -219,10 +222,13 @@ public final class Campaign implements AutoCloseable {
                 listener.onStoppedLeading(l, reason);
             }
             // Released only after the listener heard it: the next term begins when this one has ended here too.
-            l.ticket().releaseAsync().whenComplete((r, e) -> {
+            release(l.ticket()).whenComplete((r, e) -> {
                 ReleaseOutcome outcome = e == null ? r : ReleaseOutcome.EXPIRED;
                 l.released.complete(outcome);
                 synchronized (this) {
+                    if (releasing == l) {
+                        releasing = null;
+                    }
                     if (stopping) {
                         end.complete(new CampaignEnd.Resigned(l.term(), outcome));
                     } else {
@@ -232,6 +238,15 @@ public final class Campaign implements AutoCloseable {
             });
         });
         return l.released;
+    }
+
+    /** Releases {@code t}; a closed client cannot, and its grant ends with its lease: EXPIRED. */
+    private static CompletableFuture<ReleaseOutcome> release(Ticket t) {
+        try {
+            return t.releaseAsync();
+        } catch (IllegalStateException clientClosed) {
+            return CompletableFuture.completedFuture(ReleaseOutcome.EXPIRED);
+        }
     }
 
     /**
@@ -249,7 +264,7 @@ public final class Campaign implements AutoCloseable {
             stopping = true;
             l = leading;
             q = queued;
-            if (l == null && q == null) {
+            if (l == null && q == null && releasing == null) {
                 if (timer != null) {
                     timer.cancel();
                     timer = null;
