@@ -187,6 +187,30 @@ class ElectionIntegrationTests {
     }
 
     @Test
+    void aLeaderWhoseClientClosesIsReplacedWhenItsLeaseEndsOnTheServer() throws Exception {
+        Terms terms = new Terms();
+        ElectionOptions options = ElectionOptions.defaults().withLeaseSeconds(2);
+        List<LeaseholdClient> clients = new ArrayList<>();
+        for (String id : List.of("a", "b", "c")) {
+            LeaseholdClient c = fx.client(ClientOptions.builder(), fx.proxy().address());
+            clients.add(c);
+            fx.closeLater(c.election(fx.key(), id, options).campaign(terms.candidate(id)));
+        }
+        Leadership first = terms.nextStart();
+        long closedAt = System.nanoTime();
+        clients.get(List.of("a", "b", "c").indexOf(first.identity())).close(); // no Release can be sent now
+        assertThat(terms.stopped.poll(5, TimeUnit.SECONDS)).isEqualTo(first.identity() + ":" + first.term()
+                + ":CLOSED");
+        Leadership second = terms.nextStart();
+        long tookMillis = (System.nanoTime() - closedAt) / 1_000_000;
+        assertThat(second.term()).isGreaterThan(first.term());
+        assertThat(terms.overlaps).isEmpty();
+        assertThat(tookMillis).as("after the lease ran out on the server, within the lease plus 3 s")
+                .isBetween(1_000L, 5_000L);
+        System.out.println("election handover after the leader's client closed (lease 2 s): " + tookMillis + " ms");
+    }
+
+    @Test
     void stopWithdrawsAQueuedCandidateAndResignsALeaderWithProof() throws Exception {
         Terms terms = new Terms();
         ElectionOptions options = ElectionOptions.defaults().withLeaseSeconds(10);

@@ -156,7 +156,8 @@ public final class Campaign implements AutoCloseable {
         lastStartedTerm = ticket.token();
         leading = l;
         backoffNanos = 0;
-        keepAlive = election.keepAlive(ticket, (t, reason, detail) -> endTerm(l, StopReason.LEASE_LOST));
+        keepAlive = election.keepAlive(ticket, (t, reason, detail) -> endTerm(l,
+                reason == LossReason.CLIENT_CLOSED ? StopReason.CLOSED : StopReason.LEASE_LOST));
         checkTermAt(l);
         return l;
     }

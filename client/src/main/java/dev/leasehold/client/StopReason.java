@@ -9,6 +9,9 @@ public enum StopReason {
      * validity minus the safety): another candidate may lead soon.
      */
     LEASE_LOST,
-    /** {@link Campaign#close()} (or the client's close) ended the campaign while leading. */
+    /**
+     * {@link Campaign#close()} ended the campaign while leading (the grant is released), or the
+     * client was closed (its grant cannot be released and ends with its lease on the server).
+     */
     CLOSED
 }
