@@ -128,7 +128,7 @@ public final class Campaign implements AutoCloseable {
         if (started != null) {
             Leadership l = started;
             calls.execute(() -> {
-                if (l.stopReason() == null) {
+                if (l.isValid()) { // not ended, and delivered before the term's end (else the timer ends it)
                     l.started = true;
                     listener.onStartedLeading(l);
                 }
