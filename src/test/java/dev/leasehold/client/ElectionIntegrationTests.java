@@ -187,7 +187,7 @@ class ElectionIntegrationTests {
     }
 
     @Test
-    void aLeaderWhoseClientClosesIsReplacedWhenItsLeaseEndsOnTheServer() throws Exception {
+    void aLeaderWhoseClientClosesIsReplacedWithinItsLease() throws Exception {
         Terms terms = new Terms();
         ElectionOptions options = ElectionOptions.defaults().withLeaseSeconds(2);
         List<LeaseholdClient> clients = new ArrayList<>();
@@ -205,8 +205,9 @@ class ElectionIntegrationTests {
         long tookMillis = (System.nanoTime() - closedAt) / 1_000_000;
         assertThat(second.term()).isGreaterThan(first.term());
         assertThat(terms.overlaps).isEmpty();
-        assertThat(tookMillis).as("after the lease ran out on the server, within the lease plus 3 s")
-                .isBetween(1_000L, 5_000L);
+        // The client's close ends the keep-alive before the sessions: the term's Release may still get out
+        // (a handover in a round trip) or not (the lease runs out on the server). Either is within the bound.
+        assertThat(tookMillis).as("within the lease plus 3 s").isLessThan(5_000L);
         System.out.println("election handover after the leader's client closed (lease 2 s): " + tookMillis + " ms");
     }
 
