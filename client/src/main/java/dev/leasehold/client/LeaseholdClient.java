@@ -188,8 +188,7 @@ public final class LeaseholdClient implements AutoCloseable {
      * @throws IllegalArgumentException for a bad argument, before anything is sent
      * @throws IllegalStateException if the client is closed
      */
-    public CompletableFuture<AcquireOutcome> acquireSharedAsync(String key, int limit, int waitSeconds,
-            int leaseSeconds) {
+    public CompletableFuture<AcquireOutcome> acquireSharedAsync(String key, int limit, int waitSeconds, int leaseSeconds) {
         return acquireAsync(key, Arguments.sharedMode(limit), waitSeconds, leaseSeconds);
     }
 
@@ -256,8 +255,7 @@ public final class LeaseholdClient implements AutoCloseable {
      * @throws IllegalArgumentException for a bad argument, before anything is sent
      * @throws IllegalStateException if the client is closed
      */
-    public CompletableFuture<AcquireOutcome> acquireSharedAsync(String key, int limit, Duration wait,
-            int leaseSeconds) {
+    public CompletableFuture<AcquireOutcome> acquireSharedAsync(String key, int limit, Duration wait, int leaseSeconds) {
         return acquireAsync(key, Arguments.sharedMode(limit), Arguments.waitMillis(wait), leaseSeconds);
     }
 
@@ -331,16 +329,13 @@ public final class LeaseholdClient implements AutoCloseable {
         return acquireAsync(key, HoldMode.EXCLUSIVE, waitSeconds, leaseSeconds);
     }
 
-    private CompletableFuture<AcquireOutcome> acquireAsync(String key, HoldMode mode, int waitSeconds,
-            int leaseSeconds) {
+    private CompletableFuture<AcquireOutcome> acquireAsync(String key, HoldMode mode, int waitSeconds, int leaseSeconds) {
         return acquireAsync(key, mode, Arguments.waitSeconds(waitSeconds) * 1000L, leaseSeconds);
     }
 
-    private CompletableFuture<AcquireOutcome> acquireAsync(String key, HoldMode mode, long waitMillis,
-            int leaseSeconds) {
+    private CompletableFuture<AcquireOutcome> acquireAsync(String key, HoldMode mode, long waitMillis, int leaseSeconds) {
         byte[] bytes = Arguments.checked(key, 0, leaseSeconds);
-        return Acquires.async(engine, engine.acquireMillis(bytes, waitMillis, leaseSeconds, mode, tickets(key, bytes, mode),
-                false));
+        return Acquires.async(engine, engine.acquireMillis(bytes, waitMillis, leaseSeconds, mode, tickets(key, bytes, mode), false));
     }
 
     /**
@@ -473,6 +468,11 @@ public final class LeaseholdClient implements AutoCloseable {
     public void close() {
         keepAlive.close();
         engine.close();
+    }
+
+    /** A leader election on {@code key} as {@code identity}, the term a fencing token (docs/election.md; {@link Election}). */
+    public Election election(String key, String identity, ElectionOptions options) {
+        return new Election(engine, keepAlive, key, identity, options);
     }
 
     /** The mechanics, for tests in this module. */

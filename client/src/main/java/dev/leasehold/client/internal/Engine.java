@@ -263,7 +263,7 @@ public final class Engine implements AutoCloseable {
     }
 
     /** Runs {@code task} at ticker time {@code at}; null when the client is closed. */
-    Scheduler.Timer schedule(Runnable task, long at) {
+    public Scheduler.Timer schedule(Runnable task, long at) {
         return scheduler.schedule(task, at);
     }
 

@@ -1,0 +1,28 @@
+package dev.leasehold.client;
+
+/**
+ * Hears a {@link Campaign}: its own terms, and (as a {@link LeaderListener}) every leader. Called one
+ * at a time, in order, on a client delivery thread; {@link #onStartedLeading} may run long work
+ * only if it watches {@link Leadership#isValid()}, since {@link #onStoppedLeading} is delivered after
+ * it returns.
+ */
+public interface CampaignListener extends LeaderListener {
+
+    /**
+     * This candidate leads: at most once per term. Act as leader only while
+     * {@link Leadership#isValid()}, and pass {@link Leadership#term()} to the resources you guard.
+     */
+    void onStartedLeading(Leadership leadership);
+
+    /**
+     * This candidate's term ended, once per started term: {@code leadership} was no longer valid
+     * before this call (a lost lease is reported before the ticket's validity passes, by
+     * {@link ElectionOptions#safety()}, when the client's timer runs on time).
+     */
+    void onStoppedLeading(Leadership leadership, StopReason reason);
+
+    /** Other terms: by default nothing, a candidate hears its own terms through {@link #onStartedLeading}. */
+    @Override
+    default void onNewLeader(long term, String identity) {
+    }
+}

@@ -1,0 +1,51 @@
+package dev.leasehold.client;
+
+import java.util.ArrayDeque;
+import java.util.concurrent.Executor;
+
+/**
+ * Runs tasks one at a time, in submission order, on an underlying executor (the client's delivery
+ * threads): a campaign's listener calls never overlap and never reorder, and no thread is its own.
+ */
+final class SerialExecutor implements Executor {
+
+    private static final System.Logger LOG = System.getLogger("dev.leasehold.client");
+
+    private final Executor threads;
+    private final ArrayDeque<Runnable> tasks = new ArrayDeque<>();
+    private boolean running;
+
+    SerialExecutor(Executor threads) {
+        this.threads = threads;
+    }
+
+    @Override
+    public void execute(Runnable task) {
+        synchronized (this) {
+            tasks.add(task);
+            if (running) {
+                return;
+            }
+            running = true;
+        }
+        threads.execute(this::drain);
+    }
+
+    private void drain() {
+        while (true) {
+            Runnable next;
+            synchronized (this) {
+                next = tasks.poll();
+                if (next == null) {
+                    running = false;
+                    return;
+                }
+            }
+            try {
+                next.run();
+            } catch (RuntimeException | Error e) {
+                LOG.log(System.Logger.Level.ERROR, "an election listener failed", e);
+            }
+        }
+    }
+}
