@@ -187,9 +187,9 @@ class ElectionIntegrationTests {
     }
 
     @Test
-    void aLeaderWhoseClientClosesIsReplacedWithinItsLease() throws Exception {
+    void aLeaderWhoseClientClosesResignsAndIsReplacedAtOnce() throws Exception {
         Terms terms = new Terms();
-        ElectionOptions options = ElectionOptions.defaults().withLeaseSeconds(2);
+        ElectionOptions options = ElectionOptions.defaults().withLeaseSeconds(30);
         List<LeaseholdClient> clients = new ArrayList<>();
         for (String id : List.of("a", "b", "c")) {
             LeaseholdClient c = fx.client(ClientOptions.builder(), fx.proxy().address());
@@ -198,17 +198,16 @@ class ElectionIntegrationTests {
         }
         Leadership first = terms.nextStart();
         long closedAt = System.nanoTime();
-        clients.get(List.of("a", "b", "c").indexOf(first.identity())).close(); // no Release can be sent now
+        clients.get(List.of("a", "b", "c").indexOf(first.identity())).close(); // resigns its campaign first
         assertThat(terms.stopped.poll(5, TimeUnit.SECONDS)).isEqualTo(first.identity() + ":" + first.term()
                 + ":CLOSED");
         Leadership second = terms.nextStart();
         long tookMillis = (System.nanoTime() - closedAt) / 1_000_000;
         assertThat(second.term()).isGreaterThan(first.term());
         assertThat(terms.overlaps).isEmpty();
-        // The client's close ends the keep-alive before the sessions: the term's Release may still get out
-        // (a handover in a round trip) or not (the lease runs out on the server). Either is within the bound.
-        assertThat(tookMillis).as("within the lease plus 3 s").isLessThan(5_000L);
-        System.out.println("election handover after the leader's client closed (lease 2 s): " + tookMillis + " ms");
+        // Released, not expired: a 30 s lease that ran out would take 30 s; the bound is generous for CI.
+        assertThat(tookMillis).as("a handover by the close's release, far inside the 30 s lease").isLessThan(10_000L);
+        System.out.println("election handover after the leader's client closed (lease 30 s): " + tookMillis + " ms");
     }
 
     @Test

@@ -59,8 +59,9 @@ public final class Campaign implements AutoCloseable {
         this.identityBytes = election.identityBytes();
     }
 
-    /** Observes the key and queues the first acquire. */
+    /** Observes the key and queues the first acquire; the client's close stops it first. */
     Campaign start() {
+        election.enlist(this);
         observation = election.observe(tracker);
         queue();
         return this;
@@ -123,6 +124,7 @@ public final class Campaign implements AutoCloseable {
                 queue(); // the wait ended: at once, to the queue's tail (waits end at different times)
             } else {
                 backOff();
+                calls.execute(() -> listener.onAttemptFailed(o));
             }
         }
         if (started != null) {
@@ -276,6 +278,7 @@ public final class Campaign implements AutoCloseable {
         if (observation != null) {
             observation.close();
         }
+        end.whenComplete((r, e) -> election.discharge(this));
         if (l != null) {
             endTerm(l, StopReason.CLOSED);
         } else if (q != null) {
@@ -285,13 +288,20 @@ public final class Campaign implements AutoCloseable {
     }
 
     /**
-     * {@link #stopAsync()}, waiting for the proof at most the response grace plus the transport
-     * deadline (then {@link CampaignEnd.Unproven}). Do not call it from this campaign's listener: the
-     * release waits for the listener's calls to return; use {@link #stopAsync()} there.
+     * {@link #stopAsync()}, waiting for the proof at most {@link #stopBoundNanos()} (then
+     * {@link CampaignEnd.Unproven}).
+     *
+     * @throws IllegalStateException when called from this campaign's listener: the release waits
+     *         for the listener's calls to return, so it could only end Unproven; call
+     *         {@link #stopAsync()} there
      */
     public CampaignEnd stop() {
+        if (calls.inTask()) {
+            throw new IllegalStateException("Campaign.stop() was called from the campaign's own listener, whose"
+                    + " release waits for the listener to return; call stopAsync() there");
+        }
         CompletableFuture<CampaignEnd> f = stopAsync();
-        long bound = engine.config().responseGraceNanos() + engine.config().transportDeadlineNanos();
+        long bound = stopBoundNanos();
         try {
             return f.get(bound, TimeUnit.NANOSECONDS);
         } catch (TimeoutException e) {
@@ -302,6 +312,11 @@ public final class Campaign implements AutoCloseable {
         } catch (ExecutionException e) {
             return new CampaignEnd.Unproven(String.valueOf(e.getCause()));
         }
+    }
+
+    /** How long {@link #stop()} waits for its proof: the response grace plus the transport deadline. */
+    long stopBoundNanos() {
+        return engine.config().responseGraceNanos() + engine.config().transportDeadlineNanos();
     }
 
     /** {@link #stop()}, for try-with-resources; its outcome is not returned. */

@@ -21,6 +21,16 @@ public interface CampaignListener extends LeaderListener {
      */
     void onStoppedLeading(Leadership leadership, StopReason reason);
 
+    /**
+     * An attempt to queue failed, and the campaign tries again after a jittered back-off: Busy
+     * (the key's queue or the server is full), Unavailable (no server answered, or the client
+     * would not send it: an identity longer than the server's {@code max-value-bytes}),
+     * Indeterminate, or Forbidden (the server's ACL refuses the key). By default nothing; log it,
+     * since a campaign that keeps failing never leads.
+     */
+    default void onAttemptFailed(AcquireOutcome outcome) {
+    }
+
     /** Other terms: by default nothing, a candidate hears its own terms through {@link #onStartedLeading}. */
     @Override
     default void onNewLeader(long term, String identity) {

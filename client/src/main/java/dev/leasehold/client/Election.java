@@ -123,6 +123,15 @@ public final class Election {
         return new Observation(engine.observe(key, Arguments.key(key), Observation.adapter(key, tracking(tracker))));
     }
 
+    /** {@code c} is open: the client's close stops it first. */
+    void enlist(Campaign c) {
+        keepAlives.enlist(c);
+    }
+
+    void discharge(Campaign c) {
+        keepAlives.discharge(c);
+    }
+
     /** Keeps a term's ticket alive, as {@link LeaseholdClient#keepAlive} does. */
     KeepAlive keepAlive(Ticket ticket, LeaseListener listener) {
         return keepAlives.keep(ticket, options.leaseSeconds(), listener);

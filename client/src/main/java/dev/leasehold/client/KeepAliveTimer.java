@@ -3,9 +3,12 @@ package dev.leasehold.client;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Set;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
 
 import dev.leasehold.client.internal.Scheduler;
 import dev.leasehold.client.internal.Ticker;
@@ -28,6 +31,9 @@ final class KeepAliveTimer {
     private final Ticker ticker;
     private final Scheduler injected;
     private final Set<KeepAlive> active = ConcurrentHashMap.newKeySet();
+    /** Open campaigns: the client's close resigns them first (the next candidate leads at once). */
+    private final Set<Campaign> campaigns = ConcurrentHashMap.newKeySet();
+    private volatile boolean closing;
     private Scheduler timer;
     private boolean closed;
 
@@ -56,11 +62,51 @@ final class KeepAliveTimer {
         return k.start();
     }
 
+    /** Registers an open campaign for {@link #close()}; refused once the client is closing. */
+    void enlist(Campaign c) {
+        campaigns.add(c);
+        if (closing) {
+            campaigns.remove(c);
+            throw new IllegalStateException("the client is closed");
+        }
+    }
+
+    void discharge(Campaign c) {
+        campaigns.remove(c);
+    }
+
     /**
-     * Every ticket still kept alive is lost (CLIENT_CLOSED, on the keep-alive thread, which is
+     * Stops every open campaign, waiting for their proofs (a leader's release: the next candidate
+     * leads one round trip later, as with {@link Campaign#close()}), each within its stop bound.
+     */
+    private void stopCampaigns() {
+        closing = true;
+        List<Campaign> open = new ArrayList<>(campaigns);
+        long bound = 0;
+        List<CompletableFuture<CampaignEnd>> ends = new ArrayList<>();
+        for (Campaign c : open) {
+            ends.add(c.stopAsync());
+            bound = Math.max(bound, c.stopBoundNanos());
+        }
+        if (ends.isEmpty()) {
+            return;
+        }
+        try {
+            CompletableFuture.allOf(ends.toArray(CompletableFuture[]::new))
+                    .get(bound, TimeUnit.NANOSECONDS);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        } catch (ExecutionException | TimeoutException e) {
+            // a campaign without proof ends with its lease; the close goes on
+        }
+    }
+
+    /**
+     * Open campaigns stop first ({@link #stopCampaigns}). Then every ticket still kept alive is lost (CLIENT_CLOSED, on the keep-alive thread, which is
      * given a few seconds for that); then the thread ends.
      */
     void close() {
+        stopCampaigns();
         Scheduler t;
         synchronized (this) {
             if (closed) {

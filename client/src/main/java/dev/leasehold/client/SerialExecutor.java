@@ -14,6 +14,8 @@ final class SerialExecutor implements Executor {
     private final Executor threads;
     private final ArrayDeque<Runnable> tasks = new ArrayDeque<>();
     private boolean running;
+    /** The thread running a task now, or null. */
+    private volatile Thread current;
 
     SerialExecutor(Executor threads) {
         this.threads = threads;
@@ -31,6 +33,11 @@ final class SerialExecutor implements Executor {
         threads.execute(this::drain);
     }
 
+    /** True on the thread that runs one of this executor's tasks now (a listener calling back in). */
+    boolean inTask() {
+        return current == Thread.currentThread();
+    }
+
     private void drain() {
         while (true) {
             Runnable next;
@@ -41,10 +48,13 @@ final class SerialExecutor implements Executor {
                     return;
                 }
             }
+            current = Thread.currentThread();
             try {
                 next.run();
             } catch (RuntimeException | Error e) {
                 LOG.log(System.Logger.Level.ERROR, "an election listener failed", e);
+            } finally {
+                current = null;
             }
         }
     }
