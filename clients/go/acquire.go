@@ -33,11 +33,13 @@ func (c *Client) awaitAcquire(ctx context.Context, r *request) (*Ticket, error) 
 // cancelled is PROTOCOL.md 9.14 for a context that ended. A cancelled context ends the call at
 // once with what is true then (9.14.4: Unavailable if nothing was written, else Indeterminate,
 // its cause ctx.Err()); a cancel (not a deadline: that moved D already) before D of an Acquire
-// all written on a 1.4 session also sends W owner key on that session, so no orphaned waiter
+// written (or being written) on a 1.4 session also sends W owner key on that session, so no orphaned waiter
 // stays queued. What the server then answers goes on without the caller: T needs nothing, an
 // A that came first is released by its exact token (the call has concluded, 9.7), and with no
 // answer within ResponseGrace of the W the session is closed so the server drops the waiter.
-// A partly written acquire closes its session.
+// A partly written acquire gets its W too, behind its bytes on the same session: closing the
+// session instead could leave a grant decided before the server saw the close with nobody to
+// release it, holding the key until its lease ends.
 func (c *Client) cancelled(r *request, cause error) {
 	r.mu.Lock()
 	if r.concluded {
@@ -48,12 +50,6 @@ func (c *Client) cancelled(r *request, cause error) {
 	if !errors.Is(cause, context.Canceled) || r.state == stateQueued || !c.now().Before(r.deadline) || !s.is14() {
 		r.mu.Unlock()
 		c.abandon(r, cause)
-		return
-	}
-	if r.state == stateWriting {
-		r.concludeLocked(result{err: newError(ErrIndeterminate, r.name(), r.key, "the context was cancelled while its write was under way; that session was closed", cause)})
-		r.mu.Unlock()
-		s.close(fmt.Errorf("an acquire was partly written when its context was cancelled"))
 		return
 	}
 	owner := r.owner

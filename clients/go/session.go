@@ -330,7 +330,7 @@ func (s *session) is14() bool {
 	return s.rev14
 }
 
-// withdraw queues W for r, an Acquire all written on s (9.14); false when s is a 1.3 session
+// withdraw queues W for r, an Acquire written or being written on s (9.14: behind its bytes); false when s is a 1.3 session
 // or already dead.
 func (s *session) withdraw(r *request) bool {
 	return s.is14() && s.enqueue(newWithdraw(r))

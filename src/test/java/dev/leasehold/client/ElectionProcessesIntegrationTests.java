@@ -14,6 +14,7 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
 
 import dev.leasehold.testing.CandidateProcess;
+import dev.leasehold.testing.CandidateProcess.Started;
 import dev.leasehold.testing.ElectionTimeline;
 import dev.leasehold.testing.TermFencedStore;
 import dev.leasehold.testing.TestServer;
@@ -46,22 +47,8 @@ class ElectionProcessesIntegrationTests {
         }
     }
 
-    /** The candidate that started a term above {@code after}, and that term's START line. */
-    private record Started(CandidateProcess candidate, long term, long nanos) {
-    }
-
     private Started leaderAbove(long after, Duration within) {
-        return Wait.until("a term above " + after + " to start", within, Duration.ofMillis(5), () -> {
-            for (CandidateProcess c : candidates) {
-                for (String line : c.lines()) {
-                    String[] w = line.split(" ");
-                    if (w[0].equals("START") && Long.parseLong(w[1]) > after) {
-                        return new Started(c, Long.parseLong(w[1]), Long.parseLong(w[2]));
-                    }
-                }
-            }
-            return null;
-        }, s -> s != null);
+        return CandidateProcess.termAbove(candidates, after, within);
     }
 
     private CandidateProcess launch(String key, String identity) throws IOException {

@@ -108,6 +108,27 @@ public final class CandidateProcess implements AutoCloseable {
         }
     }
 
+    /** A term's {@code START} line: who started it, and when. */
+    public record Started(CandidateProcess candidate, long term, long nanos) {
+    }
+
+    /** Waits until one of {@code candidates} has started a term above {@code after}; the lowest such. */
+    public static Started termAbove(List<CandidateProcess> candidates, long after, Duration within) {
+        return Wait.until("a term above " + after + " to start", within, Duration.ofMillis(5), () -> {
+            Started lowest = null;
+            for (CandidateProcess c : candidates) {
+                for (String line : c.lines()) {
+                    String[] w = line.split(" ");
+                    if (w[0].equals("START") && Long.parseLong(w[1]) > after
+                            && (lowest == null || Long.parseLong(w[1]) < lowest.term())) {
+                        lowest = new Started(c, Long.parseLong(w[1]), Long.parseLong(w[2]));
+                    }
+                }
+            }
+            return lowest;
+        }, s -> s != null);
+    }
+
     @Override
     public String toString() {
         return identity + " (pid " + pid() + ")";

@@ -203,11 +203,11 @@ public final class AcquireCall extends Outbound<AcquireOutcome> {
     /**
      * 9.14.4 for a call that reports a definitive end (a stopped campaign or adapter): withdraws
      * this acquire and lets its own answer decide. Not yet written: Unavailable at once. Written
-     * whole on a 1.4 session: {@code W} on that session, then {@link AcquireOutcome.Cancelled} on
+     * whole or being written on a 1.4 session: {@code W} on that session (behind its bytes), then {@link AcquireOutcome.Cancelled} on
      * {@code T}, on an {@code A} (whose token is released) or on {@code X 8}; Busy or the limit
      * mismatch on {@code B} or {@code L}; Indeterminate if the session breaks or no answer comes
-     * within the response grace. Partly written, or on a 1.3 session (no {@code W}): Indeterminate
-     * at once, as {@link #conclude}.
+     * within the response grace. On a 1.3 session (no {@code W}): Indeterminate at once, as
+     * {@link #conclude}.
      */
     public void withdraw(String reason) {
         Link[] on = new Link[1];
@@ -215,7 +215,7 @@ public final class AcquireCall extends Outbound<AcquireOutcome> {
             if (state == State.QUEUED) {
                 return new AcquireOutcome.Unavailable(reason);
             }
-            if (state == State.SENT && waitMillis > 0 && session.maxWaitMillis() >= 0) {
+            if (waitMillis > 0 && session.maxWaitMillis() >= 0) { // SENT or WRITING: 9.14.2
                 withdrawing = true;
                 on[0] = session;
                 return null;
@@ -301,27 +301,25 @@ public final class AcquireCall extends Outbound<AcquireOutcome> {
      * Ends the call now, from the caller's side (a cancelled future, an interrupted or overdue
      * blocking wait): not sent gives Unavailable, possibly sent gives Indeterminate; a grant that
      * still arrives is released by {@link #answer}. On a revision 1.4 session (PROTOCOL.md 9.14)
-     * an acquire written whole is withdrawn ({@code W} on its session, in the background) and
-     * one partly written closes its session; on a 1.3 session the session stays open.
+     * an acquire written whole or being written is withdrawn ({@code W} on its session, behind
+     * its bytes, in the background); closing the session instead would leave a grant decided
+     * before the server saw the close with nobody to release it, the key held until its lease
+     * ends. On a 1.3 session the session stays open.
      */
     public void conclude(String reason) {
         Link[] withdrawOn = new Link[1];
-        Link[] close = new Link[1];
         decide(() -> {
             if (state == State.QUEUED) {
                 return new AcquireOutcome.Unavailable(reason);
             }
             if (waitMillis > 0 && session.maxWaitMillis() >= 0) {
-                // 9.14.2: written whole, withdraw it; partly written, close that exact session
-                (state == State.SENT ? withdrawOn : close)[0] = session;
+                // 9.14.2: written whole or being written, the W goes behind its bytes on that session
+                withdrawOn[0] = session;
             }
             return new AcquireOutcome.Indeterminate(reason);
         });
         if (withdrawOn[0] != null) {
             withdraw(withdrawOn[0]);
-        }
-        if (close[0] != null) {
-            close[0].close("an Acquire was withdrawn while it was being written");
         }
     }
 
