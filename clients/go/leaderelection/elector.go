@@ -157,6 +157,9 @@ func (le *LeaderElector) campaign(ctx context.Context) error {
 		ticket, err := le.cfg.Client.Acquire(ctx, le.cfg.Key, le.cfg.CampaignWait, le.cfg.LeaseDuration,
 			leasehold.WithValue(le.identity))
 		switch {
+		case err == nil && ctx.Err() != nil: // granted as Run ended: nobody was told, hand it on
+			le.release(ticket)
+			return ctx.Err()
 		case err == nil:
 			backoff = 0
 			le.lead(ctx, ticket)
