@@ -3,8 +3,10 @@ package leaderelection
 import (
 	"context"
 	"errors"
+	"fmt"
 	"sort"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -139,7 +141,7 @@ func percentile(ds []time.Duration, p float64) time.Duration {
 // 25 resigns, each handed to the next candidate in one round trip; an observer is told each term.
 func TestGracefulHandoversAreTold(t *testing.T) {
 	addr := startServer(t)
-	const key = "election/handovers"
+	key := keyOf("election/handovers")
 	observer := newClient(t, addr)
 	obsCtx, stopObs := context.WithCancel(context.Background())
 	defer stopObs()
@@ -229,7 +231,7 @@ func TestGracefulHandoversAreTold(t *testing.T) {
 // A cancelled Run releases: the next candidate leads within a round trip, not the lease.
 func TestACancelledRunHandsOverAtOnce(t *testing.T) {
 	addr := startServer(t)
-	const key = "election/cancel"
+	key := keyOf("election/cancel")
 	h := newHistory()
 	a := h.candidate(t, newClient(t, addr), key, "a", 15*time.Second, false)
 	first := h.nextStart(t, 10*time.Second)
@@ -253,7 +255,7 @@ func TestACancelledRunHandsOverAtOnce(t *testing.T) {
 // KeepLeaseOnCancel: the cancelled leader's grant ends with its lease; only then the next leads.
 func TestKeepLeaseOnCancelKeepsTheGrantUntilItsLeaseEnds(t *testing.T) {
 	addr := startServer(t)
-	const key = "election/keep"
+	key := keyOf("election/keep")
 	const lease = 2 * time.Second
 	h := newHistory()
 	a := h.candidate(t, newClient(t, addr), key, "a", lease, true)
@@ -276,7 +278,7 @@ func TestKeepLeaseOnCancelKeepsTheGrantUntilItsLeaseEnds(t *testing.T) {
 // before the server lets the next candidate's term start.
 func TestALeaderCutOffStopsBeforeTheNextTermStarts(t *testing.T) {
 	addr := startServer(t)
-	const key = "election/partition"
+	key := keyOf("election/partition")
 	const lease = 2 * time.Second
 	proxy := newPartitionProxy(t, addr)
 	h := newHistory()
@@ -300,6 +302,11 @@ func TestALeaderCutOffStopsBeforeTheNextTermStarts(t *testing.T) {
 		first.stopped.Sub(cutAt), next.identity, next.started.Sub(cutAt), lease)
 	h.mu.Unlock()
 }
+
+var keys atomic.Int64
+
+// keyOf makes a test's key unique in the server the package's tests share (also under -count).
+func keyOf(name string) string { return fmt.Sprintf("%s/%d", name, keys.Add(1)) }
 
 func eventually(t *testing.T, within time.Duration, what string, cond func() bool) {
 	t.Helper()

@@ -19,9 +19,25 @@ import (
 
 // The real server, as a separate JVM started from the jar Maven's package phase built
 // (LEASEHOLD_SERVER_JAR, set by clients/go/pom.xml; else the repository's target/leasehold-*.jar),
-// one per test, on port 0.
+// on port 0, once for the package's tests (each test uses its own key); TestMain stops it.
+
+var (
+	serverOnce sync.Once
+	serverAddr string
+	serverErr  string
+	serverCmd  *exec.Cmd
+	serverDir  string
+)
 
 func startServer(t *testing.T) string {
+	serverOnce.Do(func() { serverAddr, serverErr = launchServer() })
+	if serverAddr == "" {
+		t.Fatal(serverErr)
+	}
+	return serverAddr
+}
+
+func launchServer() (addr, problem string) {
 	jar := os.Getenv("LEASEHOLD_SERVER_JAR")
 	if jar == "" {
 		matches, _ := filepath.Glob("../../../target/leasehold-[0-9]*.jar")
@@ -31,26 +47,41 @@ func startServer(t *testing.T) string {
 			}
 		}
 		if jar == "" {
-			t.Fatal("no server jar: set LEASEHOLD_SERVER_JAR or run ./mvnw -B package -DskipTests -pl :leasehold -am")
+			return "", "no server jar: set LEASEHOLD_SERVER_JAR or run ./mvnw -B package -DskipTests -pl :leasehold -am"
 		}
 	}
-	var out syncBuffer
-	cmd := exec.Command("java", "-XX:TieredStopAtLevel=1", "-XX:+UseSerialGC", "-Xmx256m", "-jar", jar,
-		"--leasehold.port=0", "--server.port=0", "--leasehold.io-threads=2", "--leasehold.data-dir="+t.TempDir())
-	cmd.Stdout, cmd.Stderr = &out, &out
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
+	dir, err := os.MkdirTemp("", "leaderelection-data")
+	if err != nil {
+		return "", err.Error()
 	}
-	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
+	serverDir = dir
+	var out syncBuffer
+	serverCmd = exec.Command("java", "-XX:TieredStopAtLevel=1", "-XX:+UseSerialGC", "-Xmx256m", "-jar", jar,
+		"--leasehold.port=0", "--server.port=0", "--leasehold.io-threads=2", "--leasehold.data-dir="+dir)
+	serverCmd.Stdout, serverCmd.Stderr = &out, &out
+	if err := serverCmd.Start(); err != nil {
+		return "", err.Error()
+	}
 	listening := regexp.MustCompile(`Leasehold protocol listening on [^:\s]+:(\d+)`)
 	// A JVM start on two loaded cores: generous, it only bounds a hang.
 	for start := time.Now(); time.Since(start) < 120*time.Second; time.Sleep(100 * time.Millisecond) {
 		if m := listening.FindSubmatch(out.Bytes()); m != nil {
-			return "127.0.0.1:" + string(m[1])
+			return "127.0.0.1:" + string(m[1]), ""
 		}
 	}
-	t.Fatalf("the server did not listen within 120 s:\n%s", out.Bytes())
-	return ""
+	return "", "the server did not listen within 120 s:\n" + string(out.Bytes())
+}
+
+func TestMain(m *testing.M) {
+	code := m.Run()
+	if serverCmd != nil && serverCmd.Process != nil {
+		serverCmd.Process.Kill()
+		serverCmd.Wait()
+	}
+	if serverDir != "" {
+		os.RemoveAll(serverDir)
+	}
+	os.Exit(code)
 }
 
 type syncBuffer struct {
