@@ -84,3 +84,39 @@ func TestTheTrackerTellsEachTermOnceAndEveryGap(t *testing.T) {
 		t.Fatalf("leader: %d %q %v", term, identity, ok)
 	}
 }
+
+// What no retry mends ends Run at once: a client that may not observe (ProtocolRevision 1.3),
+// a closed client. RunOrDie panics on an invalid config.
+func TestRunEndsAtOnceWhenTheClientCannotElect(t *testing.T) {
+	legacy, err := leasehold.New(leasehold.Options{Servers: []string{"127.0.0.1:1"}, ProtocolRevision: leasehold.Revision13})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer legacy.Close()
+	closed, err := leasehold.New(leasehold.Options{Servers: []string{"127.0.0.1:1"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	closed.Close()
+	for name, c := range map[string]struct {
+		client *leasehold.Client
+		want   error
+	}{"revision 1.3": {legacy, leasehold.ErrUnavailable}, "closed": {closed, leasehold.ErrClosed}} {
+		le, err := NewLeaderElector(Config{Client: c.client, Key: "k", Identity: "me",
+			Callbacks: LeaderCallbacks{OnStartedLeading: func(context.Context) { t.Error("led") }}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		if err := le.Run(ctx); !errors.Is(err, c.want) {
+			t.Errorf("%s: Run returned %v, want %v", name, err, c.want)
+		}
+		cancel()
+	}
+	defer func() {
+		if recover() == nil {
+			t.Error("RunOrDie did not panic on an invalid config")
+		}
+	}()
+	RunOrDie(context.Background(), Config{})
+}
