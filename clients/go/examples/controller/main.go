@@ -1,8 +1,9 @@
 // Command controller is a Kubernetes-style controller that runs its reconcile loop only while
-// it holds a Leasehold lock: one active replica out of many, fenced. It passes the lock's
-// fencing token with every write, so the store refuses a replica that was paused (GC, a
-// stopped node, a network partition) past its lease, and it stops the loop the moment the
-// lease is lost, then competes for the lock again.
+// it leads a Leasehold election (package leaderelection): one active replica out of many,
+// fenced. It passes its term (the grant's fencing token) with every write, so the store refuses
+// a replica that was paused (GC, a stopped node, a network partition) past its term; it stops
+// the loop the moment its term ends, then campaigns again. On SIGTERM it resigns, and the next
+// replica leads one round trip later.
 //
 //	go run ./examples/controller -servers h1:7420,h2:7420,h3:7420 -lock controllers/orders
 //
@@ -25,6 +26,7 @@ import (
 	"time"
 
 	"leasehold.dev/leasehold"
+	"leasehold.dev/leasehold/leaderelection"
 )
 
 // FencedStore is the guarded resource: it accepts a write only with a token at least as high
@@ -55,8 +57,9 @@ func (s *FencedStore) Put(token uint64, key, value string) error {
 
 func main() {
 	servers := flag.String("servers", "127.0.0.1:7420", "Leasehold servers, comma-separated (every node of a cluster)")
-	lock := flag.String("lock", "controllers/orders", "the lock that elects the active replica")
-	lease := flag.Duration("lease", 15*time.Second, "lease, whole seconds; the keep-alive extends it every lease/3")
+	lock := flag.String("lock", "controllers/orders", "the election's key")
+	identity := flag.String("identity", hostname(), "this replica's name, shown to the others (in Kubernetes: the pod name)")
+	lease := flag.Duration("lease", 15*time.Second, "each term's lease, whole seconds; the keep-alive extends it every lease/3")
 	period := flag.Duration("period", 2*time.Second, "reconcile period")
 	flag.Parse()
 
@@ -67,81 +70,71 @@ func main() {
 		log.Fatal(err)
 	}
 	defer client.Close()
-	if err := Run(ctx, client, &FencedStore{}, *lock, *lease, *period, log.Default()); err != nil && !errors.Is(err, context.Canceled) {
+	if err := Run(ctx, client, &FencedStore{}, *lock, *identity, *lease, *period, log.Default()); err != nil && !errors.Is(err, context.Canceled) {
 		log.Fatal(err)
 	}
 }
 
-// Run competes for lock until ctx ends; while it holds the lock it reconciles every period.
-func Run(ctx context.Context, client *leasehold.Client, store *FencedStore, lock string, lease, period time.Duration, logger *log.Logger) error {
-	for ctx.Err() == nil {
-		// Wait up to 30 s in the lock's FIFO queue; a standby replica simply asks again.
-		ticket, err := client.Acquire(ctx, lock, 30*time.Second, lease)
-		switch {
-		case errors.Is(err, leasehold.ErrTimedOut):
-			continue // another replica is active
-		case errors.Is(err, leasehold.ErrBusy), errors.Is(err, leasehold.ErrUnavailable), errors.Is(err, leasehold.ErrIndeterminate):
-			// Indeterminate: never act on a guess; a grant we did not see ends with its lease.
-			logger.Printf("not leading (%v); retrying", err)
-			sleep(ctx, time.Second)
-			continue
-		case err != nil:
-			return err
-		}
-		logger.Printf("leading with token %d", ticket.Token())
-		if err := lead(ctx, ticket, store, lease, period, logger); err != nil {
-			logger.Printf("stopped leading: %v", err)
-		}
+func hostname() string {
+	name, err := os.Hostname()
+	if err != nil {
+		return fmt.Sprintf("controller-%d", os.Getpid())
 	}
-	return ctx.Err()
+	return name
 }
 
-// lead runs the reconcile loop while the lease is kept, and releases the lock when ctx ends.
-func lead(ctx context.Context, ticket *leasehold.Ticket, store *FencedStore, lease, period time.Duration, logger *log.Logger) error {
-	keepAlive, err := ticket.KeepAlive(ctx, lease)
+// Run campaigns in the election on lock until ctx ends; while it leads it reconciles every
+// period. When ctx ends it resigns (the grant is released), so another replica leads at once.
+func Run(ctx context.Context, client *leasehold.Client, store *FencedStore, lock, identity string, lease, period time.Duration, logger *log.Logger) error {
+	var elector *leaderelection.LeaderElector
+	elector, err := leaderelection.NewLeaderElector(leaderelection.Config{
+		Client:        client,
+		Key:           lock,
+		Identity:      identity,
+		LeaseDuration: lease,
+		Callbacks: leaderelection.LeaderCallbacks{
+			OnStartedLeading: func(ctx context.Context) {
+				term, _ := leaderelection.TermFrom(ctx)
+				logger.Printf("leading with token %d", term)
+				if err := lead(ctx, term, store, period, logger); errors.Is(err, ErrStaleToken) {
+					logger.Printf("%v: resigning", err)
+					elector.Resign() // a newer term wrote: ours is over, hand the key on
+				}
+			},
+			OnStoppedLeading: func() { logger.Printf("stopped leading") },
+			OnNewLeader:      func(leader string) { logger.Printf("the leader is %s", leader) },
+		},
+	})
 	if err != nil {
 		return err
 	}
-	defer keepAlive.Stop()
-	defer func() {
-		release, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		defer cancel()
-		ticket.Release(release) // hand over at once rather than at the lease's end
-	}()
-	work := keepAlive.Context() // cancelled when the lease is lost or ctx ends
+	return elector.Run(ctx)
+}
+
+// lead runs the reconcile loop until the term's context is done (the term ended: validity,
+// lost keep-alive, resign, shutdown) or the store refuses the term.
+func lead(ctx context.Context, term uint64, store *FencedStore, period time.Duration, logger *log.Logger) error {
 	tick := time.NewTicker(period)
 	defer tick.Stop()
 	for {
 		select {
-		case <-keepAlive.Lost():
-			return keepAlive.Err() // ErrNotHeld or ErrExpired: another replica may lead now
-		case <-work.Done():
-			return work.Err()
+		case <-ctx.Done():
+			return ctx.Err()
 		case <-tick.C:
 		}
-		if !ticket.Valid() { // the safe validity ended (paused, server slow): stop acting
-			return errors.New("the lease's validity ended")
-		}
-		if err := reconcile(work, ticket.Token(), store); err != nil {
+		if err := reconcile(ctx, term, store); err != nil {
 			if errors.Is(err, ErrStaleToken) {
-				return err // a newer holder wrote: we are not the leader any more
+				return err
 			}
 			logger.Printf("reconcile: %v", err)
 		}
 	}
 }
 
-// reconcile brings the world to the desired state; every write carries the fencing token.
-func reconcile(ctx context.Context, token uint64, store *FencedStore) error {
+// reconcile brings the world to the desired state; every write carries the term.
+func reconcile(ctx context.Context, term uint64, store *FencedStore) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
-	return store.Put(token, "orders/replicas", fmt.Sprintf("3 (reconciled %s)", time.Now().Format(time.RFC3339)))
-}
-
-func sleep(ctx context.Context, d time.Duration) {
-	select {
-	case <-ctx.Done():
-	case <-time.After(d):
-	}
+	return store.Put(term, "orders/replicas", fmt.Sprintf("3 (reconciled %s)", time.Now().Format(time.RFC3339)))
 }

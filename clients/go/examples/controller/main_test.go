@@ -19,8 +19,9 @@ import (
 )
 
 // The controller of docs/go.md against the real server jar (LEASEHOLD_SERVER_JAR, else the
-// repository's target/leasehold-*.jar): one replica leads and writes with its token; when its
-// lease is lost it stops, the standby leads, and the old token is refused by the store.
+// repository's target/leasehold-*.jar): one replica leads and writes with its term, the other
+// is told who leads; when the leader's grant is lost it stops, the standby leads, and the old
+// term is refused by the store; a shutdown hands over at once.
 
 func startServer(t *testing.T) string {
 	jar := os.Getenv("LEASEHOLD_SERVER_JAR")
@@ -102,15 +103,16 @@ func TestTheControllerLeadsOnlyWhileItHoldsTheLock(t *testing.T) {
 	ctxB, stopB := context.WithCancel(context.Background())
 	doneA, doneB := make(chan error, 1), make(chan error, 1)
 	go func() {
-		doneA <- Run(ctxA, newClient(), store, lock, 3*time.Second, 100*time.Millisecond, log.New(&logA, "A ", 0))
+		doneA <- Run(ctxA, newClient(), store, lock, "A", 3*time.Second, 100*time.Millisecond, log.New(&logA, "A ", 0))
 	}()
 	eventually(t, 10*time.Second, "replica A to lead and write", func() bool { return store.highestToken() > 0 })
 	tokenA := store.highestToken()
 	go func() {
-		doneB <- Run(ctxB, newClient(), store, lock, 3*time.Second, 100*time.Millisecond, log.New(&logB, "B ", 0))
+		doneB <- Run(ctxB, newClient(), store, lock, "B", 3*time.Second, 100*time.Millisecond, log.New(&logB, "B ", 0))
 	}()
 	time.Sleep(500 * time.Millisecond) // B waits in the lock's queue
-	if store.highestToken() != tokenA || !strings.Contains(logA.String(), fmt.Sprintf("leading with token %d", tokenA)) || strings.Contains(logB.String(), "leading") {
+	if store.highestToken() != tokenA || !strings.Contains(logA.String(), fmt.Sprintf("leading with token %d", tokenA)) || strings.Contains(logB.String(), "leading") ||
+		!strings.Contains(logB.String(), "the leader is A") {
 		t.Fatalf("only A may lead: store token %d, A: %q, B: %q", store.highestToken(), logA.String(), logB.String())
 	}
 
@@ -127,8 +129,14 @@ func TestTheControllerLeadsOnlyWhileItHoldsTheLock(t *testing.T) {
 		t.Fatalf("B: %q", logB.String())
 	}
 
-	stopA()
+	// B shuts down: it resigns, and A (queued again since it stopped) leads at once, not after the lease.
+	tokenB := store.highestToken()
+	eventually(t, 5*time.Second, "A to be told that B leads", func() bool { return strings.Contains(logA.String(), "the leader is B") })
+	stoppedB := time.Now()
 	stopB()
+	eventually(t, 2*time.Second, "replica A to lead again and write", func() bool { return store.highestToken() > tokenB })
+	t.Logf("B's shutdown to A's first write: %v (lease 3 s, period 100 ms)", time.Since(stoppedB))
+	stopA()
 	for _, done := range []chan error{doneA, doneB} {
 		select {
 		case err := <-done:
