@@ -20,7 +20,7 @@ import dev.leasehold.client.StopReason;
  * {@link TermFencedStore} with its term, as a real leader writes to the resource it guards, checking
  * {@link Leadership#isValid()} before each step of work and writing after it (a pause between the
  * check and the write is what the store's fencing is for). It reports on stdout, one line each:
- * {@code START term nanos}, {@code VALID term untilNanos} (whenever its validity moves on),
+ * {@code START term nanos untilNanos}, {@code VALID term untilNanos} (whenever its validity moves on),
  * {@code STOP term nanos untilNanos reason}, {@code WROTE term accepted refused}; nanos are
  * {@link System#nanoTime()}, which on Linux is one clock for every process of the machine. On stdin
  * it takes {@code RESIGN} (resign the current term) and {@code CLOSE} (close the campaign and the
@@ -47,7 +47,7 @@ public final class CandidateMain {
                 .campaign(new CampaignListener() {
                     @Override
                     public void onStartedLeading(Leadership l) {
-                        say("START " + l.term() + " " + System.nanoTime());
+                        say("START " + l.term() + " " + System.nanoTime() + " " + l.validUntilNanos());
                         current.set(l);
                         Thread writer = new Thread(() -> write(l, storePort, identity), "writer-" + l.term());
                         writer.setDaemon(true);

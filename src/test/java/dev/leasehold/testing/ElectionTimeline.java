@@ -31,12 +31,12 @@ public final class ElectionTimeline {
     }
 
     private void read(String identity, List<String> lines, boolean dead) {
-        Map<Long, long[]> seen = new TreeMap<>(); // term -> {start, lastValid, stopEnd (or -1)}
+        Map<Long, long[]> seen = new TreeMap<>(); // term -> {start, last validity reported, stopEnd (or -1)}
         Map<Long, String> stops = new TreeMap<>();
         for (String line : lines) {
             String[] w = line.split(" ");
             switch (w[0]) {
-                case "START" -> seen.put(Long.parseLong(w[1]), new long[] {Long.parseLong(w[2]), Long.MIN_VALUE, -1});
+                case "START" -> seen.put(Long.parseLong(w[1]), new long[] {Long.parseLong(w[2]), Long.parseLong(w[3]), -1});
                 case "VALID" -> {
                     long[] s = seen.get(Long.parseLong(w[1]));
                     if (s != null) {
