@@ -260,7 +260,9 @@ final class ElectCommand implements CampaignListener {
                 ended = termEnded;
             }
             if (ended != null) {
-                return "lock lost: term " + term + " of " + Context.quote(key) + " ended (" + ended + ")";
+                return "lock lost: term " + term + " of " + Context.quote(key) + " ended: " + (ended == StopReason.LEASE_LOST
+                        ? "its lease was lost (an extend answered not held, or none was confirmed in time)"
+                        : "its keep-alive gave up (an extend failed)");
             }
             long now = System.nanoTime();
             long stopAt = stopAt(l);
