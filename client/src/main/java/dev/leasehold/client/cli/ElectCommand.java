@@ -80,6 +80,10 @@ final class ElectCommand implements CampaignListener {
         String l = ctx.line().value("--lease");
         this.lease = l == null ? DEFAULT_LEASE_SECONDS : ctx.leaseSeconds();
         this.waitMillis = ctx.line().value("--wait") == null ? -1 : ctx.waitMillis();
+        if (waitMillis == 0) {
+            throw new UsageException("--wait must be more than 0 for elect: a candidate waits in the queue"
+                    + " (without --wait, as long as it takes)");
+        }
         String grace = ctx.line().value("--kill-grace");
         long graceMs = grace == null ? 5_000 : Durations.millis("--kill-grace", grace);
         long leaseMs = lease * 1000L;

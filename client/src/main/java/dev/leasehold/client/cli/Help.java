@@ -116,8 +116,8 @@ final class Help {
                                  crashed leader is replaced at most this long after its last extend
               --kill-grace DUR   time between SIGTERM and SIGKILL (default 5s); at most 2/3 of the
                                  lease minus twice a safety of lease/10 (200ms to 1s)
-              --wait DUR         give up (exit 65, withdrawn) if not elected within DUR, 0 to 3600s
-                                 (default: no limit)
+              --wait DUR         give up (exit 65, withdrawn) if not elected within DUR, more than 0,
+                                 at most 3600s (default: no limit)
               --json             one JSON object per line on stdout (CMD's stdout is its own):
                                  {"outcome":"elected","key":..,"identity":..,"term":..,
                                  "valid_until_ms":..,"lease_s":..} when the term starts, then

@@ -152,6 +152,8 @@ class CommandLineTests {
                 "leasehold elect: --identity must be 1 to 1024 UTF-8 bytes (it is the grant's value)"},
             {new String[] {"elect", "--key", "k", "--lease", "3s", "--", "true"}, null},
             {new String[] {"elect", "--key", "k", "--wait", "2h", "--", "true"}, null},
+            {new String[] {"elect", "--key", "k", "--wait", "0", "--", "true"}, "leasehold elect: --wait must be more"
+                    + " than 0 for elect: a candidate waits in the queue (without --wait, as long as it takes)"},
             {new String[] {"elect", "--key", "k", "--shared", "--", "true"}, null},
         };
         for (Object[] c : cases) {
