@@ -99,9 +99,11 @@ class CliElectIntegrationTests {
 
     @Test
     void aSigtermToTheLeaderResignsAndTheNextLeadsAtOnce() throws Exception {
-        // Lease 15 s: a handover that waited for the lease would take 15 s; a resign takes one round trip.
+        // Lease 15 s: a handover that waited for the lease would take 15 s; a resign takes one round trip,
+        // sent once the leader's command is dead.
         var leader = cli.start(env(), "elect", "--key", "handover", "--identity", "first", "--kill-grace", "1s",
-                "--", "/bin/sh", "-c", "echo $LEASEHOLD_TERM > \"$DIR/term1\"; echo $$ > \"$DIR/pid\"; exec sleep 60");
+                "--", "/bin/sh", "-c", "trap 'sleep 0.3; date +%s%3N > \"$DIR/end1\"; exit 0' TERM; "
+                        + "echo $LEASEHOLD_TERM > \"$DIR/term1\"; echo $$ > \"$DIR/pid\"; while :; do sleep 0.05; done");
         long pid = awaitFile(dir.resolve("pid"), leader);
         childPids.add(pid);
         var next = cli.start(env(), "elect", "--key", "handover", "--identity", "second", "--kill-grace", "1s",
@@ -115,7 +117,10 @@ class CliElectIntegrationTests {
         assertThat(ProcessHandle.of(pid).map(ProcessHandle::isAlive).orElse(false)).as("the command stopped").isFalse();
         var n = next.await();
         assertThat(n.exitCode()).as(n.err()).isZero();
-        long handover = Long.parseLong(Files.readString(dir.resolve("started2")).trim()) - signalledAt;
+        long started2 = Long.parseLong(Files.readString(dir.resolve("started2")).trim());
+        assertThat(started2).as("the next command started after the leader's had ended (its TERM trap takes 300 ms)")
+                .isGreaterThanOrEqualTo(Long.parseLong(Files.readString(dir.resolve("end1")).trim()));
+        long handover = started2 - signalledAt;
         System.out.println("elect: SIGTERM to the leader -> the next leader's command started: " + handover + " ms");
         assertThat(handover).as("handed over by the resign, not after the 15 s lease").isLessThan(5_000);
         assertThat(Long.parseLong(Files.readString(dir.resolve("term2")).trim()))
