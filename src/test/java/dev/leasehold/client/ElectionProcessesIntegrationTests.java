@@ -90,6 +90,12 @@ class ElectionProcessesIntegrationTests {
             Started third;
             try {
                 third = leaderAbove(second.term(), Duration.ofSeconds(LEASE + 10));
+                // It wakes once the new leader is at work: the store has seen the new term and
+                // refuses the sleeper's stale write (a write that beats the new leader's first one
+                // is what no fence can catch; staleAccepted below counts it).
+                long newTerm = third.term();
+                Wait.until("term " + newTerm + "'s first write", Duration.ofSeconds(10), () -> store.acceptedPerTerm(),
+                        accepted -> accepted.containsKey(newTerm));
             } finally {
                 second.candidate().signal("CONT");
             }
@@ -113,11 +119,13 @@ class ElectionProcessesIntegrationTests {
 
             ElectionTimeline timeline = ElectionTimeline.of(candidates);
             System.out.println("election processes (lease " + LEASE + " s): kill -9 -> next term " + crashMillis
-                    + " ms, resign -> next term " + resignMillis + " ms; store " + store + "\n" + timeline);
+                    + " ms, resign -> next term " + resignMillis + " ms; store " + store + ", stale writes accepted "
+                    + store.staleAccepted(timeline) + "\n" + timeline);
             assertThat(timeline.violations()).as(timeline.toString()).isEmpty();
             assertThat(timeline.terms()).extracting(ElectionTimeline.Term::term)
                     .contains(first.term(), second.term(), third.term(), fourth.term());
             assertThat(store.problems()).isEmpty();
+            assertThat(store.staleAccepted(timeline)).as("writes accepted after a later term began").isZero();
             assertThat(store.acceptedPerTerm()).containsKeys(first.term(), third.term());
             assertThat(crashMillis).as("a killed leader is replaced when its lease ends, not before")
                     .isGreaterThanOrEqualTo(LEASE * 1000L * 2 / 3 - 300) // its last Extend came at most lease/3 before

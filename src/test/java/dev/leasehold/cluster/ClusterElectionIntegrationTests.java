@@ -126,9 +126,11 @@ class ClusterElectionIntegrationTests {
             ElectionTimeline timeline = ElectionTimeline.of(candidates);
             System.out.println("cluster election (lease " + LEASE + " s): server leader n" + (serverLeader + 1)
                     + " killed, n" + (newServerLeader + 1) + " serving after " + failoverMillis
-                    + " ms; candidate leader killed -> next term " + crashMillis + " ms; store " + store + "\n" + timeline);
+                    + " ms; candidate leader killed -> next term " + crashMillis + " ms; store " + store + ", stale writes accepted "
+                    + store.staleAccepted(timeline) + "\n" + timeline);
             assertThat(timeline.violations()).as(timeline.toString()).isEmpty();
             assertThat(store.problems()).isEmpty();
+            assertThat(store.staleAccepted(timeline)).as("writes accepted after a later term began").isZero();
             assertThat(timeline.terms()).extracting(ElectionTimeline.Term::term)
                     .contains(first.term(), second.term(), afterFailover.term(), afterCrash.term());
             Wait.untilAsserted("the observer to be told of every term", Duration.ofSeconds(30), () -> {

@@ -5,6 +5,8 @@ import java.io.IOException;
 import java.io.InputStreamReader;
 import java.io.PrintStream;
 import java.nio.charset.StandardCharsets;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicReference;
 
 import dev.leasehold.client.Campaign;
@@ -43,6 +45,7 @@ public final class CandidateMain {
         int storePort = Integer.parseInt(args[4]);
         LeaseholdClient client = LeaseholdClient.create(servers.split(","));
         AtomicReference<Leadership> current = new AtomicReference<>();
+        Map<Long, Thread> writers = new ConcurrentHashMap<>();
         Campaign campaign = client.election(key, identity, ElectionOptions.defaults().withLeaseSeconds(lease))
                 .campaign(new CampaignListener() {
                     @Override
@@ -51,12 +54,22 @@ public final class CandidateMain {
                         current.set(l);
                         Thread writer = new Thread(() -> write(l, storePort, identity), "writer-" + l.term());
                         writer.setDaemon(true);
+                        writers.put(l.term(), writer);
                         writer.start();
                     }
 
                     @Override
                     public void onStoppedLeading(Leadership l, StopReason reason) {
                         say("STOP " + l.term() + " " + System.nanoTime() + " " + l.validUntilNanos() + " " + reason);
+                        // The term's work ends before this returns: the release (and the next term) follow it.
+                        Thread writer = writers.remove(l.term());
+                        if (writer != null) {
+                            try {
+                                writer.join(5_000);
+                            } catch (InterruptedException e) {
+                                Thread.currentThread().interrupt();
+                            }
+                        }
                     }
                 });
         say("READY " + identity);

@@ -28,6 +28,8 @@ public final class TermFencedStore implements AutoCloseable {
     private final Map<Long, String> holderOfTerm = new TreeMap<>();
     private final Map<Long, Long> acceptedPerTerm = new TreeMap<>();
     private final List<String> problems = new ArrayList<>();
+    /** Every accepted write: {term, System.nanoTime() when accepted}. */
+    private final List<long[]> acceptedAt = new ArrayList<>();
     private long highest;
     private long refused;
     private boolean closed;
@@ -61,6 +63,24 @@ public final class TermFencedStore implements AutoCloseable {
         return new TreeMap<>(acceptedPerTerm);
     }
 
+    /**
+     * Accepted writes that were stale: their term had ended, a later term of {@code timeline}
+     * having started before the store accepted them. The fence refuses a stale write only once the
+     * new leader has written; this counts what got through before that (the promise: none).
+     */
+    public synchronized long staleAccepted(ElectionTimeline timeline) {
+        long stale = 0;
+        for (long[] w : acceptedAt) {
+            for (ElectionTimeline.Term t : timeline.terms()) {
+                if (t.term() > w[0] && t.startNanos() < w[1]) {
+                    stale++;
+                    break;
+                }
+            }
+        }
+        return stale;
+    }
+
     /** One term written by two identities (two leaders with one term): must stay empty. */
     public synchronized List<String> problems() {
         return new ArrayList<>(problems);
@@ -78,6 +98,7 @@ public final class TermFencedStore implements AutoCloseable {
             problems.add("term " + term + " written by " + before + " and " + identity);
         }
         acceptedPerTerm.merge(term, 1L, Long::sum);
+        acceptedAt.add(new long[] {term, System.nanoTime()});
         return true;
     }
 

@@ -16,8 +16,8 @@ import java.util.Set;
  */
 final class CommandLine {
 
-    static final List<String> COMMANDS = List.of("run", "acquire", "release", "extend", "ping", "check", "inspect",
-            "top", "observe", "cluster", "admin");
+    static final List<String> COMMANDS = List.of("run", "elect", "acquire", "release", "extend", "ping", "check",
+            "inspect", "top", "observe", "cluster", "admin");
     /** Commands that also take their options as plain arguments, in this order ({@code check KEY TOKEN}). */
     private static final Map<String, List<String>> POSITIONAL = Map.of(
             "check", List.of("--key", "--token"),
@@ -31,6 +31,7 @@ final class CommandLine {
     private static final Set<String> GLOBAL_SWITCHES = Set.of("--verbose", "--help", "--tls");
     private static final Map<String, Set<String>> VALUED = Map.ofEntries(
             Map.entry("run", Set.of("--key", "--wait", "--lease", "--kill-grace", "--limit", "--value")),
+            Map.entry("elect", Set.of("--key", "--identity", "--wait", "--lease", "--kill-grace")),
             Map.entry("acquire", Set.of("--key", "--wait", "--lease", "--limit", "--value")),
             Map.entry("release", Set.of("--key", "--token")),
             Map.entry("extend", Set.of("--key", "--token", "--lease")),
@@ -42,8 +43,11 @@ final class CommandLine {
             Map.entry("cluster", Set.of("--action", "--id", "--new-id", "--raft-address", "--client-address",
                     "--identity", "--http")),
             Map.entry("admin", Set.of("--what", "--action", "--file", "--http")));
-    /** {@code --json} is for the commands whose output is a result; {@code run}'s output is its command's. */
-    private static final Set<String> JSON_COMMANDS = Set.of("acquire", "release", "extend", "ping", "check",
+    /**
+     * {@code --json} is for the commands whose output is a result; {@code run}'s output is its
+     * command's ({@code elect}'s too, beside its own lines: elected, resigned).
+     */
+    private static final Set<String> JSON_COMMANDS = Set.of("elect", "acquire", "release", "extend", "ping", "check",
             "inspect", "top", "observe", "cluster", "admin");
 
     private final String command;
@@ -83,9 +87,9 @@ final class CommandLine {
         for (int i = 0; i < argv.length; i++) {
             String token = argv[i];
             if (token.equals("--")) {
-                if (!"run".equals(command)) {
+                if (!runsCommand(command)) {
                     throw new UsageException(command == null ? "missing command before '--' (see leasehold --help)"
-                            : "'--' is only for run; " + command + " takes no command to run");
+                            : "'--' is only for run and elect; " + command + " takes no command to run");
                 }
                 tail = List.copyOf(Arrays.asList(argv).subList(i + 1, argv.length));
                 break;
@@ -133,10 +137,10 @@ final class CommandLine {
             } else if (VALUED.get(command).contains("--key") && !givesKey(argv)) {
                 // The usual first guess, "leasehold acquire orders/42": say where a key goes.
                 throw new UsageException("unexpected argument '" + token + "': the key goes in --key, as in leasehold "
-                        + command + " --key " + token + ("run".equals(command) ? " -- COMMAND" : ""));
-            } else if ("run".equals(command)) {
+                        + command + " --key " + token + (runsCommand(command) ? " -- COMMAND" : ""));
+            } else if (runsCommand(command)) {
                 throw new UsageException("unexpected argument '" + token
-                        + "': put the command to run after '--', as in leasehold run --key K -- " + token);
+                        + "': put the command to run after '--', as in leasehold " + command + " --key K -- " + token);
             } else {
                 throw new UsageException("unexpected argument '" + token + "'" + seeHelp(command));
             }
@@ -149,6 +153,11 @@ final class CommandLine {
                     + " (see leasehold --help)");
         }
         return new CommandLine(command, values, switches, tail == null ? List.of() : tail);
+    }
+
+    /** {@code run} and {@code elect} take a command to run after {@code --}. */
+    private static boolean runsCommand(String command) {
+        return "run".equals(command) || "elect".equals(command);
     }
 
     /** A plain argument of {@code check} or {@code inspect}: the next of its options not given yet. */
@@ -258,7 +267,7 @@ final class CommandLine {
         return v;
     }
 
-    /** What follows {@code --} (run's command and its arguments). */
+    /** What follows {@code --} (run's or elect's command and its arguments). */
     List<String> tail() {
         return new ArrayList<>(tail);
     }

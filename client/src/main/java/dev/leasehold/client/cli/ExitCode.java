@@ -1,8 +1,8 @@
 package dev.leasehold.client.cli;
 
 /**
- * The command line's own exit codes (docs/cli.md). {@code run} otherwise exits with its command's
- * status. Whenever the command line exits with one of these (but 0), it has written one line on
+ * The command line's own exit codes (docs/cli.md). {@code run} and {@code elect} otherwise exit with
+ * their command's status. Whenever the command line exits with one of these (but 0), it has written one line on
  * stderr saying why.
  */
 enum ExitCode {
@@ -11,7 +11,10 @@ enum ExitCode {
     OK(0),
     /** Bad command line: unknown command or option, bad duration, key or token. */
     USAGE(64),
-    /** The key was not granted within the wait ({@code T}: held, or in its lock-delay); no grant exists. */
+    /**
+     * The key was not granted within the wait ({@code T}: held, or in its lock-delay); no grant exists.
+     * {@code elect}: not elected within {@code --wait}; withdrawn from the queue.
+     */
     TIMED_OUT(65),
     /** A server limit was reached or it is draining ({@code B}); no grant exists. */
     BUSY(66),
@@ -24,7 +27,10 @@ enum ExitCode {
      * node is not the serving leader.
      */
     UNAVAILABLE(68),
-    /** {@code run}: the lease was lost or could not be extended in time; the command was stopped. */
+    /**
+     * {@code run}: the lease was lost or could not be extended in time; {@code elect}: the term was
+     * lost so. The command was stopped.
+     */
     LOCK_LOST(69),
     /** {@code release}, {@code extend}, {@code check}: the token is not the key's active grant. */
     NOT_HELD(70),
@@ -42,7 +48,7 @@ enum ExitCode {
      * exists. A configuration error: retrying will not help.
      */
     LIMIT_MISMATCH(74),
-    /** {@code run}: the command could not be started (not found, not executable). */
+    /** {@code run}, {@code elect}: the command could not be started (not found, not executable). */
     CANNOT_START(127);
 
     private final int code;

@@ -27,12 +27,12 @@ final class Help {
 
     private static final String EXIT_CODES = """
             Exit codes: 0 done, 64 usage error, 65 timed out, 66 busy, 67 indeterminate,
-              68 unavailable (server unreachable, nothing sent), 69 lock lost (run),
+              68 unavailable (server unreachable, nothing sent), 69 lock lost (run, elect),
               70 not held (release, extend) or not current (check), 71 internal error,
               72 refused (cluster change; nothing changed), 73 forbidden (the server's
               ACL refuses this key; no grant), 74 limit mismatch (--shared: the key is
               shared with another --limit; no grant),
-              127 command not startable (run).
+              127 command not startable (run, elect).
             """;
 
     static final String MAIN = """
@@ -40,6 +40,7 @@ final class Help {
 
             Commands:
               run      acquire a lock, run a command while holding it, release when it exits
+              elect    campaign to lead a key, run a command while leading, resign when it exits
               acquire  acquire a lock and print its fencing token (held until release or lease end)
               release  release a token
               extend   extend a token's lease
@@ -54,7 +55,7 @@ final class Help {
             Run 'leasehold COMMAND --help' for a command's options.
 
             """ + GLOBAL + "  --json             one JSON object on stdout (acquire, release, extend, ping,\n"
-            + "                     check, inspect, top; observe: one per line)\n"
+            + "                     check, inspect, top; observe, elect: one per line)\n"
             + DURATIONS + "\n" + EXIT_CODES;
 
     static final String RUN = """
@@ -85,6 +86,45 @@ final class Help {
                                  every user of the key must pass the same (else exit 74)
               --value TEXT       the exclusive grant's value, up to 1024 UTF-8 bytes, shown to
                                  observers beside the token (a 1.4 server; not with --shared)
+
+            """ + GLOBAL + DURATIONS + "\n" + EXIT_CODES;
+
+    static final String ELECT = """
+            usage: leasehold elect --key KEY [--identity ID] [--lease 15s] [--kill-grace 5s] [--wait DUR]
+                                   [--json] -- CMD [ARGS...]
+
+            Campaigns to lead KEY (a leader election, docs/election.md): waits in the key's queue as
+            long as it takes (or --wait), then runs CMD while leading, and resigns when CMD exits,
+            handing KEY to the next candidate at once. CMD gets
+              LEASEHOLD_TERM       the term: the grant's fencing token, higher than every earlier
+                                   term; pass it to the resource you guard (also as LEASEHOLD_TOKEN)
+              LEASEHOLD_KEY        the key
+              LEASEHOLD_IDENTITY   this candidate's identity
+            The term is kept alive in the background. If it is lost or cannot be extended in time,
+            CMD and its descendants get SIGTERM, then SIGKILL after --kill-grace, always before the
+            term's validity ends; the exit code is then 69. Otherwise the exit code is CMD's own.
+            SIGINT or SIGTERM stops CMD the same way and resigns, or withdraws from the queue if not
+            leading (exit 130, 143). One term per run: to campaign again, run it again.
+            To see who leads without campaigning: leasehold observe KEY (the held token is the term,
+            the value the leader's identity).
+
+            Options:
+              --key KEY          the election's key (1 to 512 UTF-8 bytes)
+              --identity ID      this candidate's identity, the grant's value that observers see
+                                 (up to 1024 UTF-8 bytes; default HOSTNAME:PID of the command line)
+              --lease DUR        each term's lease, 1s to 255s, whole seconds (default 15s): a
+                                 crashed leader is replaced at most this long after its last extend
+              --kill-grace DUR   time between SIGTERM and SIGKILL (default 5s); at most 2/3 of the
+                                 lease minus twice a safety of lease/10 (200ms to 1s)
+              --wait DUR         give up (exit 65, withdrawn) if not elected within DUR, more than 0,
+                                 at most 3600s (default: no limit)
+              --json             one JSON object per line on stdout (CMD's stdout is its own):
+                                 {"outcome":"elected","key":..,"identity":..,"term":..,
+                                 "valid_until_ms":..,"lease_s":..} when the term starts, then
+                                 {"outcome":"resigned",..,"term":..,"exit_code":..}, or the failure's
+                                 outcome (lock_lost, timed_out, unavailable, cannot_start)
+
+            Needs a revision 1.4 server (values and observations).
 
             """ + GLOBAL + DURATIONS + "\n" + EXIT_CODES;
 
@@ -272,6 +312,8 @@ final class Help {
         switch (command) {
             case "run":
                 return RUN;
+            case "elect":
+                return ELECT;
             case "acquire":
                 return ACQUIRE;
             case "release":

@@ -41,6 +41,8 @@ public final class Main {
             switch (command) {
                 case "run":
                     return new RunCommand(ctx).execute();
+                case "elect":
+                    return new ElectCommand(ctx).execute();
                 case "acquire":
                     return Commands.acquire(ctx);
                 case "release":

@@ -80,6 +80,10 @@ class CommandLineTests {
         assertUsage("the key goes in --key, as in leasehold run --key orders/43 -- COMMAND",
                 "run", "orders/43", "--", "echo", "hi");
         assertUsage("put the command to run after '--'", "run", "./job.sh", "--key", "k");
+        assertUsage("put the command to run after '--', as in leasehold elect --key K -- ./leader.sh", "elect",
+                "--key", "k", "./leader.sh");
+        assertUsage("the key goes in --key, as in leasehold elect --key lead -- COMMAND", "elect", "lead", "--",
+                "true");
     }
 
     @Test
@@ -105,8 +109,8 @@ class CommandLineTests {
     @Test
     void usageErrorsAreOneLineOnStderrWithExitCode64() {
         Object[][] cases = {
-            {new String[] {}, "leasehold: missing command; commands are run, acquire, release, extend, ping,"
-                    + " check, inspect, top, observe, cluster, admin (see leasehold --help)"},
+            {new String[] {}, "leasehold: missing command; commands are run, elect, acquire, release, extend,"
+                    + " ping, check, inspect, top, observe, cluster, admin (see leasehold --help)"},
             {new String[] {"cluster"},
                 "leasehold cluster: missing what to do: members, add, remove or replace (see leasehold cluster --help)"},
             {new String[] {"cluster", "grow"}, "leasehold cluster: unknown cluster action 'grow': members, add, remove"
@@ -142,6 +146,15 @@ class CommandLineTests {
             {new String[] {"observe", "k", "--value", "v"}, "leasehold observe: unknown option --value for observe"
                     + " (see leasehold observe --help)"},
             {new String[] {"ping", "--once"}, null},
+            {new String[] {"elect", "--key", "k"}, "leasehold elect: elect needs a command after '--', as in"
+                    + " leasehold elect --key K -- ./leader.sh (see leasehold elect --help)"},
+            {new String[] {"elect", "--key", "k", "--identity", "", "--", "true"},
+                "leasehold elect: --identity must be 1 to 1024 UTF-8 bytes (it is the grant's value)"},
+            {new String[] {"elect", "--key", "k", "--lease", "3s", "--", "true"}, null},
+            {new String[] {"elect", "--key", "k", "--wait", "2h", "--", "true"}, null},
+            {new String[] {"elect", "--key", "k", "--wait", "0", "--", "true"}, "leasehold elect: --wait must be more"
+                    + " than 0 for elect: a candidate waits in the queue (without --wait, as long as it takes)"},
+            {new String[] {"elect", "--key", "k", "--shared", "--", "true"}, null},
         };
         for (Object[] c : cases) {
             Run r = run((String[]) c[0]);
@@ -164,6 +177,20 @@ class CommandLineTests {
         new RunCommand(ctx); // fits
         Run defaults = run("run", "--key", "k", "--lease", "7s", "--", "true");
         assertThat(defaults.err).contains("--kill-grace 5s does not fit a 7s lease");
+    }
+
+    @Test
+    void electsKillGraceMustLeaveTimeBeforeTheTermEnds() throws Exception {
+        // lease 3 s: safety 300 ms, the term ends a safety before the ticket's validity, so kill-grace + 600 ms <= 2 s
+        Run tooLong = run("elect", "--key", "k", "--lease", "3s", "--kill-grace", "1500ms", "--", "true");
+        assertThat(tooLong.code).isEqualTo(64);
+        assertThat(tooLong.err).contains("--kill-grace can be at most 1.4s");
+        new ElectCommand(new Context(CommandLine.parse(new String[] {"elect", "--key", "k", "--lease", "3s",
+            "--kill-grace", "1400ms", "--", "true"}), System.out, System.err, Map.of())); // fits
+        new ElectCommand(new Context(CommandLine.parse(new String[] {"elect", "--key", "k", "--", "true"}),
+                System.out, System.err, Map.of())); // the defaults fit: lease 15 s, kill-grace 5 s
+        Run shortLease = run("elect", "--key", "k", "--lease", "9s", "--", "true");
+        assertThat(shortLease.err).contains("--kill-grace 5s does not fit a 9s lease");
     }
 
     @Test
