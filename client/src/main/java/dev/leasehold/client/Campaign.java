@@ -159,7 +159,8 @@ public final class Campaign implements AutoCloseable {
         leading = l;
         backoffNanos = 0;
         keepAlive = election.keepAlive(ticket, (t, reason, detail) -> endTerm(l,
-                reason == LossReason.CLIENT_CLOSED ? StopReason.CLOSED : StopReason.LEASE_LOST));
+                // CLIENT_CLOSED also names an Extend that failed outright: CLOSED only if the client is
+                reason == LossReason.CLIENT_CLOSED && engine.isClosed() ? StopReason.CLOSED : StopReason.LEASE_LOST));
         checkTermAt(l);
         return l;
     }

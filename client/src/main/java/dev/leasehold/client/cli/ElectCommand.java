@@ -11,6 +11,7 @@ import java.util.Map;
 import java.util.concurrent.Semaphore;
 import java.util.concurrent.TimeUnit;
 
+import dev.leasehold.client.AcquireOutcome;
 import dev.leasehold.client.Campaign;
 import dev.leasehold.client.CampaignEnd;
 import dev.leasehold.client.CampaignListener;
@@ -65,6 +66,8 @@ final class ElectCommand implements CampaignListener {
     /** Past --wait, or signalled, before a term: a term delivered now is resigned, not used. */
     private boolean givenUp;
     private StopReason termEnded;
+    /** The server's ACL refuses the key: waiting longer changes nothing (exit 73). */
+    private AcquireOutcome.Forbidden forbidden;
     private boolean signalled;
     private Process child;
     private boolean stopping;
@@ -149,7 +152,7 @@ final class ElectCommand implements CampaignListener {
                     + lease + "s); waiting in its queue" + (waitMillis < 0 ? "" : " for at most "
                     + Durations.format(waitMillis)));
             Leadership l = awaitTerm();
-            int code = l == null ? timedOut() : lead(l);
+            int code = l != null ? lead(l) : forbidden() != null ? refused() : timedOut();
             removeHook(hook);
             return code;
         }
@@ -163,6 +166,10 @@ final class ElectCommand implements CampaignListener {
                 if (leadership != null) {
                     return leadership;
                 }
+                if (forbidden != null) {
+                    givenUp = true;
+                    return null;
+                }
                 if (waitMillis >= 0 && System.nanoTime() - deadline >= 0) {
                     givenUp = true;
                     return null;
@@ -174,6 +181,18 @@ final class ElectCommand implements CampaignListener {
                 wake.tryAcquire(Math.max(0, deadline - System.nanoTime()), TimeUnit.NANOSECONDS);
             }
         }
+    }
+
+    private synchronized AcquireOutcome.Forbidden forbidden() {
+        return forbidden;
+    }
+
+    /** The key is refused by the server's ACL: withdraw and exit 73, as acquire does. */
+    private int refused() {
+        endCampaign();
+        AcquireOutcome.Forbidden f = forbidden();
+        return ctx.report(ExitCode.FORBIDDEN, "forbidden: the server refuses " + Context.quote(key) + ": " + f.reason(),
+                fields("forbidden", f.reason()));
     }
 
     private int timedOut() {
@@ -419,6 +438,19 @@ final class ElectCommand implements CampaignListener {
                 Thread.currentThread().interrupt();
             }
         }
+    }
+
+    /** A failed attempt: said on stderr; a refusal by the ACL ends the wait (the others are retried). */
+    @Override
+    public void onAttemptFailed(AcquireOutcome outcome) {
+        if (outcome instanceof AcquireOutcome.Forbidden f) {
+            synchronized (this) {
+                forbidden = f;
+            }
+            wake.release();
+            return;
+        }
+        ctx.progress("campaign attempt for " + Context.quote(key) + " failed (" + outcome + "); trying again");
     }
 
     @Override
