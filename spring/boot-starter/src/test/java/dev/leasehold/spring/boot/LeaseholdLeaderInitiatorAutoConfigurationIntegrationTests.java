@@ -137,6 +137,17 @@ class LeaseholdLeaderInitiatorAutoConfigurationIntegrationTests {
         }
     }
 
+    @Test
+    void configurationMetadataDescribesTheLeaderProperties() throws Exception {
+        try (java.io.InputStream in = getClass().getResourceAsStream("/META-INF/spring-configuration-metadata.json")) {
+            assertThat(in).isNotNull();
+            String json = new String(in.readAllBytes(), java.nio.charset.StandardCharsets.UTF_8);
+            assertThat(json).contains("\"leasehold.integration.leader.enabled\"", "\"leasehold.integration.leader.role\"",
+                    "\"leasehold.integration.leader.lease\"", "\"leasehold.integration.leader.campaign-wait\"",
+                    "\"leasehold.integration.leader.auto-startup\"", "\"leasehold.integration.leader.phase\"");
+        }
+    }
+
     private static InvalidLeaseholdPropertyException findInvalid(Throwable t) {
         for (Throwable c = t; c != null; c = c.getCause()) {
             if (c instanceof InvalidLeaseholdPropertyException e) {

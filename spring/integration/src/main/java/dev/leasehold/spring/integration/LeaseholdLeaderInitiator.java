@@ -299,9 +299,11 @@ public class LeaseholdLeaderInitiator implements SmartLifecycle, DisposableBean,
         }
     }
 
+    /** True from {@link #start()} to {@link #stop()}, unless the client was closed meanwhile. */
     @Override
     public boolean isRunning() {
-        return campaign != null;
+        Campaign c = campaign;
+        return c != null && !c.isStopped();
     }
 
     /** {@link #stop()}. */

@@ -278,6 +278,31 @@ class LeaseholdLeaderInitiatorIntegrationTests {
     }
 
     @Test
+    void aLeaseLostBehindTheLeadersBackRevokesAndTheNextLeads() {
+        Node n1 = node("n1");
+        Node n2 = node("n2");
+        LeaseholdLeaderInitiator i1 = leasehold(0, n1);
+        i1.setLeaseDuration(Duration.ofSeconds(3)); // an Extend every second
+        leasehold(1, n2);
+        i1.start();
+        Grant first = Wait.until("n1 to lead", Duration.ofSeconds(10), () -> board.grant(0), Objects::nonNull);
+        initiators.get(1).start();
+        // An operator ends n1's grant on the server: n2 (queued) is granted at once, n1's next
+        // Extend finds the grant gone and its term ends (LEASE_LOST): revoked, then queued again.
+        assertThat(clients.get(2).release(i1.election().key(), first.term(), Duration.ofSeconds(5)))
+                .isEqualTo(dev.leasehold.client.ReleaseOutcome.RELEASED);
+        Grant next = Wait.until("n2 to lead", Duration.ofSeconds(10), () -> board.grant(1), Objects::nonNull);
+        assertThat(next.node()).isSameAs(n2);
+        assertThat(next.term()).isGreaterThan(first.term());
+        Wait.until("n1 revoked by its next Extend", Duration.ofSeconds(10), () -> n1, n -> n.revoked.get() == 1);
+        assertThat(i1.getContext().isLeader()).isFalse();
+        assertThat(((LeaseholdLeaderContext) n1.context).leadership().orElseThrow().stopReason())
+                .isEqualTo(dev.leasehold.client.StopReason.LEASE_LOST);
+        assertThat(board.seen).contains("OnRevokedEvent:n1");
+        assertThat(i1.isRunning()).as("still campaigning, queued behind n2").isTrue();
+    }
+
+    @Test
     void aCandidateFailingInOnGrantedYieldsAndIsRevokedWithoutAGrantedEvent() {
         Node n1 = node("n1");
         n1.failNextGrant.set(true);
