@@ -2,6 +2,9 @@ package dev.leasehold.spring.integration;
 
 import java.time.Duration;
 import java.util.UUID;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
 
 import org.springframework.beans.factory.DisposableBean;
 import org.springframework.context.ApplicationEventPublisher;
@@ -39,7 +42,10 @@ import dev.leasehold.client.StopReason;
  * next leader is granted only after this one was told. The candidate is called one call at a
  * time on a client delivery thread: return from {@code onGranted} soon and start long work
  * elsewhere, watching {@link LeaseholdLeaderContext#isLeader()}. An exception (or interrupt)
- * from {@code onGranted} yields the term, as Spring Integration's initiator gives the lock up.
+ * from {@code onGranted} ends the term (onRevoked, OnRevokedEvent, the release: the next candidate
+ * leads) and the candidate queues again after a pause, as Spring Integration's initiator gives the
+ * lock up and tries again after its busy wait: {@link ElectionOptions#backoffMin()} doubling up to
+ * {@link ElectionOptions#backoffMax()} while its {@code onGranted} keeps failing.
  *
  * <p>Settings take effect at the next {@link #start()}. Thread-safe.
  */
@@ -71,6 +77,10 @@ public class LeaseholdLeaderInitiator implements SmartLifecycle, DisposableBean,
     private volatile Campaign campaign;
     /** The context of the term this candidate leads now, or null. */
     private volatile LeaseholdLeaderContext current;
+    /** The campaign stopped after a failing onGranted, until the next one starts after the pause. */
+    private volatile Campaign pausing;
+    /** onGranted calls that failed in a row: the pause doubles with each. */
+    private final AtomicInteger failuresInARow = new AtomicInteger();
 
     /**
      * An initiator for a {@link DefaultCandidate} with a random id and the role {@code leader}
@@ -303,7 +313,37 @@ public class LeaseholdLeaderInitiator implements SmartLifecycle, DisposableBean,
     @Override
     public boolean isRunning() {
         Campaign c = campaign;
-        return c != null && !c.isStopped();
+        return c != null && (!c.isStopped() || c == pausing);
+    }
+
+    /**
+     * After a failing {@code onGranted}: ends campaign {@code failed} (its term is resigned, the
+     * next candidate leads) and starts the next one after the pause, unless stopped meanwhile.
+     */
+    private void pauseAfterFailure(Campaign failed, ElectionOptions opts) {
+        pausing = failed;
+        int failures = failuresInARow.incrementAndGet();
+        long pause = Math.min(opts.backoffMax().toNanos(),
+                opts.backoffMin().toNanos() << Math.min(failures - 1, 30));
+        // As Campaign.stop() bounds its wait: the response grace plus the transport deadline.
+        long bound = client.options().responseGrace().plus(client.options().transportDeadline()).toNanos();
+        failed.stopAsync().copy().completeOnTimeout(null, bound, TimeUnit.NANOSECONDS).whenComplete((end, e) ->
+                CompletableFuture.delayedExecutor(pause, TimeUnit.NANOSECONDS).execute(() -> resumeAfter(failed)));
+    }
+
+    private void resumeAfter(Campaign failed) {
+        synchronized (lifecycle) {
+            if (campaign != failed) {
+                return; // stopped (or stopped and started) during the pause
+            }
+            try {
+                campaign = election.campaign(new Listener(role, leaderEventPublisher));
+            } catch (IllegalStateException clientClosed) {
+                LOG.warn(clientClosed, () -> "Leader initiator for role " + role + " cannot campaign again");
+            } finally {
+                pausing = null;
+            }
+        }
     }
 
     /** {@link #stop()}. */
@@ -336,10 +376,16 @@ public class LeaseholdLeaderInitiator implements SmartLifecycle, DisposableBean,
                 candidate.onGranted(context);
             } catch (InterruptedException | RuntimeException e) {
                 LOG.warn(e, () -> "Candidate " + candidate.getId() + " failed in onGranted for term "
-                        + leadership.term() + "; yielding the role " + role);
-                leadership.resign();
+                        + leadership.term() + "; yielding the role " + role + " and campaigning again after a pause");
+                Campaign c = campaign;
+                if (c != null && c.leadership().orElse(null) == leadership) {
+                    pauseAfterFailure(c, c.election().options());
+                } else {
+                    leadership.resign(); // stopped or restarted meanwhile: only this term to end
+                }
                 return;
             }
+            failuresInARow.set(0);
             if (publisher != null) {
                 try {
                     publisher.publishOnGranted(LeaseholdLeaderInitiator.this, context, role);

@@ -303,7 +303,7 @@ class LeaseholdLeaderInitiatorIntegrationTests {
     }
 
     @Test
-    void aCandidateFailingInOnGrantedYieldsAndIsRevokedWithoutAGrantedEvent() {
+    void aCandidateFailingInOnGrantedYieldsIsRevokedWithoutAGrantedEventAndCampaignsAgainAfterAPause() {
         Node n1 = node("n1");
         n1.failNextGrant.set(true);
         LeaseholdLeaderInitiator i1 = leasehold(0, n1);
@@ -316,6 +316,10 @@ class LeaseholdLeaderInitiatorIntegrationTests {
                 s -> s.contains("OnGrantedEvent:n1"));
         assertThat(board.grant(1).term()).isGreaterThan(board.grant(0).term());
         assertThat(i1.getContext().term()).isEqualTo(board.grant(1).term());
+        // It campaigned again only after the pause (backoffMin, 100 ms), not in a tight loop.
+        assertThat(Duration.ofNanos(board.grant(1).atNanos() - board.grant(0).atNanos()))
+                .isGreaterThanOrEqualTo(i1.options().backoffMin());
+        assertThat(i1.isRunning()).isTrue();
     }
 
     @Test
