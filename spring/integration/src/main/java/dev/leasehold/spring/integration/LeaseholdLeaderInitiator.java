@@ -323,12 +323,16 @@ public class LeaseholdLeaderInitiator implements SmartLifecycle, DisposableBean,
     private void pauseAfterFailure(Campaign failed, ElectionOptions opts) {
         pausing = failed;
         int failures = failuresInARow.incrementAndGet();
-        long pause = Math.min(opts.backoffMax().toNanos(),
-                opts.backoffMin().toNanos() << Math.min(failures - 1, 30));
+        long max = opts.backoffMax().toNanos();
+        long pause = opts.backoffMin().toNanos();
+        for (int i = 1; i < failures && pause < max; i++) {
+            pause = Math.min(max, pause * 2);
+        }
+        long pauseNanos = pause;
         // As Campaign.stop() bounds its wait: the response grace plus the transport deadline.
         long bound = client.options().responseGrace().plus(client.options().transportDeadline()).toNanos();
         failed.stopAsync().copy().completeOnTimeout(null, bound, TimeUnit.NANOSECONDS).whenComplete((end, e) ->
-                CompletableFuture.delayedExecutor(pause, TimeUnit.NANOSECONDS).execute(() -> resumeAfter(failed)));
+                CompletableFuture.delayedExecutor(pauseNanos, TimeUnit.NANOSECONDS).execute(() -> resumeAfter(failed)));
     }
 
     private void resumeAfter(Campaign failed) {
