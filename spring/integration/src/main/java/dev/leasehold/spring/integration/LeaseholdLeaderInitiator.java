@@ -18,6 +18,7 @@ import org.springframework.integration.leader.event.LeaderEventPublisher;
 import org.springframework.integration.leader.event.OnGrantedEvent;
 import org.springframework.integration.leader.event.OnRevokedEvent;
 
+import dev.leasehold.client.AcquireOutcome;
 import dev.leasehold.client.Campaign;
 import dev.leasehold.client.CampaignEnd;
 import dev.leasehold.client.CampaignListener;
@@ -395,6 +396,21 @@ public class LeaseholdLeaderInitiator implements SmartLifecycle, DisposableBean,
                     publisher.publishOnGranted(LeaseholdLeaderInitiator.this, context, role);
                 } catch (RuntimeException e) {
                     LOG.warn(e, () -> "Could not publish OnGrantedEvent for " + context);
+                }
+            }
+        }
+
+        /** A failed attempt to queue (the campaign retries after its back-off): SI's OnFailedToAcquireMutexEvent. */
+        @Override
+        public void onAttemptFailed(AcquireOutcome outcome) {
+            LOG.warn(() -> "Candidate " + candidate.getId() + " could not queue for the role " + role + " ("
+                    + outcome + "); trying again after a pause");
+            if (publisher != null) {
+                try {
+                    publisher.publishOnFailedToAcquire(LeaseholdLeaderInitiator.this,
+                            LeaseholdLeaderContext.notLeading(role), role);
+                } catch (RuntimeException e) {
+                    LOG.warn(e, () -> "Could not publish OnFailedToAcquireMutexEvent for the role " + role);
                 }
             }
         }
