@@ -51,6 +51,12 @@ class ElectionProcessesIntegrationTests {
         return CandidateProcess.termAbove(candidates, after, within);
     }
 
+    /** Waits until the store accepted a write of {@code term}: its leader is at work. */
+    private void awaitWriteOf(long term) {
+        Wait.until("term " + term + "'s first write", Duration.ofSeconds(10), () -> store.acceptedPerTerm(),
+                accepted -> accepted.containsKey(term));
+    }
+
     private CandidateProcess launch(String key, String identity) throws IOException {
         CandidateProcess c = CandidateProcess.launch("127.0.0.1:" + server.port(), key, identity, LEASE, store);
         candidates.add(c);
@@ -77,7 +83,8 @@ class ElectionProcessesIntegrationTests {
             candidates.forEach(c -> c.await("READY", Duration.ofSeconds(60)));
             Started first = leaderAbove(0, Duration.ofSeconds(30));
 
-            // kill -9: nothing is released, the term ends with its lease on the server
+            // kill -9 of a leader at work: nothing is released, the term ends with its lease on the server
+            awaitWriteOf(first.term());
             long killedAt = System.nanoTime();
             first.candidate().kill9();
             Started second = leaderAbove(first.term(), Duration.ofSeconds(LEASE + 10));
@@ -93,9 +100,7 @@ class ElectionProcessesIntegrationTests {
                 // It wakes once the new leader is at work: the store has seen the new term and
                 // refuses the sleeper's stale write (a write that beats the new leader's first one
                 // is what no fence can catch; staleAccepted below counts it).
-                long newTerm = third.term();
-                Wait.until("term " + newTerm + "'s first write", Duration.ofSeconds(10), () -> store.acceptedPerTerm(),
-                        accepted -> accepted.containsKey(newTerm));
+                awaitWriteOf(third.term());
             } finally {
                 second.candidate().signal("CONT");
             }
