@@ -77,6 +77,7 @@ start_cluster() {
 start_server() {
     local log=$1 i
     shift
+    : >"$log" # created here: the background child opens it only once it runs, which a loaded box delays
     "$@" >"$log" 2>&1 &
     SERVER_PID=$!
     STARTED_PIDS+=("$SERVER_PID")

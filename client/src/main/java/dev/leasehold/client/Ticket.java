@@ -135,7 +135,7 @@ public final class Ticket implements AutoCloseable {
         if (call != null) {
             engine.send(call, true);
         }
-        return await(f, () -> ReleaseOutcome.EXPIRED, "the release of token " + token);
+        return await(f, () -> ReleaseOutcome.EXPIRED, "release");
     }
 
     /**
@@ -215,17 +215,23 @@ public final class Ticket implements AutoCloseable {
      * @throws IllegalStateException if the client was closed before the extend could finish
      */
     public ExtendOutcome extend(int leaseSeconds) {
-        return await(extendAsync(leaseSeconds), ExtendOutcome.Expired::new, "the extend of token " + token);
+        return await(extendAsync(leaseSeconds), ExtendOutcome.Expired::new, "extend");
     }
 
-    /** Blocks until the lease would have ended anyway plus the grace (9.11); see the client's interrupt policy. */
-    private <R> R await(CompletableFuture<R> f, java.util.function.Supplier<R> gaveUp, String what) {
+    /**
+     * Blocks until the lease would have ended anyway plus the grace (9.11); see the client's
+     * interrupt policy. {@code operation} names the request in the interrupt's message, which is
+     * only built if it is thrown (no string per call on the hot path).
+     */
+    private <R> R await(CompletableFuture<R> f, java.util.function.Supplier<R> gaveUp, String operation) {
         long bound;
         synchronized (this) {
             bound = leaseEndUpperBound;
         }
-        return Blocking.await(f, Math.max(0, bound - ticker.nanoTime()) + graceNanos, gaveUp,
-                Blocking.interrupted(what));
+        return Blocking.await(f, Math.max(0, bound - ticker.nanoTime()) + graceNanos, gaveUp, () -> {
+            throw new IllegalStateException("interrupted while waiting for the " + operation + " of token " + token
+                    + "; it goes on in the background");
+        });
     }
 
     /** {@link #extend(int)} without blocking; the future completes off the client's I/O threads. */
@@ -309,7 +315,7 @@ public final class Ticket implements AutoCloseable {
     public ProclaimOutcome proclaim(byte[] value) {
         return await(proclaimAsync(value),
                 () -> new ProclaimOutcome.Indeterminate("no answer before the lease would have ended"),
-                "the proclaim of token " + token);
+                "proclaim");
     }
 
     /** {@link #proclaim(byte[])} with {@code value} as UTF-8 text. */

@@ -22,6 +22,31 @@ public final class Keys {
         if (key == null) {
             throw new IllegalArgumentException("key is null");
         }
+        byte[] bytes = hasSurrogate(key) ? strictUtf8(key) : key.getBytes(StandardCharsets.UTF_8);
+        String problem = problem(bytes, maxKeyBytes);
+        if (problem != null) {
+            throw new IllegalArgumentException(problem);
+        }
+        return bytes;
+    }
+
+    /**
+     * Whether {@code s} has a surrogate char: only then can it hold an unpaired one, which
+     * {@link String#getBytes} would silently turn into {@code ?}. Keys are nearly always without
+     * (ASCII, or letters of the basic plane), so the common path is one scan and the JDK's own
+     * encoding, with no encoder and no buffers per call.
+     */
+    private static boolean hasSurrogate(String s) {
+        for (int i = 0; i < s.length(); i++) {
+            if (Character.isSurrogate(s.charAt(i))) {
+                return true;
+            }
+        }
+        return false;
+    }
+
+    /** UTF-8 of {@code key}, refusing an unpaired surrogate. */
+    private static byte[] strictUtf8(String key) {
         ByteBuffer encoded;
         try {
             encoded = StandardCharsets.UTF_8.newEncoder().onMalformedInput(CodingErrorAction.REPORT)
@@ -31,10 +56,6 @@ public final class Keys {
         }
         byte[] bytes = new byte[encoded.remaining()];
         encoded.get(bytes);
-        String problem = problem(bytes, maxKeyBytes);
-        if (problem != null) {
-            throw new IllegalArgumentException(problem);
-        }
         return bytes;
     }
 

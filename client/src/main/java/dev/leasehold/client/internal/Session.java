@@ -394,7 +394,7 @@ public final class Session implements Link {
             batch.clear();
             if (!writing.isEmpty()) {
                 try {
-                    out.write(bytes.toByteArray());
+                    bytes.writeTo(out); // one write of the batch, without copying it first
                 } catch (IOException e) {
                     close("write failed: " + e.getMessage());
                     return;
