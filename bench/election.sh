@@ -3,7 +3,8 @@
 # on a client of its own, on this host: ROUNDS graceful handovers (the leader's resign() to the
 # next candidate's onStartedLeading, and to the observer's onNewLeader), then CRASH_ROUNDS crash
 # handovers (candidates in JVMs of their own, the leader's killed with kill -9, lease CRASH_LEASE
-# seconds) on a single node; with CLUSTER=1 the graceful handovers on a three-node cluster too,
+# seconds) on a single node; with CLUSTER=1 both on a three-node cluster too (ROUNDS=0 runs the
+# crash handovers alone),
 # and with ETCD=1 the same graceful handovers through etcd's election API on a three-member etcd
 # (Debian's etcd-server). Every loop is bounded by its round count and every wait by a timeout.
 #
@@ -50,7 +51,8 @@ if [[ "${CLUSTER:-0}" == "1" ]]; then
     SERVERS="127.0.0.1:$BASE_PORT,127.0.0.1:$((BASE_PORT + 2)),127.0.0.1:$((BASE_PORT + 4))"
     echo "== cluster leader on 127.0.0.1:$CLUSTER_LEADER; node PIDs $CLUSTER_PIDS"
     java -Xmx512m -cp "$CP" dev.leasehold.bench.ElectionBench --servers "$SERVERS" \
-        --label "Leasehold, 3-node cluster" --rounds "$ROUNDS" --warmup "$WARMUP" --out "$OUT_DIR/table.md" \
+        --label "Leasehold, 3-node cluster" --rounds "$ROUNDS" --warmup "$WARMUP" \
+        --crash-rounds "${CRASH_ROUNDS:-20}" --crash-lease "${CRASH_LEASE:-2}" --out "$OUT_DIR/table.md" \
         | tee -a "$OUT_DIR/bench.log"
 fi
 if [[ "${ETCD:-0}" == "1" ]]; then

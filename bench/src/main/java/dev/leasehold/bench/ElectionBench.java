@@ -63,7 +63,9 @@ final class ElectionBench {
         int warmup = Integer.parseInt(a.getOrDefault("warmup", "100"));
         List<String> rows = new ArrayList<>();
         if (a.containsKey("servers")) {
-            rows.add(graceful(label, a.get("servers"), rounds, warmup));
+            if (rounds > 0) {
+                rows.add(graceful(label, a.get("servers"), rounds, warmup));
+            }
             int crashRounds = Integer.parseInt(a.getOrDefault("crash-rounds", "0"));
             if (crashRounds > 0) {
                 rows.add(crash(label, a.get("servers"), crashRounds, Integer.parseInt(a.getOrDefault("crash-lease", "2"))));
