@@ -8,7 +8,7 @@
 #   bench/start.sh [-n RUNS] [NAME=COMMAND ...]
 #
 # Each NAME=COMMAND is one variant (COMMAND split on spaces, e.g.
-# 'cds=java -XX:SharedArchiveFile=target/cds/leasehold.jsa -jar target/cds/leasehold-0.1.0-SNAPSHOT.jar');
+# 'cds=java -XX:SharedArchiveFile=target/cds/leasehold.jsa -jar target/cds/leasehold.jar');
 # the script adds --leasehold.port=0 --server.port=0 --leasehold.data-dir=<fresh dir>. Variants run
 # interleaved (A B A B ...), so that a change of load hits both sides alike; the load average is
 # printed with every run. Without variants: `jar` (java -jar target/leasehold-<v>.jar, as users start
@@ -31,9 +31,8 @@ variants=("$@")
 if (( ${#variants[@]} == 0 )); then
     jar=$(module_jar target leasehold)
     variants=("jar=java -jar $jar")
-    cds_jar=target/cds/$(basename "$jar")
-    if [[ -f target/cds/leasehold.jsa && -f $cds_jar ]]; then
-        variants+=("cds=java -XX:SharedArchiveFile=target/cds/leasehold.jsa -jar $cds_jar")
+    if [[ -f target/cds/leasehold.jsa && -f target/cds/leasehold.jar && ! $jar -nt target/cds/leasehold.jsa ]]; then
+        variants+=("cds=java -XX:SharedArchiveFile=target/cds/leasehold.jsa -jar target/cds/leasehold.jar")
     fi
 fi
 
