@@ -4,8 +4,11 @@
 #   docker build -t leasehold:dev .
 #   docker run --rm -p 7420:7420 -p 7421:7421 -v leasehold-data:/data leasehold:dev
 #
-# Stage 1 builds the Spring Boot fat jar with the Maven wrapper; stage 2 runs it on a JRE.
-# Tests are not run here: CI runs them with `./mvnw -B verify` (see .ci/run).
+# Stage 1 builds the Spring Boot fat jar with the Maven wrapper and extracts it (Spring Boot's
+# CDS-friendly layout: leasehold.jar plus lib/); stage 2 runs it on a JRE, from an AppCDS archive
+# that a training run in stage 2 makes (bin/leasehold-cds; docs/deploy.md, "Start time"): Java 17
+# accepts an archive only from the same JVM and the same jars at the same paths, so it is made
+# where it runs. Tests are not run here: CI runs them with `./mvnw -B verify` (see .ci/run).
 
 FROM eclipse-temurin:17-jdk AS build
 WORKDIR /src
@@ -20,10 +23,12 @@ COPY src src
 COPY bin bin
 
 # The cache mount keeps ~/.m2 (Maven itself and the dependencies) between builds (BuildKit).
-# maven.test.skip also skips compiling tests, so no test-only dependency is downloaded.
+# maven.test.skip also skips compiling tests, so no test-only dependency is downloaded; cds.skip
+# the build's own archive (its paths are this stage's; stage 2 makes the one the image uses).
 RUN --mount=type=cache,target=/root/.m2 \
-    ./mvnw -B -ntp -Dmaven.test.skip=true -pl :leasehold -am package \
- && cp target/leasehold-*.jar /src/leasehold.jar \
+    ./mvnw -B -ntp -Dmaven.test.skip=true -Dcds.skip=true -pl :leasehold -am package \
+ && java -Djarmode=tools -jar target/leasehold-[0-9]*[0-9T].jar extract --destination /src/app \
+      --application-filename leasehold.jar \
  && for j in client/target/leasehold-client-*.jar; do \
       case "$j" in *-sources.jar|*-javadoc.jar|*-tests.jar) ;; *) cp "$j" /src/leasehold-client.jar ;; esac; \
     done
@@ -42,10 +47,21 @@ RUN groupadd --system --gid "${GID}" leasehold \
  && chmod 0750 /data
 
 WORKDIR /app
-COPY --from=build --chown=root:root --chmod=0444 /src/leasehold.jar /app/leasehold.jar
+# The server: the application jar (its manifest names the libraries in lib/) and the libraries.
+# `java -jar /app/leasehold.jar` runs it as the fat jar would.
+COPY --from=build --chown=root:root --chmod=0444 /src/app/leasehold.jar /app/leasehold.jar
+COPY --from=build --chown=root:root --chmod=0444 /src/app/lib /app/lib
 # The command line, for operators inside the pod: kubectl exec leasehold-0 -- bin/leasehold cluster members
 COPY --from=build --chown=root:root --chmod=0444 /src/leasehold-client.jar /app/bin/leasehold-client.jar
 COPY --from=build --chown=root:root --chmod=0555 /src/bin/leasehold /app/bin/leasehold
+
+# The AppCDS archive /app/leasehold.jsa: a training run of the server (ports 0, a throw-away data
+# directory under /tmp, one grant, then SIGTERM) with this image's JVM and jars, before any ENV
+# below reaches it. The script is not kept in the image.
+COPY --from=build --chown=root:root --chmod=0555 /src/bin/leasehold-cds /tmp/leasehold-cds
+RUN /tmp/leasehold-cds /app \
+ && chmod 0444 /app/leasehold.jsa \
+ && rm -rf /tmp/leasehold-cds /tmp/hsperfdata_root
 
 # The data directory holds the fsync'd token high-water mark and the lease horizon: it must
 # outlive the container. Mount a volume (or a PersistentVolumeClaim) here; one writer only.
@@ -67,5 +83,6 @@ EXPOSE 7420 7421
 USER 10001:10001
 
 # Exec form: the JVM is PID 1 and receives SIGTERM itself, so Spring closes the context and
-# the server drains (queued Acquires get B) before exit.
-ENTRYPOINT ["java", "-jar", "/app/leasehold.jar"]
+# the server drains (queued Acquires get B) before exit. The archive only speeds the start: if
+# it cannot be used, the JVM warns and starts without it.
+ENTRYPOINT ["java", "-XX:SharedArchiveFile=/app/leasehold.jsa", "-jar", "/app/leasehold.jar"]

@@ -151,6 +151,19 @@ class DockerfileTests {
     }
 
     @Test
+    void theRuntimeStageTrainsTheAppCdsArchiveItStartsFrom() {
+        // Java 17 takes an archive only from the JVM and the jar paths that run it: made in the
+        // runtime stage (before USER, checked above), from the jar extracted in the build stage,
+        // which makes none of its own (docs/deploy.md, "Start time").
+        Stage runtime = stages.get(stages.size() - 1);
+        assertThat(stages.get(0).all("RUN")).anyMatch(i -> i.args().contains("-Dcds.skip=true")
+                && i.args().contains("-Djarmode=tools") && i.args().contains("extract"));
+        assertThat(runtime.all("RUN")).anyMatch(i -> i.args().contains("leasehold-cds /app"));
+        assertThat(jsonArray(runtime.last("ENTRYPOINT").args()))
+                .containsSequence("-XX:SharedArchiveFile=/app/leasehold.jsa", "-jar", "/app/leasehold.jar");
+    }
+
+    @Test
     void dockerignoreKeepsTheContextSmallButLetsTheBuildInputsThrough() throws IOException {
         List<String> rules = Files.readAllLines(Path.of(".dockerignore")).stream().map(String::strip)
                 .filter(l -> !l.isEmpty() && !l.startsWith("#")).toList();

@@ -156,11 +156,13 @@ class HelmClusterIntegrationTests {
             dns.add(podIp(i) + " " + String.join(" ", names));
         }
 
-        // The start script as rendered, running the built jar where the image has /app/leasehold.jar.
+        // The start script as rendered, running the built jar where the image has /app/leasehold.jar
+        // and its AppCDS archive (made in the image's build; not here, so left out).
         List<String> command = (List<String>) c.get("command");
         assertThat(command.subList(0, 2)).containsExactly("/bin/sh", "-c");
-        assertThat(command.get(2)).contains("exec java -jar /app/leasehold.jar");
-        String script = command.get(2).replace("/app/leasehold.jar", "'" + serverJar() + "'");
+        String image = "-XX:SharedArchiveFile=/app/leasehold.jsa -jar /app/leasehold.jar";
+        assertThat(command.get(2)).contains("exec java " + image);
+        String script = command.get(2).replace(image, "-jar '" + serverJar() + "'");
         Path bin = Files.createDirectories(dir.resolve("bin"));
         Files.createSymbolicLink(bin.resolve("java"), Path.of(System.getProperty("java.home"), "bin", "java"));
 

@@ -59,7 +59,7 @@ class HelmStartScriptIntegrationTests {
      */
     static boolean joinEnv(List<String> command, String podName) throws IOException {
         assertThat(command.subList(0, 2)).containsExactly("/bin/sh", "-c");
-        assertThat(command.get(2)).contains("exec java -jar /app/leasehold.jar");
+        assertThat(command.get(2)).contains("exec java -XX:SharedArchiveFile=/app/leasehold.jsa -jar /app/leasehold.jar");
         String script = "java() { echo \"join=${LEASEHOLD_CLUSTER_JOIN:-false}\"; }\n"
                 + command.get(2).replace("exec java", "java");
         ProcessBuilder pb = new ProcessBuilder("/bin/sh", "-c", script).redirectErrorStream(true);
