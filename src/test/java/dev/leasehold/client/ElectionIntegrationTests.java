@@ -16,6 +16,7 @@ import org.junit.jupiter.api.extension.RegisterExtension;
 
 import dev.leasehold.testing.FaultProxy;
 import dev.leasehold.testing.TestServer;
+import dev.leasehold.testing.support.Wait;
 
 /**
  * Leader election ({@link Election}, docs/election.md) over a real server and real sockets: three
@@ -102,12 +103,9 @@ class ElectionIntegrationTests {
     }
 
     /** Waits until {@code proxy} has passed {@code n} acquires ({@code M}) to the server. */
-    private static void queued(FaultProxy proxy, int n) throws InterruptedException {
-        long giveUp = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
-        while (proxy.requests().stream().filter(r -> r.type().op() == 'M').count() < n) {
-            assertThat(System.nanoTime() - giveUp).as(n + " acquires sent within 10 s").isNegative();
-            Thread.sleep(10); // polls the proxy's record of what passed it
-        }
+    private static void queued(FaultProxy proxy, int n) {
+        Wait.until(n + " acquires to pass the proxy", Duration.ofSeconds(10),
+                () -> proxy.requests().stream().filter(r -> r.type().op() == 'M').count(), count -> count >= n);
     }
 
     @Test

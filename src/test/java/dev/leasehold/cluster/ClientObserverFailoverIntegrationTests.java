@@ -2,7 +2,6 @@ package dev.leasehold.cluster;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import java.io.IOException;
 import java.net.InetAddress;
 import java.net.InetSocketAddress;
 import java.nio.charset.StandardCharsets;
@@ -27,11 +26,7 @@ import dev.leasehold.client.Observation;
 import dev.leasehold.client.ObservationListener;
 import dev.leasehold.client.ReleaseOutcome;
 import dev.leasehold.client.Ticket;
-import dev.leasehold.protocol.Answer;
-import dev.leasehold.protocol.Request;
-import dev.leasehold.testing.RawClient;
 import dev.leasehold.testing.ServerProcess;
-import dev.leasehold.testing.support.Wait;
 
 /**
  * An observer follows a key across a leader's {@code kill -9} on three real server processes
@@ -91,7 +86,7 @@ class ClientObserverFailoverIntegrationTests {
             cluster.awaitLog(i, "Leasehold protocol listening", 120_000);
         }
         cluster.awaitEveryMemberStored(120_000); // the leader dies below: the other two must be able to elect
-        int leader = leaderIndex(60_000);
+        int leader = cluster.servingLeader(60_000, -1);
         List<InetSocketAddress> seeds = new ArrayList<>();
         for (int port : cluster.clientPorts) {
             seeds.add(new InetSocketAddress(InetAddress.getLoopbackAddress(), port));
@@ -136,28 +131,5 @@ class ClientObserverFailoverIntegrationTests {
             assertThat(free.state()).isEqualTo(KeyEvent.State.FREE);
             assertThat(free.token()).isEqualTo(t.token());
         }
-    }
-
-    /** The node that grants a wait=0 probe Acquire (bounded). */
-    private int leaderIndex(long timeoutMs) {
-        long[] owner = {100};
-        // No node grants yet: an election takes real time, poll again.
-        return Wait.until("a node of " + String.join(", ", cluster.ids) + " to grant a probe",
-                Duration.ofMillis(timeoutMs), Duration.ofMillis(100), () -> {
-                    StringBuilder seen = new StringBuilder();
-                    for (int i = 0; i < 3; i++) {
-                        try (RawClient c = new RawClient(cluster.clientPorts[i])) {
-                            c.send(new Request.Acquire(0, 1, owner[0], Request.key("leader-probe-" + owner[0]++)));
-                            Answer a = c.poll(2000);
-                            if (a instanceof Answer.Acquired) {
-                                return new Wait.Seen<>(i, cluster.ids[i] + " granted");
-                            }
-                            seen.append(cluster.ids[i]).append(" answered ").append(a).append("; ");
-                        } catch (IOException e) {
-                            seen.append(cluster.ids[i]).append(' ').append(e).append("; ");
-                        }
-                    }
-                    return Wait.Seen.<Integer>nothing(seen.toString());
-                }, Wait.Seen::found).value();
     }
 }

@@ -2,7 +2,6 @@ package dev.leasehold.cluster;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import java.io.IOException;
 import java.net.InetAddress;
 import java.net.InetSocketAddress;
 import java.nio.file.Path;
@@ -22,13 +21,10 @@ import dev.leasehold.client.ElectionOptions;
 import dev.leasehold.client.LeaderListener;
 import dev.leasehold.client.LeaseholdClient;
 import dev.leasehold.client.Observation;
-import dev.leasehold.protocol.Answer;
-import dev.leasehold.protocol.Request;
 import dev.leasehold.testing.CandidateProcess;
 import dev.leasehold.testing.CandidateProcess.Started;
 import dev.leasehold.testing.ElectionTimeline;
 import dev.leasehold.testing.FaultRun;
-import dev.leasehold.testing.RawClient;
 import dev.leasehold.testing.TermFencedStore;
 import dev.leasehold.testing.support.Wait;
 
@@ -74,7 +70,7 @@ class ClusterElectionIntegrationTests {
             cluster.awaitLog(i, "Leasehold protocol listening", 120_000);
         }
         cluster.awaitEveryMemberStored(120_000); // the leader dies below: the other two must be able to elect
-        int serverLeader = leaderIndex(60_000);
+        int serverLeader = cluster.servingLeader(60_000, -1);
         String servers = java.util.Arrays.stream(cluster.clientPorts).mapToObj(p -> "127.0.0.1:" + p)
                 .collect(Collectors.joining(","));
         List<InetSocketAddress> seeds = new ArrayList<>();
@@ -102,7 +98,7 @@ class ClusterElectionIntegrationTests {
 
             long killedAt = System.nanoTime();
             cluster.nodes[serverLeader].kill9();
-            int newServerLeader = leaderIndex(60_000);
+            int newServerLeader = cluster.servingLeader(60_000, -1);
             long failoverMillis = (System.nanoTime() - killedAt) / 1_000_000;
             // The candidate leader keeps its term if its Extends reach the new server leader in time,
             // else its term ends (LEASE_LOST) before its validity and the next candidate leads: both are fine.
@@ -153,31 +149,5 @@ class ClusterElectionIntegrationTests {
             }
         }
         return s;
-    }
-
-    /** The node that grants a wait=0 probe Acquire (bounded). */
-    private int leaderIndex(long timeoutMs) {
-        long[] owner = {100};
-        // No node grants yet: an election takes real time, poll again.
-        return Wait.until("a node of " + String.join(", ", cluster.ids) + " to grant a probe",
-                Duration.ofMillis(timeoutMs), Duration.ofMillis(100), () -> {
-                    StringBuilder seen = new StringBuilder();
-                    for (int i = 0; i < 3; i++) {
-                        if (cluster.nodes[i] == null || !cluster.nodes[i].isAlive()) {
-                            continue;
-                        }
-                        try (RawClient c = new RawClient(cluster.clientPorts[i])) {
-                            c.send(new Request.Acquire(0, 1, owner[0], Request.key("leader-probe-" + owner[0]++)));
-                            Answer a = c.poll(2000);
-                            if (a instanceof Answer.Acquired) {
-                                return new Wait.Seen<>(i, cluster.ids[i] + " granted");
-                            }
-                            seen.append(cluster.ids[i]).append(" answered ").append(a).append("; ");
-                        } catch (IOException e) {
-                            seen.append(cluster.ids[i]).append(' ').append(e).append("; ");
-                        }
-                    }
-                    return Wait.Seen.<Integer>nothing(seen.toString());
-                }, Wait.Seen::found).value();
     }
 }

@@ -22,7 +22,6 @@ import dev.leasehold.protocol.Request;
 import dev.leasehold.testing.RawClient;
 import dev.leasehold.testing.ServerProcess;
 import dev.leasehold.testing.support.Ports;
-import dev.leasehold.testing.support.Wait;
 
 /**
  * Values in a cluster (PROTOCOL.md 17.6, invariant 6.9) on three real server processes: a value
@@ -61,7 +60,7 @@ class ClusterValuesIntegrationTests {
             cluster.awaitLog(i, "Leasehold protocol listening", 120_000);
         }
         cluster.awaitEveryMemberStored(120_000); // the leader is killed below: the other two must be able to elect
-        int leader = leaderIndex(60_000, -1);
+        int leader = cluster.servingLeader(60_000, -1);
         byte[] lead = Request.key("lead");
         byte[] campaign = Request.key("campaign");
         long token;
@@ -85,7 +84,7 @@ class ClusterValuesIntegrationTests {
 
         long t0 = System.nanoTime();
         cluster.nodes[leader].kill9();
-        int next = leaderIndex(60_000, leader);
+        int next = cluster.servingLeader(60_000, leader);
         System.out.printf("values across a leader kill: n%d killed, n%d grants %d ms later%n", leader + 1, next + 1,
                 TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - t0));
         assertThat(locks(next, "lead")).as("the value V set, on the new leader next to the same token")
@@ -108,30 +107,5 @@ class ClusterValuesIntegrationTests {
                 .timeout(Duration.ofSeconds(10)).build(), HttpResponse.BodyHandlers.ofString(StandardCharsets.UTF_8));
         assertThat(r.statusCode()).as(r.body()).isEqualTo(200);
         return r.body();
-    }
-
-    /** The node, other than {@code not}, that grants a wait=0 probe Acquire (bounded: an election takes real time). */
-    private int leaderIndex(long timeoutMs, int not) {
-        long[] owner = {100};
-        return Wait.until("a node of " + String.join(", ", cluster.ids) + " to grant a probe", Duration.ofMillis(timeoutMs),
-                Duration.ofMillis(100), () -> {
-                    StringBuilder seen = new StringBuilder();
-                    for (int i = 0; i < 3; i++) {
-                        if (i == not) {
-                            continue;
-                        }
-                        try (RawClient c = new RawClient(cluster.clientPorts[i])) {
-                            c.send(new Request.Acquire(0, 1, owner[0], Request.key("leader-probe-" + owner[0]++)));
-                            Answer a = c.poll(2000);
-                            if (a instanceof Answer.Acquired) {
-                                return new Wait.Seen<>(i, cluster.ids[i] + " granted");
-                            }
-                            seen.append(cluster.ids[i]).append(" answered ").append(a).append("; ");
-                        } catch (IOException e) {
-                            seen.append(cluster.ids[i]).append(' ').append(e).append("; ");
-                        }
-                    }
-                    return Wait.Seen.<Integer>nothing(seen.toString());
-                }, Wait.Seen::found).value();
     }
 }

@@ -5,6 +5,9 @@ import java.nio.file.Path;
 import java.time.Duration;
 import java.util.Map;
 
+import dev.leasehold.protocol.Answer;
+import dev.leasehold.protocol.Request;
+import dev.leasehold.testing.RawClient;
 import dev.leasehold.testing.ServerProcess;
 import dev.leasehold.testing.support.Ports;
 import dev.leasehold.testing.support.Wait;
@@ -99,5 +102,33 @@ final class ThreeNodeProcesses {
     /** Waits until node {@code i} has logged {@code text}; the failure names the node and the wait. */
     void awaitLog(int i, String text, long timeoutMs) throws IOException, InterruptedException {
         nodes[i].awaitOutput(ids[i], text, timeoutMs);
+    }
+
+    /**
+     * The node, other than {@code not} (-1 for none) and other than stopped ones, that grants a
+     * wait-0 probe Acquire: the serving leader. Bounded: an election takes real time.
+     */
+    int servingLeader(long timeoutMs, int not) {
+        long[] owner = {100};
+        return Wait.until("a node of " + String.join(", ", ids) + " to grant a probe", Duration.ofMillis(timeoutMs),
+                Duration.ofMillis(100), () -> {
+                    StringBuilder seen = new StringBuilder();
+                    for (int i = 0; i < 3; i++) {
+                        if (i == not || nodes[i] == null || !nodes[i].isAlive()) {
+                            continue;
+                        }
+                        try (RawClient c = new RawClient(clientPorts[i])) {
+                            c.send(new Request.Acquire(0, 1, owner[0], Request.key("leader-probe-" + owner[0]++)));
+                            Answer a = c.poll(2000);
+                            if (a instanceof Answer.Acquired) {
+                                return new Wait.Seen<>(i, ids[i] + " granted");
+                            }
+                            seen.append(ids[i]).append(" answered ").append(a).append("; ");
+                        } catch (IOException e) {
+                            seen.append(ids[i]).append(' ').append(e).append("; ");
+                        }
+                    }
+                    return Wait.Seen.<Integer>nothing(seen.toString());
+                }, Wait.Seen::found).value();
     }
 }

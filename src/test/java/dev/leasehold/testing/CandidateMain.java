@@ -106,7 +106,7 @@ public final class CandidateMain {
                 }
                 // The work between the check and the write: a pause that lands here (SIGSTOP, GC)
                 // wakes up to write with a term that has ended, which only the store can refuse.
-                Thread.sleep(20);
+                Thread.sleep(20); // the step of work itself: a leader busy for 20 ms between check and write
                 if (store.write(l.term(), identity)) {
                     accepted++;
                 } else {

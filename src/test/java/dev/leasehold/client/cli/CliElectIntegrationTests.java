@@ -5,7 +5,6 @@ import static org.assertj.core.api.Assertions.assertThat;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
-import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
@@ -42,7 +41,6 @@ class CliElectIntegrationTests {
     Path dir;
 
     private CliProcess cli;
-    private final List<Long> childPids = new ArrayList<>();
 
     @BeforeEach
     void setUp() {
@@ -52,9 +50,6 @@ class CliElectIntegrationTests {
     @AfterEach
     void cleanUp() {
         cli.killAll();
-        for (long pid : childPids) {
-            ProcessHandle.of(pid).ifPresent(ProcessHandle::destroyForcibly);
-        }
     }
 
     private Map<String, String> env() {
@@ -105,7 +100,7 @@ class CliElectIntegrationTests {
                 "--", "/bin/sh", "-c", "trap 'sleep 0.3; date +%s%3N > \"$DIR/end1\"; exit 0' TERM; "
                         + "echo $LEASEHOLD_TERM > \"$DIR/term1\"; echo $$ > \"$DIR/pid\"; while :; do sleep 0.05; done");
         long pid = awaitFile(dir.resolve("pid"), leader);
-        childPids.add(pid);
+        cli.killLater(pid);
         var next = cli.start(env(), "elect", "--key", "handover", "--identity", "second", "--kill-grace", "1s",
                 "--", "/bin/sh", "-c", "date +%s%3N > \"$DIR/started2\"; echo $LEASEHOLD_TERM > \"$DIR/term2\"");
         awaitWaiters("handover", 1);
@@ -202,7 +197,7 @@ class CliElectIntegrationTests {
                     "--timeout", "1s", "elect", "--key", "lost", "--lease", "8s", "--kill-grace", "500ms", "--",
                     "/bin/sh", "-c", "trap '' TERM; echo $$ > \"$DIR/pid\"; while :; do sleep 0.05; done");
             long pid = awaitFile(dir.resolve("pid"), elect);
-            childPids.add(pid);
+            cli.killLater(pid);
             proxy.stallClientToServer(true);
             proxy.stallServerToClient(true);
             AtomicLong grantedAt = new AtomicLong();

@@ -6,7 +6,6 @@ import java.net.ServerSocket;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
-import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
@@ -43,7 +42,6 @@ class CliIntegrationTests {
     Path dir;
 
     private CliProcess cli;
-    private final List<Long> childPids = new ArrayList<>();
 
     @BeforeEach
     void setUp() {
@@ -53,9 +51,6 @@ class CliIntegrationTests {
     @AfterEach
     void cleanUp() {
         cli.killAll();
-        for (long pid : childPids) {
-            ProcessHandle.of(pid).ifPresent(ProcessHandle::destroyForcibly);
-        }
     }
 
     private String server() {
@@ -347,7 +342,7 @@ class CliIntegrationTests {
                     }
                     return s;
                 }, s -> !s.isEmpty()).transform(Long::parseLong);
-        childPids.add(pid);
+        cli.killLater(pid);
         return pid;
     }
 

@@ -23,6 +23,7 @@ public final class CliProcess {
 
     private final Path dir;
     private final List<Process> started = new CopyOnWriteArrayList<>();
+    private final List<Long> orphans = new CopyOnWriteArrayList<>();
     private int n;
 
     public CliProcess(Path dir) {
@@ -61,7 +62,18 @@ public final class CliProcess {
     }
 
     /** SIGKILL to every CLI started and everything under it. */
+    /**
+     * Also kills {@code pid} in {@link #killAll()}: a command's child that a test learned of (its
+     * pid written to a file), which may outlive the CLI that started it once that CLI is killed.
+     */
+    public void killLater(long pid) {
+        orphans.add(pid);
+    }
+
     public void killAll() {
+        for (long pid : orphans) {
+            ProcessHandle.of(pid).ifPresent(ProcessHandle::destroyForcibly);
+        }
         for (Process p : started) {
             p.descendants().forEach(ProcessHandle::destroyForcibly);
             p.destroyForcibly();
