@@ -1,11 +1,11 @@
 package dev.leasehold.bench;
 
+import static dev.leasehold.bench.ResultTable.f1;
+import static dev.leasehold.bench.ResultTable.f2;
+import static dev.leasehold.bench.ResultTable.pct;
+import static dev.leasehold.bench.ResultTable.us;
+
 import java.io.IOException;
-import java.io.InputStream;
-import java.io.OutputStream;
-import java.io.PrintStream;
-import java.net.InetSocketAddress;
-import java.net.Socket;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -17,7 +17,9 @@ import java.util.Map;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicReference;
 
-import org.HdrHistogram.Histogram;
+import dev.leasehold.bench.Load.Run;
+import dev.leasehold.bench.Load.Stats;
+import dev.leasehold.bench.Load.Step;
 
 /**
  * Runs the workloads of BENCHMARKS.md against a Leasehold server and a Redis server that are already
@@ -25,7 +27,7 @@ import org.HdrHistogram.Histogram;
  * the same machine noise, and prints one table with Leasehold/Redis ratios.
  *
  * <p>Every load loop is bounded in time (warm-up + duration) and every blocking read has a
- * socket timeout. Usage: see {@link #usage()}.
+ * socket timeout. Usage: see {@link BenchTargets#usage()}.
  */
 public final class Bench {
 
@@ -43,44 +45,6 @@ public final class Bench {
 
     int intOpt(String name, int def) {
         return Integer.parseInt(opt(name, Integer.toString(def)));
-    }
-
-    static String usage() {
-        return """
-                usage: Bench --leasehold-port P --leasehold-pid PID --redis-port P --redis-pid PID [options]
-                  --host 127.0.0.1       loopback address of both servers
-                  --leasehold-http P     Leasehold's HTTP (Actuator) port: W2 then also reads the
-                                         server's hand-off gap histogram (leasehold_handoff_seconds)
-                  --threads 16           W1 load threads (one connection each)
-                  --keys 64              distinct keys per W1 thread (cycled)
-                  --depth 32             W1 pipelined: requests in flight per connection
-                  --duration 10          seconds measured per workload
-                  --warmup 3             seconds of load before measuring (not recorded)
-                  --prewarm 0            seconds of W1 sync on each target before the first
-                                         workload (not recorded): JIT-compiled server JVMs; the
-                                         cluster's three nodes need minutes on 2 shared cores
-                  --latency-seconds 5    one-session Ping / acquire latency run
-                  --w2-waiters 16        W2 threads on one key
-                  --w2-poll-micros 1000  Redis W2: sleep between SET NX attempts (0 = retry at once)
-                  --w2-sweep 0,100,2000  Redis W2 also with these poll sleeps (workload w2sweep)
-                  --w3-keys 200000       W3 held locks
-                  --w4-sessions 10000    W4 idle sessions
-                  --workloads w1,lat,w4,w1p,w2,w3,w2sweep   which to run, in this order
-                  --targets leasehold,client,redis,redisson,redisson-fair
-                                         leasehold = raw generator, client = the official client
-                                         (one shared LeaseholdClient: w1, w2, lat only), redis = Jedis,
-                                         redisson / redisson-fair = RLock / RFairLock (w1, w2 only),
-                                         cluster = the leader of a 3-node cluster (w1, w1p, w2, lat;
-                                         on by default when --cluster-port is given)
-                  --cluster-port P --cluster-pid PID1,PID2,PID3   the cluster's leader, all nodes' PIDs
-                  --cluster-addresses H:P,H:P,H:P  all three nodes, for cluster-client = the official
-                                         client on the cluster (w1, w2, lat; on by default with them)
-                  --etcd-endpoints URL,URL,URL --etcd-pid PID1,PID2,PID3   a three-member etcd:
-                                         target etcd = jetcd Lock, a kept-alive lease per thread
-                                         (w1, w2, lat; on by default when --etcd-endpoints is given)
-                  --client-pool N        the official client's poolSize (default: the client's default)
-                  --out FILE             also write the table (markdown) here
-                """;
     }
 
     // ----------------------------------------------------------------- targets
@@ -134,100 +98,7 @@ public final class Bench {
         });
     }
 
-    /**
-     * Which server a target talks to: the official client and the raw generator share Leasehold;
-     * {@code cluster} is the leader of a three-node cluster ({@code --cluster-port}, and
-     * {@code --cluster-pid} as a comma-separated list of all three nodes for CPU and RSS).
-     */
-    static String server(String target) {
-        return switch (target) {
-            case "leasehold", "client" -> "leasehold";
-            case "cluster", "cluster-client" -> "cluster";
-            case "etcd" -> "etcd";
-            default -> "redis";
-        };
-    }
-
-    /** Which workloads a target can run (the library clients have no pipelined batch, no raw sessions). */
-    static boolean supports(String target, String workload) {
-        return switch (target) {
-            case "leasehold", "redis" -> true;
-            case "cluster" -> workload.equals("w1") || workload.equals("w1p") || workload.equals("w2") || workload.equals("lat");
-            case "client", "cluster-client", "etcd" -> workload.equals("w1") || workload.equals("w2") || workload.equals("lat");
-            default -> workload.equals("w1") || workload.equals("w2");
-        };
-    }
-
-    static String display(String target) {
-        return switch (target) {
-            case "leasehold" -> "Leasehold, raw generator";
-            case "client" -> "Leasehold, official client";
-            case "redis" -> "Redis + Jedis";
-            case "redisson" -> "Redis + Redisson RLock";
-            case "redisson-fair" -> "Redis + Redisson RFairLock";
-            case "cluster" -> "Leasehold 3-node cluster, raw generator";
-            case "cluster-client" -> "Leasehold 3-node cluster, official client";
-            case "etcd" -> "etcd 3 members + jetcd Lock";
-            default -> target;
-        };
-    }
-
     // ----------------------------------------------------------------- timed loops
-
-    /** Per-thread measurements; merged after the run. */
-    static final class Stats {
-        final Histogram acquire = new Histogram(TimeUnit.SECONDS.toNanos(60), 3);
-        final Histogram release = new Histogram(TimeUnit.SECONDS.toNanos(60), 3);
-        final Histogram ping = new Histogram(TimeUnit.SECONDS.toNanos(60), 3);
-        /** W2: release sent by one worker → grant returned to the next (the hand-off as users see it). */
-        final Histogram gap = new Histogram(TimeUnit.SECONDS.toNanos(60), 3);
-        boolean recording;
-        long pairs;
-        long notGranted;
-        long grants;
-        long handoffs;
-
-        void merge(Stats o) {
-            handoffs += o.handoffs;
-            acquire.add(o.acquire);
-            release.add(o.release);
-            ping.add(o.ping);
-            gap.add(o.gap);
-            pairs += o.pairs;
-            notGranted += o.notGranted;
-            grants += o.grants;
-        }
-    }
-
-    /** One iteration of a load thread; returns the pairs (or hand-offs) it completed. */
-    interface Step {
-        long run(LockConn c, Stats s, int thread, int iteration) throws IOException;
-    }
-
-    /** What one timed run measured. */
-    static final class Run {
-        Stats total = new Stats();
-        List<Stats> perThread = new ArrayList<>();
-        double seconds;
-        double serverCpu;
-        /** Of which in the kernel (system calls, loopback TCP). */
-        double serverSys;
-        double clientCpu;
-        long serverRssAfter;
-
-        double rate() {
-            return total.pairs / seconds;
-        }
-
-        /** Server CPU seconds per million pairs. */
-        double cpuPerMillion() {
-            return total.pairs == 0 ? Double.NaN : serverCpu / total.pairs * 1e6;
-        }
-
-        double clientCpuPerMillion() {
-            return total.pairs == 0 ? Double.NaN : clientCpu / total.pairs * 1e6;
-        }
-    }
 
     Run timed(Target t, int threads, Step step) throws Exception {
         int warmup = intOpt("warmup", 3);
@@ -465,7 +336,7 @@ public final class Bench {
     @SuppressWarnings("unchecked")
     Map<Double, Double>[] serverHandoffScrapes(Target t) {
         String http = opt("leasehold-http", null);
-        if (http == null || !server(t.name()).equals("leasehold")) {
+        if (http == null || !BenchTargets.server(t.name()).equals("leasehold")) {
             return null;
         }
         HandoffScrape scrape = new HandoffScrape(host(), Integer.parseInt(http));
@@ -495,144 +366,12 @@ public final class Bench {
         return sumSq == 0 ? Double.NaN : sum * sum / (perThread.size() * sumSq);
     }
 
-    /** W3 result. */
-    record Held(long locks, double seconds, long rssDelta, long rssDeltaAfterGc, long structDelta, String structName) {
-        double rssPerLock() {
-            return (double) rssDelta / locks;
-        }
-
-        double structPerLock() {
-            return (double) structDelta / locks;
-        }
-    }
-
-    /** W3: take {@code w3-keys} distinct keys, hold them, measure memory, release them all. */
-    Held w3(Target t) throws Exception {
-        int n = intOpt("w3-keys", 200_000);
-        int batch = 500;
-        byte[][] keys = keys("bench/w3/" + (System.nanoTime() % 1000) + "/", n);
-        long[][] tokens = new long[n / batch + 1][];
-        try (LockConn c = connect(t)) {
-            long struct0 = structBytes(t, c);
-            long rss0 = Proc.rssBytes(t.pid());
-            long t0 = System.nanoTime();
-            long granted = 0;
-            for (int from = 0, b = 0; from < n; from += batch, b++) {
-                int k = Math.min(batch, n - from);
-                tokens[b] = new long[k];
-                c.acquireBatch(keys, from, k, 255, tokens[b]);
-                for (long tok : tokens[b]) {
-                    if (tok > 0) {
-                        granted++;
-                    }
-                }
-            }
-            double seconds = (System.nanoTime() - t0) / 1e9;
-            Thread.sleep(500);
-            long rss1 = Proc.rssBytes(t.pid());
-            long struct1 = structBytes(t, c);
-            // JVM: struct0 and struct1 each ran a full GC, so rss0 and rss2 are both read in the
-            // heap state the collector settles on after a full GC (for Redis: plain RSS again).
-            long rss2 = Proc.rssBytes(t.pid());
-            for (int from = 0, b = 0; from < n; from += batch, b++) {
-                int k = Math.min(batch, n - from);
-                c.releaseBatch(keys, from, k, tokens[b]);
-            }
-            if (granted != n) {
-                System.out.printf("  WARNING %s W3: only %d of %d keys granted%n", t.name(), granted, n);
-            }
-            return new Held(granted, seconds, rss1 - rss0, rss2 - rss0, struct1 - struct0,
-                    t.jvm() ? "live heap (after full GC)" : "used_memory (INFO)");
-        }
-    }
-
-    /** Live heap bytes (JVM, full GC first) or Redis used_memory. */
-    long structBytes(Target t, LockConn c) {
-        if (t.jvm()) {
-            return Proc.liveHeapBytes(t.pid());
-        }
-        String info = ((RedisConn) c).jedis().info("memory");
-        for (String l : info.split("\r?\n")) {
-            if (l.startsWith("used_memory:")) {
-                return Long.parseLong(l.substring("used_memory:".length()).trim());
-            }
-        }
-        return -1;
-    }
-
-    /** W4 result. */
-    record Sessions(int sessions, long rssDelta, long structDelta, Run before, Run w1, Run after) {
-        /** W1 rate next to the idle sessions against the mean of the runs just before and after. */
-        double change() {
-            return w1.rate() / ((before.rate() + after.rate()) / 2) - 1;
-        }
-    }
-
-    /** W4: open idle sessions (each proven up by one ping), then run W1 synchronous next to them. */
-    Sessions w4(Target t) throws Exception {
-        int n = intOpt("w4-sessions", 10_000);
-        List<Socket> idle = new ArrayList<>(n);
-        byte[] ping = t.name().equals("leasehold")
-                ? new byte[] { 'P', 0, 0, 0, 0, 0, 0, 0, 1, '\n' }
-                : "*1\r\n$4\r\nPING\r\n".getBytes(StandardCharsets.US_ASCII);
-        int answerBytes = t.name().equals("leasehold") ? 10 : 7; // "+PONG\r\n"
-        Run before = w1(t);
-        long struct0;
-        try (LockConn c = connect(t)) {
-            struct0 = structBytes(t, c);
-        }
-        long rss0 = Proc.rssBytes(t.pid());
-        long rss1;
-        long struct1;
-        Run run;
-        try {
-            byte[] buf = new byte[16];
-            for (int i = 0; i < n; i++) {
-                Socket s = new Socket();
-                idle.add(s);
-                s.connect(new InetSocketAddress(host(), t.port()), 5000);
-                s.setSoTimeout(10_000);
-                OutputStream out = s.getOutputStream();
-                out.write(ping);
-                InputStream in = s.getInputStream();
-                int got = 0;
-                while (got < answerBytes) {
-                    int r = in.read(buf, got, answerBytes - got);
-                    if (r < 0) {
-                        throw new IOException(t.name() + " closed idle session " + i + " (connection limit?)");
-                    }
-                    got += r;
-                }
-            }
-            Thread.sleep(500);
-            rss1 = Proc.rssBytes(t.pid());
-            try (LockConn c = connect(t)) {
-                struct1 = structBytes(t, c);
-            }
-            run = w1(t);
-        } finally {
-            for (Socket s : idle) {
-                try {
-                    s.close();
-                } catch (IOException ignored) {
-                }
-            }
-        }
-        Thread.sleep(500);
-        Run after = w1(t);
-        return new Sessions(n, rss1 - rss0, struct1 - struct0, before, run, after);
-    }
-
     // ----------------------------------------------------------------- report
 
-    final Map<String, Map<String, Object>> results = new LinkedHashMap<>();
+    final ResultTable results = new ResultTable();
 
     void put(Target t, String key, Object value) {
-        results.computeIfAbsent(key, k -> new LinkedHashMap<>()).put(t.name(), value);
-    }
-
-    static double us(Histogram h, double pct) {
-        return h.getTotalCount() == 0 ? Double.NaN : h.getValueAtPercentile(pct) / 1000.0;
+        results.put(t.name(), key, value);
     }
 
     void record(Target t, String workload, Run r) {
@@ -647,7 +386,7 @@ public final class Bench {
         Bench b = new Bench();
         for (int i = 0; i < args.length; i++) {
             if (!args[i].startsWith("--") || i + 1 >= args.length) {
-                System.err.println(usage());
+                System.err.println(BenchTargets.usage());
                 System.exit(2);
             }
             b.opts.put(args[i].substring(2), args[++i]);
@@ -662,7 +401,7 @@ public final class Bench {
                 + (opt("cluster-addresses", null) != null ? ",cluster-client" : "")
                 + (opt("etcd-endpoints", null) != null ? ",etcd" : "");
         for (String name : opt("targets", defaultTargets).split(",")) {
-            String server = server(name);
+            String server = BenchTargets.server(name);
             targets.add(new Target(name, intOpt(server + "-port", 0), opt(server + "-pid", "self"),
                     !server.equals("redis") && !server.equals("etcd")));
         }
@@ -672,7 +411,7 @@ public final class Bench {
         int prewarm = intOpt("prewarm", 0);
         if (prewarm > 0) {
             for (Target t : targets) {
-                if (supports(t.name(), "w1")) {
+                if (BenchTargets.supports(t.name(), "w1")) {
                     System.out.printf("prewarm %s: %d s of W1 sync, not recorded ...%n", t.name(), prewarm);
                     Run r = w1(t, prewarm, 1);
                     System.out.printf(Locale.ROOT, "  %-9s prewarm done, last second %.0f pairs/s%n", t.name(), r.rate());
@@ -682,7 +421,7 @@ public final class Bench {
         Map<String, Run> w1Runs = new LinkedHashMap<>();
         for (String w : workloads) {
             for (Target t : targets) {
-                if (!supports(t.name(), w)) {
+                if (!BenchTargets.supports(t.name(), w)) {
                     continue;
                 }
                 System.out.printf("%s %s ...%n", w, t.name());
@@ -761,7 +500,7 @@ public final class Bench {
                                 f1(us(r.total.gap, 50)) + " / " + f1(us(r.total.gap, 99)));
                         if (scrapes != null && scrapes[0] != null && scrapes[1] != null) {
                             double[] gap = HandoffScrape.percentiles(scrapes[0], scrapes[1]);
-                            Object ping = results.getOrDefault("#ping", Map.of()).get("leasehold");
+                            Object ping = results.get("#ping", "leasehold");
                             System.out.printf(Locale.ROOT, "  %-9s W2 server hand-off gap p50 %.1f us p99 %.1f us (%.0f samples)%n",
                                     t.name(), gap[0], gap[1], gap[2]);
                             put(t, "W2: server hand-off gap p50 / p99, Release read → A flushed (µs, leasehold_handoff_seconds)",
@@ -774,7 +513,7 @@ public final class Bench {
                         put(t, "W2: server CPU s per 1M hand-offs", r.cpuPerMillion());
                     }
                     case "w3" -> {
-                        Held h = w3(t);
+                        MemoryWorkloads.Held h = new MemoryWorkloads(this).w3(t);
                         System.out.printf(Locale.ROOT,
                                 "  %-9s W3 %d locks taken in %.2f s: RSS +%d B (%.0f B/lock); %s +%d B (%.0f B/lock)%n",
                                 t.name(), h.locks(), h.seconds(), h.rssDelta(), h.rssPerLock(), h.structName(),
@@ -785,7 +524,7 @@ public final class Bench {
                         put(t, "W3: data per held lock (B): live heap / Redis used_memory", h.structPerLock());
                     }
                     case "w4" -> {
-                        Sessions s = w4(t);
+                        MemoryWorkloads.Sessions s = new MemoryWorkloads(this).w4(t);
                         record(t, "W4+W1", s.w1());
                         double change = s.change() * 100;
                         System.out.printf(Locale.ROOT, "  %-9s W4 %d idle sessions: RSS +%d MB (%.0f B/session), data +%.0f B/session; W1 %.0f pairs/s between %.0f and %.0f without (%+.1f %%)%n",
@@ -811,111 +550,12 @@ public final class Bench {
         shared.clear();
         String loadAfter = Proc.loadAverage();
         System.out.println("load average after: " + loadAfter);
-        String table = table(targets, loadBefore, loadAfter);
+        String table = results.table(targets.stream().map(Target::name).toList(), loadBefore, loadAfter);
         System.out.println();
         System.out.println(table);
         String out = opt("out", null);
         if (out != null) {
             Files.writeString(Path.of(out), table);
         }
-    }
-
-    String table(List<Target> targets, String loadBefore, String loadAfter) {
-        List<String> names = targets.stream().map(Target::name).toList();
-        // Ratio columns: every target against Redis + Jedis, and the official client against
-        // Redisson's fair lock (the only fair Redis lock) when both ran.
-        List<String[]> ratios = new ArrayList<>();
-        if (names.contains("redis")) {
-            for (String n : names) {
-                if (!n.equals("redis")) {
-                    ratios.add(new String[] {n, "redis"});
-                }
-            }
-        }
-        if (names.contains("client") && names.contains("redisson-fair")) {
-            ratios.add(new String[] {"client", "redisson-fair"});
-        }
-        // The cluster against etcd, each through its own Java client (and the raw generator too).
-        if (names.contains("etcd")) {
-            for (String n : List.of("cluster-client", "cluster")) {
-                if (names.contains(n)) {
-                    ratios.add(new String[] {n, "etcd"});
-                }
-            }
-        }
-        StringBuilder sb = new StringBuilder();
-        sb.append("| measure | ");
-        for (Target t : targets) {
-            sb.append(display(t.name())).append(" | ");
-        }
-        for (String[] r : ratios) {
-            sb.append(display(r[0])).append(" ÷ ").append(display(r[1])).append(" | ");
-        }
-        sb.append('\n').append("|---|");
-        for (int i = 0; i < targets.size() + ratios.size(); i++) {
-            sb.append("---:|");
-        }
-        sb.append('\n');
-        for (Map.Entry<String, Map<String, Object>> e : results.entrySet()) {
-            if (e.getKey().startsWith("#")) {
-                continue;
-            }
-            sb.append("| ").append(e.getKey()).append(" | ");
-            for (Target t : targets) {
-                sb.append(fmt(e.getValue().get(t.name()))).append(" | ");
-            }
-            String k = e.getKey();
-            boolean noRatio = k.contains("change") || k.contains("share") || k.contains("Jain");
-            for (String[] r : ratios) {
-                Object a = e.getValue().get(r[0]);
-                Object b = e.getValue().get(r[1]);
-                sb.append(noRatio || a == null || b == null ? ""
-                        : a instanceof Double x && b instanceof Double y ? f2(x / y) + "×" : ratioOfPairs(a, b)).append(" | ");
-            }
-            sb.append('\n');
-        }
-        sb.append("\nload average (1/5/15 min) before: ").append(loadBefore).append(", after: ").append(loadAfter)
-                .append('\n');
-        return sb.toString();
-    }
-
-    /** "a / b" strings: the ratio of the first numbers (p50s). */
-    static String ratioOfPairs(Object a, Object b) {
-        try {
-            double x = Double.parseDouble(String.valueOf(a).split(" ")[0]);
-            double y = Double.parseDouble(String.valueOf(b).split(" ")[0]);
-            return f2(x / y) + "× (first)";
-        } catch (RuntimeException e) {
-            return "";
-        }
-    }
-
-    static String fmt(Object v) {
-        if (v == null) {
-            return "–";
-        }
-        if (v instanceof Double d) {
-            if (Double.isNaN(d)) {
-                return "–";
-            }
-            return Math.abs(d) >= 100 ? String.format(Locale.ROOT, "%,.0f", d) : f2(d);
-        }
-        return v.toString();
-    }
-
-    static String pct(double d) {
-        return String.format(Locale.ROOT, "%.0f %%", d * 100);
-    }
-
-    static String f1(double d) {
-        return String.format(Locale.ROOT, "%.1f", d);
-    }
-
-    static String f2(double d) {
-        return String.format(Locale.ROOT, "%.2f", d);
-    }
-
-    static void printTo(PrintStream out, String s) {
-        out.println(s);
     }
 }

@@ -1,5 +1,12 @@
 package dev.leasehold.bench;
 
+import static dev.leasehold.bench.SharedReport.f0;
+import static dev.leasehold.bench.SharedReport.f1;
+import static dev.leasehold.bench.SharedReport.f2;
+import static dev.leasehold.bench.SharedReport.jain;
+import static dev.leasehold.bench.SharedReport.minMax;
+import static dev.leasehold.bench.SharedReport.ms;
+
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
@@ -49,7 +56,6 @@ public final class SharedBench {
 
     final Map<String, String> opts = new LinkedHashMap<>();
     final Map<String, Object> shared = new LinkedHashMap<>();
-    final Map<String, Map<String, String>> rows = new LinkedHashMap<>();
 
     static String usage() {
         return """
@@ -521,60 +527,10 @@ public final class SharedBench {
 
     // ----------------------------------------------------------------- output
 
+    final SharedReport report = new SharedReport();
+
     void put(String table, String measure, String target, String value) {
-        rows.computeIfAbsent(table + "\u0000" + measure, k -> new LinkedHashMap<>()).put(target, value);
-    }
-
-    String table(String table, List<String> targets) {
-        StringBuilder sb = new StringBuilder("| " + table + " | ");
-        targets.forEach(t -> sb.append(display(t)).append(" | "));
-        sb.append("\n|---|");
-        targets.forEach(t -> sb.append("---:|"));
-        sb.append('\n');
-        rows.forEach((k, v) -> {
-            if (k.startsWith(table + "\u0000")) {
-                sb.append("| ").append(k.substring(table.length() + 1)).append(" | ");
-                targets.forEach(t -> sb.append(v.getOrDefault(t, "–")).append(" | "));
-                sb.append('\n');
-            }
-        });
-        return sb.toString();
-    }
-
-    static double ms(Histogram h, double percentile) {
-        return h.getTotalCount() == 0 ? Double.NaN : h.getValueAtPercentile(percentile) / 1e6;
-    }
-
-    static String minMax(List<Stats> stats) {
-        long min = Long.MAX_VALUE;
-        long max = 0;
-        for (Stats s : stats) {
-            min = Math.min(min, s.grants);
-            max = Math.max(max, s.grants);
-        }
-        return min + ".." + max;
-    }
-
-    static double jain(List<Stats> stats) {
-        double sum = 0;
-        double squares = 0;
-        for (Stats s : stats) {
-            sum += s.grants;
-            squares += (double) s.grants * s.grants;
-        }
-        return squares == 0 ? Double.NaN : sum * sum / (stats.size() * squares);
-    }
-
-    static String f0(double d) {
-        return String.format(Locale.ROOT, "%,.0f", d);
-    }
-
-    static String f1(double d) {
-        return String.format(Locale.ROOT, "%,.1f", d);
-    }
-
-    static String f2(double d) {
-        return String.format(Locale.ROOT, "%.2f", d);
+        report.put(table, measure, target, value);
     }
 
     public static void main(String[] args) throws Exception {
@@ -620,10 +576,10 @@ public final class SharedBench {
         System.out.println("load average after: " + loadAfter);
         StringBuilder out = new StringBuilder();
         if (workloads.contains("w5a")) {
-            out.append(b.table("W5a", aTargets)).append('\n');
+            out.append(b.report.table("W5a", aTargets)).append('\n');
         }
         if (workloads.contains("w5b")) {
-            out.append(b.table("W5b", bTargets)).append('\n');
+            out.append(b.report.table("W5b", bTargets)).append('\n');
         }
         out.append("load average (1/5/15 min) before: ").append(loadBefore).append(", after: ").append(loadAfter).append('\n');
         System.out.println();
