@@ -49,12 +49,19 @@ class CampaignTests {
         public void onStoppedLeading(Leadership l, StopReason reason) {
             heard.add("stopped " + l.term() + " " + reason + " at " + sinceStart() + (l.isValid() ? " valid" : ""));
         }
+
+        @Override
+        public void onAttemptFailed(AcquireOutcome outcome) {
+            heard.add("failed " + outcome.getClass().getSimpleName() + " at " + sinceStart());
+        }
     };
 
     @AfterEach
     void close() {
-        keepAlives.close();
+        // The wire first: the stub answers nothing, so campaigns stopped on an open wire would wait
+        // out their proof bound in real time; on a closed one they end at once.
         wire.close();
+        keepAlives.close();
     }
 
     private long sinceStart() {
@@ -130,5 +137,50 @@ class CampaignTests {
         assertThat(heard.get(1)).isEqualTo("stopped 7 LEASE_LOST at 2650");
         Wait.until("the release after the listener heard the end", Duration.ofSeconds(10),
                 () -> wire.write(), w -> w.stream().anyMatch(Request.Release.class::isInstance));
+    }
+
+    @Test
+    void aFailedAttemptIsToldToTheListenerAndTriedAgainAfterTheBackOff() {
+        campaign();
+        Request.MilliAcquire first = queuedAcquire();
+        wire.answer(new Answer.Busy(first.owner()));
+        awaitHeard(1);
+        assertThat(heard).containsExactly("failed Busy at 0");
+        assertThat(wire.write()).as("nothing before the back-off").noneMatch(Request.MilliAcquire.class::isInstance);
+        time.advance(100 * MS); // the first back-off is at most 100 ms (50 to 100, jittered)
+        assertThat(wire.write()).as("tried again").filteredOn(Request.MilliAcquire.class::isInstance).hasSize(1);
+    }
+
+    @Test
+    void stopFromTheCampaignsOwnListenerThrowsAndStopAsyncThereWorks() {
+        java.util.concurrent.atomic.AtomicReference<Object> fromListener = new java.util.concurrent.atomic.AtomicReference<>();
+        java.util.concurrent.atomic.AtomicReference<Campaign> self = new java.util.concurrent.atomic.AtomicReference<>();
+        wire.speak14Everywhere(255_000, 256);
+        Campaign c = new Election(wire.engine(), keepAlives, KEY, "node-a",
+                ElectionOptions.defaults().withLeaseSeconds(LEASE)).campaign(new CampaignListener() {
+                    @Override
+                    public void onStartedLeading(Leadership l) {
+                        try {
+                            self.get().stop();
+                            fromListener.set("returned");
+                        } catch (IllegalStateException e) {
+                            fromListener.set(e);
+                            self.get().stopAsync();
+                        }
+                    }
+
+                    @Override
+                    public void onStoppedLeading(Leadership l, StopReason reason) {
+                        heard.add("stopped " + reason);
+                    }
+                });
+        self.set(c);
+        Request.MilliAcquire m = queuedAcquire();
+        wire.answer(new Answer.Acquired(m.owner(), 9, 0));
+        awaitHeard(1);
+        assertThat(fromListener.get()).isInstanceOf(IllegalStateException.class);
+        assertThat(heard).containsExactly("stopped CLOSED");
+        Wait.until("the resign's Release", Duration.ofSeconds(10), () -> wire.write(),
+                w -> w.stream().anyMatch(Request.Release.class::isInstance));
     }
 }

@@ -142,6 +142,7 @@ public final class StubWire implements AutoCloseable {
                     submitted.clear();
                 }
                 left.forEach(o -> o.abandon("the client is closed"));
+                link.close("the client is closed"); // as the real pool closes its sessions: what was on them is lost
                 return List.of();
             }
         });
